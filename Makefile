@@ -1,0 +1,43 @@
+# clone_army: the two commands are `make lab` and `make test`.
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+TARGET   := x86_64-unknown-linux-gnu
+# A static build runs on every supported host, RHEL 8's older glibc included.
+RUSTFLAGS_STATIC := -C target-feature=+crt-static
+HELPER   := target/$(TARGET)/release/clone-army
+CLONES   ?= 4
+
+.PHONY: all deps build lint unit acceptance test lab lab-down clean
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+build:
+	RUSTFLAGS="$(RUSTFLAGS_STATIC)" cargo build --release --locked --target $(TARGET) -p clone-army
+	install -m 0755 $(HELPER) files/clone-army
+
+lint: deps
+	cargo fmt --all -- --check
+	cargo clippy --locked --all-targets -- -D warnings
+	shellcheck scripts/*.sh .ci/run
+
+unit: deps
+	cargo test --locked
+
+acceptance: deps build
+	rspec spec/acceptance
+
+test: deps lint unit
+
+lab: deps build
+	CLONES=$(CLONES) bash sandbox/lab.sh up
+
+lab-down:
+	bash sandbox/lab.sh down
+
+clean:
+	cargo clean
+	rm -f files/clone-army

@@ -1,0 +1,136 @@
+//! `clone create`: upper and work dirs, puppet.conf and hostname, units, daemon-reload,
+//! and with `--start` a started clone.
+
+use std::path::Path;
+
+use super::{confdir_of, describe_one, CloneView};
+use crate::base::read_metadata;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
+use crate::names::{validate_hostname, validate_name};
+use crate::output::CloneChanged;
+use crate::paths::{Layout, SERVICE_TEMPLATE, STATE_DIR, TARGET};
+use crate::puppet_conf;
+use crate::systemd::wait_for_state;
+use crate::units::{self, parse_clone_mount};
+
+#[derive(Debug, Clone)]
+pub struct CloneRequest {
+    pub name: String,
+    pub base: String,
+    pub master: String,
+    pub certname: String,
+    pub start: bool,
+}
+
+pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
+    validate_name("clone", "name", &request.name)?;
+    validate_name("base", "base", &request.base)?;
+    validate_hostname("master", &request.master)?;
+    validate_hostname("certname", &request.certname)?;
+    let layout = &ctx.layout;
+    let clone = request.name.as_str();
+    let _lock = ctx.lock()?;
+
+    let Some(base) = read_metadata(layout, &request.base)? else {
+        return Err(Error::NotFound {
+            what: "base",
+            name: request.base.clone(),
+        });
+    };
+    let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
+    if let Some(text) = read_optional(&mount_unit_path)? {
+        match parse_clone_mount(&text) {
+            Some(existing) if existing.base() == request.base => {}
+            Some(existing) => {
+                return Err(Error::AlreadyExists {
+                    what: "clone",
+                    name: clone.to_owned(),
+                    detail: format!("it uses base {:?}, not {:?}", existing.base(), request.base),
+                })
+            }
+            None => {
+                return Err(Error::AlreadyExists {
+                    what: "mount unit",
+                    name: mount_unit_path.display().to_string(),
+                    detail: "it was not written by clone-army; not touching it".to_owned(),
+                })
+            }
+        }
+    }
+
+    let mut changed = false;
+    create_dir_all(&layout.fs(STATE_DIR), 0o755)?;
+    for dir in [
+        layout.upper_dir(clone),
+        layout.work_dir(clone),
+        layout.machine_dir(clone),
+    ] {
+        changed |= create_dir_all(&layout.fs(dir), 0o755)?;
+    }
+
+    let view = CloneView::open(ctx, clone, &request.base)?;
+    let confdir = confdir_of(layout, &base.name)?;
+    let conf_path = format!("{}/puppet.conf", confdir.trim_end_matches('/'));
+    changed |= view.write(
+        &conf_path,
+        &puppet_conf::render(&request.master, &request.certname),
+    )?;
+    changed |= view.write("/etc/hostname", &format!("{}\n", request.certname))?;
+
+    let mut units_changed = write_shared_units(layout)?;
+    units_changed |= write_atomic(
+        &mount_unit_path,
+        units::clone_mount(layout, clone, &request.base).as_bytes(),
+        0o644,
+    )?;
+    units_changed |= ensure_symlink(
+        &layout.fs(layout.clone_enable_link(clone)),
+        &layout.unit_path(SERVICE_TEMPLATE),
+    )?;
+    if units_changed {
+        ctx.systemd.daemon_reload()?;
+    }
+    changed |= units_changed;
+
+    if request.start {
+        let service = layout.service_unit_name(clone);
+        let state = ctx.systemd.active_state(&service)?;
+        if state != "active" {
+            ctx.systemd.start_unit(&service)?;
+            wait_for_state(
+                ctx.systemd,
+                &service,
+                "active",
+                |s| s == "active",
+                true,
+                ctx.wait_timeout,
+            )?;
+            changed = true;
+        }
+    }
+    Ok(CloneChanged {
+        clone: describe_one(ctx, clone)?,
+        changed,
+    })
+}
+
+/// The service template and the fleet target, enabled at boot. Returns whether any changed.
+pub fn write_shared_units(layout: &Layout) -> Result<bool> {
+    let mut changed = write_atomic(
+        &layout.fs(layout.unit_path(SERVICE_TEMPLATE)),
+        units::service_template().as_bytes(),
+        0o644,
+    )?;
+    changed |= write_atomic(
+        &layout.fs(layout.unit_path(TARGET)),
+        units::fleet_target().as_bytes(),
+        0o644,
+    )?;
+    changed |= ensure_symlink(
+        &layout.fs(layout.target_enable_link()),
+        Path::new(&layout.unit_path(TARGET)),
+    )?;
+    Ok(changed)
+}

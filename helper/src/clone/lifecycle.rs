@@ -1,0 +1,80 @@
+//! `clone start` and `clone stop`: jobs for all the clones first, then one bounded wait
+//! per clone, so a fleet starts in parallel.
+
+use super::{describe_named, find};
+use crate::context::Context;
+use crate::error::Result;
+use crate::names::validate_name;
+use crate::output::CloneNames;
+use crate::systemd::{wait_for_state, SystemdError};
+
+pub fn start(ctx: &Context, clones: &[String]) -> Result<CloneNames> {
+    check(ctx, clones)?;
+    let units: Vec<String> = clones
+        .iter()
+        .map(|c| ctx.layout.service_unit_name(c))
+        .collect();
+    for unit in &units {
+        ctx.systemd.start_unit(unit)?;
+    }
+    for unit in &units {
+        wait_for_state(
+            ctx.systemd,
+            unit,
+            "active",
+            |s| s == "active",
+            true,
+            ctx.wait_timeout,
+        )?;
+    }
+    Ok(CloneNames {
+        clones: describe_named(ctx, clones)?,
+    })
+}
+
+pub fn stop(ctx: &Context, clones: &[String]) -> Result<CloneNames> {
+    check(ctx, clones)?;
+    let units: Vec<String> = clones
+        .iter()
+        .map(|c| ctx.layout.service_unit_name(c))
+        .collect();
+    for unit in &units {
+        stop_unit(ctx, unit)?;
+    }
+    for unit in &units {
+        wait_stopped(ctx, unit)?;
+    }
+    Ok(CloneNames {
+        clones: describe_named(ctx, clones)?,
+    })
+}
+
+/// Queues a stop; a unit systemd has not loaded is already stopped.
+pub fn stop_unit(ctx: &Context, unit: &str) -> Result<()> {
+    match ctx.systemd.stop_unit(unit) {
+        Ok(()) | Err(SystemdError::NoSuchUnit { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub fn wait_stopped(ctx: &Context, unit: &str) -> Result<()> {
+    Ok(wait_for_state(
+        ctx.systemd,
+        unit,
+        "inactive",
+        |s| s == "inactive" || s == "failed",
+        false,
+        ctx.wait_timeout,
+    )?)
+}
+
+/// Every name valid and every clone existing, before anything is done to any of them.
+fn check(ctx: &Context, clones: &[String]) -> Result<()> {
+    for clone in clones {
+        validate_name("clone", "name", clone)?;
+    }
+    for clone in clones {
+        find(&ctx.layout, clone)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! `clone list`: the mount units on disk, puppet.conf from the upper layers, and the
+//! services' states from one ListUnitsByPatterns call.
+
+use std::collections::BTreeMap;
+
+use super::{confdir_of, discover, find};
+use crate::context::Context;
+use crate::error::Result;
+use crate::fsutil::read_optional;
+use crate::mounts::MountTable;
+use crate::output::{CloneInfo, CloneList, CloneState};
+use crate::puppet_conf;
+use crate::units::CloneMount;
+
+pub const SERVICE_PATTERN: &str = "puppet-clone-army@*.service";
+
+pub fn list(ctx: &Context) -> Result<CloneList> {
+    let clones = describe(ctx, discover(&ctx.layout)?)?;
+    Ok(CloneList { clones })
+}
+
+/// The named clones as `clone list` reports them, in the order given (one systemd call).
+pub fn describe_named(ctx: &Context, names: &[String]) -> Result<Vec<CloneInfo>> {
+    let mounts = names
+        .iter()
+        .map(|name| find(&ctx.layout, name))
+        .collect::<Result<Vec<_>>>()?;
+    describe(ctx, mounts)
+}
+
+fn describe(ctx: &Context, mounts: Vec<CloneMount>) -> Result<Vec<CloneInfo>> {
+    let layout = &ctx.layout;
+    if mounts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let states = ctx.systemd.unit_states(&[SERVICE_PATTERN.to_owned()])?;
+    let table = MountTable::read(layout)?;
+    let mut confdirs: BTreeMap<String, String> = BTreeMap::new();
+    let mut clones = Vec::with_capacity(mounts.len());
+    for mount in mounts {
+        let base = mount.base();
+        let confdir = match confdirs.get(&base) {
+            Some(c) => c.clone(),
+            None => {
+                let c = confdir_of(layout, &base)?;
+                confdirs.insert(base.clone(), c.clone());
+                c
+            }
+        };
+        let conf_path = layout
+            .fs(&mount.upperdir)
+            .join(confdir.trim_start_matches('/'))
+            .join("puppet.conf");
+        let settings = read_optional(&conf_path)?
+            .map(|t| puppet_conf::parse(&t))
+            .unwrap_or_default();
+        let unit = layout.service_unit_name(&mount.clone);
+        let state = states
+            .get(&unit)
+            .map(|s| CloneState::from_active_state(s))
+            .unwrap_or(CloneState::Stopped);
+        clones.push(CloneInfo {
+            mounted: table.is_mounted(&layout.machine_dir(&mount.clone)),
+            name: mount.clone,
+            base,
+            master: settings.server,
+            certname: settings.certname,
+            state,
+            unit,
+        });
+    }
+    Ok(clones)
+}

@@ -1,0 +1,89 @@
+//! `clone remove`: stop, unmount, then remove the symlink, the mount unit and the dirs.
+//! Missing pieces are fine; anything still mounted is never removed.
+
+use std::path::PathBuf;
+
+use super::lifecycle::{stop_unit, wait_stopped};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::fsutil::{read_optional, remove_dir_all, remove_file};
+use crate::mounts::MountTable;
+use crate::names::validate_name;
+use crate::output::ClonesRemoved;
+use crate::units::is_ours;
+
+pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
+    for clone in clones {
+        validate_name("clone", "name", clone)?;
+    }
+    let _lock = ctx.lock()?;
+    let mut removed = Vec::new();
+    let mut units_changed = false;
+    let mut result = Ok(());
+    for clone in clones {
+        match remove_one(ctx, clone) {
+            Ok((any, units)) => {
+                units_changed |= units;
+                if any {
+                    removed.push(clone.clone());
+                }
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    // Reload for what was removed even when a later clone failed.
+    if units_changed {
+        ctx.systemd.daemon_reload()?;
+    }
+    result?;
+    Ok(ClonesRemoved {
+        changed: !removed.is_empty(),
+        removed,
+    })
+}
+
+/// Returns (anything removed, any unit file or symlink removed).
+fn remove_one(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
+    let layout = &ctx.layout;
+    let mount_unit = layout.mount_unit_name(clone);
+    let mount_unit_path = layout.fs(layout.unit_path(&mount_unit));
+    if let Some(text) = read_optional(&mount_unit_path)? {
+        if !is_ours(&text) {
+            return Err(Error::AlreadyExists {
+                what: "mount unit",
+                name: mount_unit_path.display().to_string(),
+                detail: "it was not written by clone-army; not removing it".to_owned(),
+            });
+        }
+    }
+
+    let service = layout.service_unit_name(clone);
+    stop_unit(ctx, &service)?;
+    wait_stopped(ctx, &service)?;
+    stop_unit(ctx, &mount_unit)?;
+    wait_stopped(ctx, &mount_unit)?;
+
+    let machine_dir = layout.machine_dir(clone);
+    let dirs: [PathBuf; 3] = [layout.upper_dir(clone), layout.work_dir(clone), machine_dir];
+    let table = MountTable::read(layout)?;
+    for dir in &dirs {
+        if let Some(point) = table.mounted_at_or_below(dir) {
+            return Err(Error::StillMounted {
+                what: "clone",
+                name: clone.to_owned(),
+                path: point.to_owned(),
+            });
+        }
+    }
+
+    let mut units = remove_file(&layout.fs(layout.clone_enable_link(clone)))?;
+    units |= remove_file(&mount_unit_path)?;
+    let mut any = units;
+    for dir in &dirs {
+        any |= remove_dir_all(&layout.fs(dir))?;
+    }
+    Ok((any, units))
+}

@@ -1,0 +1,475 @@
+//! Clone verbs against a temporary root and the recording systemd fake.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::*;
+use crate::base;
+use crate::output::CloneState;
+use crate::systemd::RecordingSystemd;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    layout: Layout,
+    systemd: RecordingSystemd,
+}
+
+impl Fixture {
+    /// A root with one complete base, `debian-12`, whose /etc/puppet is 0750.
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_owned();
+        let base = root.join("var/lib/puppet-clone-army/debian-12");
+        fs::create_dir_all(base.join("etc/clone-army")).unwrap();
+        fs::create_dir_all(base.join("etc/puppet")).unwrap();
+        fs::set_permissions(
+            base.join("etc/puppet"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o750),
+        )
+        .unwrap();
+        fs::write(
+            base.join("etc/puppet/puppet.conf"),
+            "[main]\nssldir = /var/lib/puppet/ssl\n",
+        )
+        .unwrap();
+        fs::write(base.join("etc/hostname"), "base\n").unwrap();
+        let metadata = base::BaseMetadata {
+            name: "debian-12".into(),
+            os: "debian".into(),
+            release: "bookworm".into(),
+            mirror: "http://deb.debian.org/debian".into(),
+            puppet_source: "distro".into(),
+            puppet_confdir: "/etc/puppet".into(),
+            created_at: "2026-11-22T03:30:00Z".into(),
+            builder: "debootstrap".into(),
+        };
+        fs::write(
+            base.join("etc/clone-army/base.json"),
+            serde_json::to_string(&metadata).unwrap(),
+        )
+        .unwrap();
+        Fixture {
+            layout: Layout::under(&root),
+            root,
+            _dir: dir,
+            systemd: RecordingSystemd::default(),
+        }
+    }
+
+    fn ctx(&self) -> Context<'_> {
+        let mut ctx = Context::new(self.layout.clone(), &self.systemd);
+        ctx.wait_timeout = Duration::from_secs(1);
+        ctx.lock_timeout = Duration::from_secs(1);
+        ctx
+    }
+
+    fn path(&self, system_path: &str) -> PathBuf {
+        self.layout.fs(system_path)
+    }
+
+    fn create(&self, name: &str, start: bool) -> crate::output::CloneChanged {
+        create(
+            &self.ctx(),
+            &CloneRequest {
+                name: name.into(),
+                base: "debian-12".into(),
+                master: "puppet.example.com".into(),
+                certname: format!("{name}.load.example.com"),
+                start,
+            },
+        )
+        .unwrap()
+    }
+
+    /// Makes the fake mount table list `/var/lib/machines/<clone>` as mounted.
+    fn mount(&self, clones: &[&str]) {
+        let mut text = String::from("22 1 8:1 / / rw - ext4 /dev/vda rw\n");
+        for (i, clone) in clones.iter().enumerate() {
+            text.push_str(&format!(
+                "{} 22 0:5{i} / /var/lib/machines/{clone} rw - overlay overlay rw\n",
+                60 + i
+            ));
+        }
+        fs::create_dir_all(self.root.join("proc/self")).unwrap();
+        fs::write(self.root.join("proc/self/mountinfo"), text).unwrap();
+    }
+
+    /// The calls that change something (reads of unit states left out).
+    fn actions(&self) -> Vec<String> {
+        self.systemd
+            .calls()
+            .into_iter()
+            .filter(|c| !c.starts_with("unit_states "))
+            .collect()
+    }
+
+    fn read(&self, system_path: &str) -> String {
+        fs::read_to_string(self.path(system_path)).unwrap()
+    }
+}
+
+fn mode(path: &Path) -> u32 {
+    fs::metadata(path).unwrap().mode() & 0o7777
+}
+
+#[test]
+fn create_writes_everything_and_reloads_once() {
+    let f = Fixture::new();
+    let result = f.create("clone-1", false);
+    assert!(result.changed);
+    assert_eq!(result.clone.name, "clone-1");
+    assert_eq!(result.clone.base, "debian-12");
+    assert_eq!(result.clone.master.as_deref(), Some("puppet.example.com"));
+    assert_eq!(result.clone.state, CloneState::Stopped);
+
+    let upper = "/var/lib/puppet-clone-army/clone-1-overlay";
+    assert_eq!(
+        f.read(&format!("{upper}/etc/puppet/puppet.conf")),
+        "[main]\nserver = puppet.example.com\ncertname = clone-1.load.example.com\n"
+    );
+    assert_eq!(
+        f.read(&format!("{upper}/etc/hostname")),
+        "clone-1.load.example.com\n"
+    );
+    // Directories made in the upper layer look like the base's.
+    assert_eq!(mode(&f.path(&format!("{upper}/etc/puppet"))), 0o750);
+    for dir in [
+        upper,
+        "/var/lib/puppet-clone-army/clone-1-workdir",
+        "/var/lib/machines/clone-1",
+    ] {
+        assert_eq!(mode(&f.path(dir)), 0o755, "{dir}");
+    }
+    // Nothing written into the shared base.
+    assert_eq!(
+        f.read("/var/lib/puppet-clone-army/debian-12/etc/hostname"),
+        "base\n"
+    );
+
+    let mount_unit = f.read("/etc/systemd/system/var-lib-machines-clone\\x2d1.mount");
+    assert!(mount_unit.starts_with("# Managed by clone-army "));
+    assert!(mount_unit.contains(
+        "Options=lowerdir=/var/lib/puppet-clone-army/debian-12,upperdir=/var/lib/puppet-clone-army/clone-1-overlay,workdir=/var/lib/puppet-clone-army/clone-1-workdir\n"
+    ));
+    for unit in [
+        "/etc/systemd/system/var-lib-machines-clone\\x2d1.mount",
+        "/etc/systemd/system/puppet-clone-army@.service",
+        "/etc/systemd/system/puppet-clone-army.target",
+    ] {
+        assert_eq!(mode(&f.path(unit)), 0o644, "{unit}");
+    }
+    assert_eq!(
+        fs::read_link(f.path(
+            "/etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@clone-1.service"
+        ))
+        .unwrap(),
+        Path::new("/etc/systemd/system/puppet-clone-army@.service")
+    );
+    assert_eq!(
+        fs::read_link(
+            f.path("/etc/systemd/system/multi-user.target.wants/puppet-clone-army.target")
+        )
+        .unwrap(),
+        Path::new("/etc/systemd/system/puppet-clone-army.target")
+    );
+    assert_eq!(f.actions(), vec!["daemon_reload"]);
+
+    // Again: nothing to do, no reload.
+    assert!(!f.create("clone-1", false).changed);
+    assert_eq!(f.actions(), vec!["daemon_reload"]);
+}
+
+#[test]
+fn create_with_start_starts_and_waits() {
+    let f = Fixture::new();
+    assert!(f.create("c1", true).changed);
+    assert_eq!(
+        f.actions(),
+        vec!["daemon_reload", "start_unit puppet-clone-army@c1.service"]
+    );
+    // Already running: no second start.
+    let again = f.create("c1", true);
+    assert!(!again.changed);
+    assert_eq!(again.clone.state, CloneState::Running);
+    assert_eq!(f.actions().len(), 2);
+}
+
+#[test]
+fn a_failing_start_is_a_systemd_error_naming_the_unit() {
+    let f = Fixture::new();
+    f.systemd
+        .failing
+        .borrow_mut()
+        .push("puppet-clone-army@c1.service".into());
+    let error = create(
+        &f.ctx(),
+        &CloneRequest {
+            name: "c1".into(),
+            base: "debian-12".into(),
+            master: "m".into(),
+            certname: "c".into(),
+            start: true,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(error.kind(), "systemd");
+    assert!(
+        error.to_string().contains("puppet-clone-army@c1.service"),
+        "{error}"
+    );
+    // The unit's last journal lines travel as the cause, for the provider to show.
+    let causes = error.causes();
+    assert_eq!(causes.len(), 1, "{causes:?}");
+    assert!(causes[0].contains("Failed with result"), "{causes:?}");
+}
+
+#[test]
+fn create_refuses_a_missing_base_and_touches_nothing() {
+    let f = Fixture::new();
+    let error = create(
+        &f.ctx(),
+        &CloneRequest {
+            name: "c1".into(),
+            base: "nope".into(),
+            master: "m".into(),
+            certname: "c".into(),
+            start: false,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(error.kind(), "not-found");
+    assert!(!f.path("/var/lib/puppet-clone-army/c1-overlay").exists());
+    assert!(!f.path("/etc/systemd/system").exists());
+    assert!(f.systemd.calls().is_empty());
+}
+
+#[test]
+fn create_refuses_bad_input_before_touching_disk() {
+    let f = Fixture::new();
+    for (name, master, field) in [("../x", "m", "name"), ("c1", "bad host", "master")] {
+        let error = create(
+            &f.ctx(),
+            &CloneRequest {
+                name: name.into(),
+                base: "debian-12".into(),
+                master: master.into(),
+                certname: "c".into(),
+                start: false,
+            },
+        )
+        .unwrap_err();
+        assert_eq!(error.field(), Some(field));
+        assert_eq!(error.exit_code(), 2);
+    }
+    assert!(!f.path("/etc/systemd/system").exists());
+    assert!(!f.path("/var/lib/puppet-clone-army/.lock").exists());
+}
+
+#[test]
+fn list_reads_disk_and_states_in_one_call() {
+    let f = Fixture::new();
+    f.create("b", false);
+    f.create("a", true);
+    f.mount(&["a"]);
+    // A foreign mount unit is not a clone.
+    fs::write(
+        f.path("/etc/systemd/system/var-lib-machines-other.mount"),
+        "[Mount]\nWhere=/var/lib/machines/other\nOptions=lowerdir=/x\n",
+    )
+    .unwrap();
+    let calls_before = f.systemd.calls().len();
+
+    let list = list(&f.ctx()).unwrap();
+    let names: Vec<&str> = list.clones.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let a = &list.clones[0];
+    assert_eq!(a.base, "debian-12");
+    assert_eq!(a.master.as_deref(), Some("puppet.example.com"));
+    assert_eq!(a.certname.as_deref(), Some("a.load.example.com"));
+    assert_eq!(a.state, CloneState::Running);
+    assert_eq!(a.unit, "puppet-clone-army@a.service");
+    assert!(a.mounted);
+    assert_eq!(list.clones[1].state, CloneState::Stopped);
+    assert!(!list.clones[1].mounted);
+    assert_eq!(
+        f.systemd.calls()[calls_before..],
+        ["unit_states puppet-clone-army@*.service"]
+    );
+
+    let bases = base::list(&f.ctx()).unwrap();
+    assert_eq!(bases.bases.len(), 1);
+    assert_eq!(bases.bases[0].clones, ["a", "b"]);
+}
+
+#[test]
+fn configure_a_stopped_clone_writes_the_upper_layer() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    let changed = configure(&f.ctx(), "c1", Some("new.example.com"), None).unwrap();
+    assert!(changed.changed);
+    assert_eq!(
+        f.read("/var/lib/puppet-clone-army/c1-overlay/etc/puppet/puppet.conf"),
+        "[main]\nserver = new.example.com\ncertname = c1.load.example.com\n"
+    );
+    assert!(
+        !configure(&f.ctx(), "c1", Some("new.example.com"), None)
+            .unwrap()
+            .changed
+    );
+    let changed = configure(&f.ctx(), "c1", None, Some("renamed.example.com")).unwrap();
+    assert!(changed.changed);
+    assert_eq!(
+        f.read("/var/lib/puppet-clone-army/c1-overlay/etc/hostname"),
+        "renamed.example.com\n"
+    );
+    let listed = list(&f.ctx()).unwrap();
+    assert_eq!(
+        listed.clones[0].certname.as_deref(),
+        Some("renamed.example.com")
+    );
+    assert_eq!(listed.clones[0].master.as_deref(), Some("new.example.com"));
+
+    let error = configure(&f.ctx(), "nope", Some("m"), None).unwrap_err();
+    assert_eq!(error.kind(), "not-found");
+}
+
+#[test]
+fn configure_a_running_clone_writes_through_the_mount() {
+    let f = Fixture::new();
+    f.create("c1", true);
+    f.mount(&["c1"]);
+    let upper_conf = "/var/lib/puppet-clone-army/c1-overlay/etc/puppet/puppet.conf";
+    let before = f.read(upper_conf);
+    let changed = configure(
+        &f.ctx(),
+        "c1",
+        Some("new.example.com"),
+        Some("x.example.com"),
+    )
+    .unwrap();
+    assert!(changed.changed);
+    // The mount point is only a directory in this test, so the write is visible there and
+    // the upper dir is untouched.
+    assert_eq!(f.read(upper_conf), before);
+    let through_mount = f.read("/var/lib/machines/c1/etc/puppet/puppet.conf");
+    assert_eq!(
+        puppet_conf_settings(&through_mount),
+        (Some("new.example.com".into()), Some("x.example.com".into()))
+    );
+    assert_eq!(
+        f.read("/var/lib/machines/c1/etc/hostname"),
+        "x.example.com\n"
+    );
+}
+
+fn puppet_conf_settings(text: &str) -> (Option<String>, Option<String>) {
+    let s = crate::puppet_conf::parse(text);
+    (s.server, s.certname)
+}
+
+#[test]
+fn remove_stops_unmounts_and_removes_everything() {
+    let f = Fixture::new();
+    f.create("c1", true);
+    f.create("c2", false);
+    let before = f.systemd.calls().len();
+    let removed = remove(&f.ctx(), &["c1".to_owned()]).unwrap();
+    assert_eq!(removed.removed, ["c1"]);
+    assert!(removed.changed);
+    assert_eq!(
+        f.systemd.calls()[before..],
+        [
+            "stop_unit puppet-clone-army@c1.service",
+            "stop_unit var-lib-machines-c1.mount",
+            "daemon_reload"
+        ]
+    );
+    for gone in [
+        "/var/lib/puppet-clone-army/c1-overlay",
+        "/var/lib/puppet-clone-army/c1-workdir",
+        "/var/lib/machines/c1",
+        "/etc/systemd/system/var-lib-machines-c1.mount",
+        "/etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@c1.service",
+    ] {
+        assert!(!f.path(gone).exists(), "{gone}");
+    }
+    // The other clone, the shared units and the base stay.
+    assert!(f
+        .path("/etc/systemd/system/var-lib-machines-c2.mount")
+        .exists());
+    assert!(f
+        .path("/etc/systemd/system/puppet-clone-army@.service")
+        .exists());
+    assert!(f
+        .path("/var/lib/puppet-clone-army/debian-12/etc/clone-army/base.json")
+        .exists());
+
+    // Removing again is fine, and changes nothing.
+    let again = remove(&f.ctx(), &["c1".to_owned()]).unwrap();
+    assert!(!again.changed);
+    assert!(again.removed.is_empty());
+    assert_ne!(f.systemd.calls().last().unwrap(), "daemon_reload");
+}
+
+#[test]
+fn remove_refuses_while_mounted() {
+    let f = Fixture::new();
+    f.create("c1", true);
+    f.mount(&["c1"]);
+    let error = remove(&f.ctx(), &["c1".to_owned()]).unwrap_err();
+    assert_eq!(error.kind(), "still-mounted");
+    assert!(
+        error.to_string().contains("/var/lib/machines/c1"),
+        "{error}"
+    );
+    assert!(f.path("/var/lib/puppet-clone-army/c1-overlay").exists());
+    assert!(f
+        .path("/etc/systemd/system/var-lib-machines-c1.mount")
+        .exists());
+}
+
+#[test]
+fn base_remove_refuses_a_base_in_use() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    f.create("c2", false);
+    let error = base::remove(&f.ctx(), "debian-12").unwrap_err();
+    assert_eq!(error.kind(), "base-in-use");
+    assert!(error.to_string().contains("c1, c2"), "{error}");
+    remove(&f.ctx(), &["c1".to_owned(), "c2".to_owned()]).unwrap();
+    let removed = base::remove(&f.ctx(), "debian-12").unwrap();
+    assert!(removed.changed);
+    assert!(!f.path("/var/lib/puppet-clone-army/debian-12").exists());
+    assert!(!base::remove(&f.ctx(), "debian-12").unwrap().changed);
+}
+
+#[test]
+fn start_and_stop() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    f.create("c2", false);
+    let names = vec!["c1".to_owned(), "c2".to_owned()];
+    let started = start(&f.ctx(), &names).unwrap().clones;
+    assert_eq!(
+        started.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["c1", "c2"]
+    );
+    assert!(started.iter().all(|c| c.state == CloneState::Running));
+    assert_eq!(
+        f.systemd.active_state_of("puppet-clone-army@c2.service"),
+        "active"
+    );
+    let stopped = stop(&f.ctx(), &names).unwrap().clones;
+    assert!(stopped.iter().all(|c| c.state == CloneState::Stopped));
+    assert_eq!(
+        f.systemd.active_state_of("puppet-clone-army@c1.service"),
+        "inactive"
+    );
+    let error = start(&f.ctx(), &["c1".to_owned(), "c3".to_owned()]).unwrap_err();
+    assert_eq!(error.kind(), "not-found");
+    let error = stop(&f.ctx(), &["C1".to_owned()]).unwrap_err();
+    assert_eq!(error.kind(), "invalid-name");
+}

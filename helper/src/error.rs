@@ -1,0 +1,147 @@
+//! The helper's errors, and how each maps onto the protocol's `kind` and exit code.
+//!
+//! Every variant carries the context a person needs (which clone, which path, which
+//! command); the underlying error, when there is one, is kept as `source` so the
+//! envelope can list the whole `causes` chain.
+
+use std::path::PathBuf;
+
+use crate::systemd::SystemdError;
+
+/// Exit code for an operation that failed (systemd, disk, a command).
+pub const EXIT_FAILED: i32 = 1;
+/// Exit code for bad input or usage.
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+
+    #[error("{what} name {name:?} is invalid: {reason}")]
+    InvalidName {
+        what: &'static str,
+        field: &'static str,
+        name: String,
+        reason: String,
+    },
+
+    #[error("{field} {value:?} is invalid: {reason}")]
+    InvalidArgument {
+        field: &'static str,
+        value: String,
+        reason: String,
+    },
+
+    #[error("clone-army must run as root (effective uid is {euid}); run it with sudo or as root")]
+    NotRoot { euid: u32 },
+
+    #[error("{what} {name:?} does not exist")]
+    NotFound { what: &'static str, name: String },
+
+    #[error("{what} {name:?} already exists: {detail}")]
+    AlreadyExists {
+        what: &'static str,
+        name: String,
+        detail: String,
+    },
+
+    #[error("base {base:?} is in use by clone(s) {}", clones.join(", "))]
+    BaseInUse { base: String, clones: Vec<String> },
+
+    #[error("building base {base:?} failed; its staging directory was removed")]
+    BaseBuildFailed {
+        base: String,
+        #[source]
+        source: Box<Error>,
+    },
+
+    #[error("command {program:?} failed: {detail}")]
+    CommandFailed { program: String, detail: String },
+
+    #[error("cannot {action} {}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{} is still mounted; refusing to remove {what} {name:?}", path.display())]
+    StillMounted {
+        what: &'static str,
+        name: String,
+        path: PathBuf,
+    },
+
+    #[error(transparent)]
+    Systemd(#[from] SystemdError),
+
+    #[error("could not take the lock {} within {seconds} s: another clone-army is running", path.display())]
+    LockTimeout { path: PathBuf, seconds: u64 },
+
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// The protocol's machine-readable kind, kebab-case.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Usage(_) => "usage",
+            Error::InvalidName { .. } => "invalid-name",
+            Error::InvalidArgument { .. } => "invalid-argument",
+            Error::NotRoot { .. } => "not-root",
+            Error::NotFound { .. } => "not-found",
+            Error::AlreadyExists { .. } => "already-exists",
+            Error::BaseInUse { .. } => "base-in-use",
+            Error::BaseBuildFailed { .. } => "base-build-failed",
+            Error::CommandFailed { .. } => "command-failed",
+            Error::Io { .. } => "io",
+            Error::StillMounted { .. } => "still-mounted",
+            Error::Systemd(_) => "systemd",
+            Error::LockTimeout { .. } => "lock-timeout",
+            Error::Internal(_) => "internal",
+        }
+    }
+
+    /// The documented exit code: 2 for bad input or usage, 1 for everything else.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) | Error::InvalidName { .. } | Error::InvalidArgument { .. } => {
+                EXIT_USAGE
+            }
+            _ => EXIT_FAILED,
+        }
+    }
+
+    /// The argument that was wrong, when one input was.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            Error::InvalidName { field, .. } | Error::InvalidArgument { field, .. } => Some(field),
+            _ => None,
+        }
+    }
+
+    /// The chain of underlying errors, outermost first (this error itself excluded).
+    pub fn causes(&self) -> Vec<String> {
+        let mut causes = Vec::new();
+        let mut next = std::error::Error::source(self);
+        while let Some(cause) = next {
+            causes.push(cause.to_string());
+            next = cause.source();
+        }
+        causes
+    }
+
+    /// Shorthand for an I/O error with the path it happened on.
+    pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}

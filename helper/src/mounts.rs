@@ -1,0 +1,101 @@
+//! What is mounted, from `/proc/self/mountinfo`.
+//!
+//! Only the mount points are needed (is this clone's root mounted? is anything under a
+//! directory we are about to remove?), so a few lines of parsing serve better than a
+//! dependency: `libmount` pulls in an old `nix`, `procfs` much more than this.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Result;
+use crate::fsutil::read_optional;
+use crate::paths::Layout;
+
+/// The mount points listed in a mountinfo text (field 5, octal escapes undone).
+pub fn parse_mount_points(mountinfo: &str) -> Vec<PathBuf> {
+    mountinfo
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|field| PathBuf::from(unescape(field)))
+        .collect()
+}
+
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 3 < bytes.len() {
+            let digits = std::str::from_utf8(&bytes[i + 1..i + 4]).unwrap_or("");
+            if let Ok(value) = u8::from_str_radix(digits, 8) {
+                out.push(value);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The current mount table of the system (under the layout's root in tests).
+pub struct MountTable {
+    points: Vec<PathBuf>,
+}
+
+impl MountTable {
+    pub fn read(layout: &Layout) -> Result<Self> {
+        let text = read_optional(&layout.fs(layout.mountinfo()))?.unwrap_or_default();
+        Ok(MountTable {
+            points: parse_mount_points(&text),
+        })
+    }
+
+    /// Whether `path` itself is a mount point.
+    pub fn is_mounted(&self, path: &Path) -> bool {
+        self.points.iter().any(|p| p == path)
+    }
+
+    /// The first mount point at or below `path`.
+    pub fn mounted_at_or_below(&self, path: &Path) -> Option<&Path> {
+        self.points
+            .iter()
+            .find(|p| p.starts_with(path))
+            .map(PathBuf::as_path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw
+60 22 0:50 / /var/lib/machines/clone1 rw,relatime shared:30 - overlay overlay rw,lowerdir=/var/lib/puppet-clone-army/debian-12,upperdir=/var/lib/puppet-clone-army/clone1-overlay,workdir=/var/lib/puppet-clone-army/clone1-workdir
+61 22 0:51 / /mnt/with\\040space rw - tmpfs tmpfs rw
+";
+
+    #[test]
+    fn mount_points() {
+        let points = parse_mount_points(SAMPLE);
+        assert_eq!(
+            points,
+            vec![
+                PathBuf::from("/"),
+                PathBuf::from("/var/lib/machines/clone1"),
+                PathBuf::from("/mnt/with space"),
+            ]
+        );
+        let table = MountTable { points };
+        assert!(table.is_mounted(Path::new("/var/lib/machines/clone1")));
+        assert!(!table.is_mounted(Path::new("/var/lib/machines/clone2")));
+        assert_eq!(
+            table.mounted_at_or_below(Path::new("/var/lib/machines")),
+            Some(Path::new("/var/lib/machines/clone1"))
+        );
+        assert_eq!(
+            table.mounted_at_or_below(Path::new("/var/lib/puppet-clone-army")),
+            None
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! Where everything lives. The truth is on disk, at these paths.
+//!
+//! Two views of every path: the *system* path (what systemd and the clones see, and what
+//! goes into unit files) and the *file-system* path the helper itself opens, which is the
+//! system path under `CLONE_ARMY_ROOT` when tests set it.
+
+use std::path::{Path, PathBuf};
+
+use crate::escape::escape_path;
+
+pub const ROOT_ENV: &str = "CLONE_ARMY_ROOT";
+
+pub const STATE_DIR: &str = "/var/lib/puppet-clone-army";
+pub const MACHINES_DIR: &str = "/var/lib/machines";
+pub const UNIT_DIR: &str = "/etc/systemd/system";
+pub const SERVICE_TEMPLATE: &str = "puppet-clone-army@.service";
+pub const TARGET: &str = "puppet-clone-army.target";
+pub const MULTI_USER_TARGET: &str = "multi-user.target";
+/// Inside a base, relative to its root.
+pub const BASE_METADATA: &str = "etc/clone-army/base.json";
+
+#[derive(Debug, Clone)]
+pub struct Layout {
+    root: PathBuf,
+}
+
+impl Layout {
+    /// The real layout, or the one under `CLONE_ARMY_ROOT` when that is set.
+    pub fn from_env() -> Self {
+        match std::env::var_os(ROOT_ENV) {
+            Some(root) if !root.is_empty() => Layout::under(root),
+            _ => Layout::under("/"),
+        }
+    }
+
+    pub fn under(root: impl Into<PathBuf>) -> Self {
+        Layout { root: root.into() }
+    }
+
+    /// The file-system path of a system path.
+    pub fn fs(&self, system_path: impl AsRef<Path>) -> PathBuf {
+        let relative = system_path
+            .as_ref()
+            .strip_prefix("/")
+            .unwrap_or(system_path.as_ref());
+        self.root.join(relative)
+    }
+
+    // --- system paths -------------------------------------------------------------------
+
+    pub fn base_dir(&self, base: &str) -> PathBuf {
+        Path::new(STATE_DIR).join(base)
+    }
+
+    pub fn staging_dir(&self, base: &str) -> PathBuf {
+        Path::new(STATE_DIR).join(format!(".staging-{base}"))
+    }
+
+    pub fn upper_dir(&self, clone: &str) -> PathBuf {
+        Path::new(STATE_DIR).join(format!("{clone}-overlay"))
+    }
+
+    pub fn work_dir(&self, clone: &str) -> PathBuf {
+        Path::new(STATE_DIR).join(format!("{clone}-workdir"))
+    }
+
+    pub fn machine_dir(&self, clone: &str) -> PathBuf {
+        Path::new(MACHINES_DIR).join(clone)
+    }
+
+    pub fn lock_file(&self) -> PathBuf {
+        Path::new(STATE_DIR).join(".lock")
+    }
+
+    pub fn mount_unit_name(&self, clone: &str) -> String {
+        format!(
+            "{}.mount",
+            escape_path(&self.machine_dir(clone).to_string_lossy())
+        )
+    }
+
+    pub fn service_unit_name(&self, clone: &str) -> String {
+        format!("puppet-clone-army@{clone}.service")
+    }
+
+    pub fn unit_path(&self, unit: &str) -> PathBuf {
+        Path::new(UNIT_DIR).join(unit)
+    }
+
+    pub fn wants_dir(&self, target: &str) -> PathBuf {
+        Path::new(UNIT_DIR).join(format!("{target}.wants"))
+    }
+
+    /// The symlink that enables a clone in the fleet target.
+    pub fn clone_enable_link(&self, clone: &str) -> PathBuf {
+        self.wants_dir(TARGET).join(self.service_unit_name(clone))
+    }
+
+    /// The symlink that brings the fleet target up at boot.
+    pub fn target_enable_link(&self) -> PathBuf {
+        self.wants_dir(MULTI_USER_TARGET).join(TARGET)
+    }
+
+    pub fn mountinfo(&self) -> PathBuf {
+        PathBuf::from("/proc/self/mountinfo")
+    }
+
+    pub fn os_release(&self) -> PathBuf {
+        PathBuf::from("/etc/os-release")
+    }
+
+    pub fn apt_sources_list(&self) -> PathBuf {
+        PathBuf::from("/etc/apt/sources.list")
+    }
+
+    pub fn apt_sources_dir(&self) -> PathBuf {
+        PathBuf::from("/etc/apt/sources.list.d")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_and_fs_paths() {
+        let layout = Layout::under("/tmp/t");
+        assert_eq!(
+            layout.upper_dir("clone1"),
+            Path::new("/var/lib/puppet-clone-army/clone1-overlay")
+        );
+        assert_eq!(
+            layout.fs(layout.upper_dir("clone1")),
+            Path::new("/tmp/t/var/lib/puppet-clone-army/clone1-overlay")
+        );
+        assert_eq!(
+            layout.mount_unit_name("clone-1"),
+            "var-lib-machines-clone\\x2d1.mount"
+        );
+        assert_eq!(
+            layout.clone_enable_link("c1"),
+            Path::new(
+                "/etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@c1.service"
+            )
+        );
+        assert_eq!(
+            Layout::under("/").fs("/etc/os-release"),
+            Path::new("/etc/os-release")
+        );
+    }
+}

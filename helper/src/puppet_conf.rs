@@ -1,0 +1,146 @@
+//! The clone's `puppet.conf`: `server` and `certname` in `[main]`.
+//!
+//! The helper writes exactly `[main]\nserver = M\ncertname = C\n` (`clone list` reads it
+//! back); [`update`] keeps any other lines a person added.
+
+/// The file as `clone create` writes it. Keep this format stable.
+pub fn render(server: &str, certname: &str) -> String {
+    format!("[main]\nserver = {server}\ncertname = {certname}\n")
+}
+
+/// `server` and `certname` from `[main]` (or before any section, which Puppet reads as main).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct AgentSettings {
+    pub server: Option<String>,
+    pub certname: Option<String>,
+}
+
+pub fn parse(content: &str) -> AgentSettings {
+    let mut settings = AgentSettings::default();
+    let mut in_main = true;
+    for line in content.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_main = line == "[main]";
+            continue;
+        }
+        if !in_main || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('=') {
+            let value = value.trim().to_owned();
+            match key.trim() {
+                "server" => settings.server = Some(value),
+                "certname" => settings.certname = Some(value),
+                _ => {}
+            }
+        }
+    }
+    settings
+}
+
+/// Sets `server` and/or `certname` in `[main]`, keeping every other line.
+pub fn update(content: &str, server: Option<&str>, certname: Option<&str>) -> String {
+    let wanted: Vec<(&str, &str)> = [("server", server), ("certname", certname)]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut written: Vec<&str> = Vec::new();
+    let mut section = String::from("main");
+    let mut saw_main_header = false;
+    let flush = |out: &mut Vec<String>, written: &mut Vec<&str>| {
+        for (key, value) in &wanted {
+            if !written.contains(key) {
+                out.push(format!("{key} = {value}"));
+                written.push(key);
+            }
+        }
+    };
+    for line in content.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            if section == "main" && saw_main_header {
+                flush(&mut out, &mut written);
+            }
+            section = trimmed.trim_matches(|c| c == '[' || c == ']').to_owned();
+            if section == "main" {
+                saw_main_header = true;
+            }
+            out.push(line.to_owned());
+            continue;
+        }
+        if section == "main" {
+            if let Some((key, _)) = trimmed.split_once('=') {
+                if let Some((k, v)) = wanted.iter().find(|(k, _)| *k == key.trim()) {
+                    if !written.contains(k) {
+                        out.push(format!("{k} = {v}"));
+                        written.push(k);
+                    }
+                    continue;
+                }
+            }
+        }
+        out.push(line.to_owned());
+    }
+    if section == "main" && saw_main_header {
+        flush(&mut out, &mut written);
+    }
+    if written.len() < wanted.len() {
+        // No [main] section at all: put one first.
+        let mut head = vec!["[main]".to_owned()];
+        flush(&mut head, &mut written);
+        if !out.is_empty() {
+            head.push(String::new());
+        }
+        head.extend(out);
+        out = head;
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_and_parse_round_trip() {
+        let text = render("puppet.example.com", "c1.example.com");
+        assert_eq!(
+            text,
+            "[main]\nserver = puppet.example.com\ncertname = c1.example.com\n"
+        );
+        let settings = parse(&text);
+        assert_eq!(settings.server.as_deref(), Some("puppet.example.com"));
+        assert_eq!(settings.certname.as_deref(), Some("c1.example.com"));
+    }
+
+    #[test]
+    fn parse_ignores_other_sections() {
+        let settings = parse("[agent]\nserver = nope\n[main]\ncertname=c1\n");
+        assert_eq!(settings.server, None);
+        assert_eq!(settings.certname.as_deref(), Some("c1"));
+    }
+
+    #[test]
+    fn update_of_rendered_file_stays_in_the_stable_format() {
+        let text = render("old", "c1");
+        assert_eq!(update(&text, Some("new"), None), render("new", "c1"));
+        assert_eq!(update(&text, None, None), text);
+    }
+
+    #[test]
+    fn update_keeps_other_lines_and_adds_missing_keys() {
+        let text = "[main]\nssldir = /var/lib/puppet/ssl\n\n[master]\nvardir = /x\n";
+        let updated = update(text, Some("m"), Some("c"));
+        assert_eq!(
+            updated,
+            "[main]\nssldir = /var/lib/puppet/ssl\n\nserver = m\ncertname = c\n[master]\nvardir = /x\n"
+        );
+        let updated = update("[agent]\nx = 1\n", Some("m"), None);
+        assert_eq!(updated, "[main]\nserver = m\n\n[agent]\nx = 1\n");
+        assert_eq!(parse(&updated).server.as_deref(), Some("m"));
+    }
+}

@@ -1,0 +1,542 @@
+//! The few systemd manager operations the helper needs, behind a trait so that tests
+//! record what would have been done instead of talking to a real systemd.
+//!
+//! The real implementation talks to `org.freedesktop.systemd1` on the system bus with
+//! zbus. zbus 6 has no blocking API any more (and `zbus_systemd`'s proxies are async
+//! only, and generate the whole systemd1 surface), so this file declares a small
+//! `#[proxy]` of its own and drives it with `zbus::block_on`. Every operation is bounded:
+//! the connection has a method timeout, and the whole operation (connecting included)
+//! runs under a deadline, so an absent or wedged bus is an error, never a hang.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// Each D-Bus method call gives up after this long.
+pub const METHOD_TIMEOUT: Duration = Duration::from_secs(25);
+/// A whole operation, connecting included, gives up after this long.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a start or stop may take before the helper stops waiting.
+pub const STATE_WAIT_TIMEOUT: Duration = Duration::from_secs(120);
+pub const STATE_POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SystemdError {
+    #[error("cannot reach systemd on the system bus ({bus}): {detail}")]
+    Unavailable { bus: String, detail: String },
+
+    #[error("systemd {method}{} failed on the system bus ({bus}): {detail}", unit_suffix(.unit))]
+    Call {
+        method: &'static str,
+        unit: Option<String>,
+        bus: String,
+        detail: String,
+    },
+
+    #[error("systemd {method}{} did not answer within {} s on the system bus ({bus})", unit_suffix(.unit), .seconds)]
+    Timeout {
+        method: &'static str,
+        unit: Option<String>,
+        bus: String,
+        seconds: u64,
+    },
+
+    #[error("unit {unit} is not loaded")]
+    NoSuchUnit { unit: String },
+
+    #[error("unit {unit} failed (ActiveState=failed); see `journalctl -u {unit}`")]
+    UnitFailed {
+        unit: String,
+        /// The unit's last journal lines, when they could be read.
+        #[source]
+        journal: Option<JournalTail>,
+    },
+
+    #[error("unit {unit} did not become {wanted} within {seconds} s (ActiveState={last})")]
+    WaitTimeout {
+        unit: String,
+        wanted: &'static str,
+        last: String,
+        seconds: u64,
+    },
+}
+
+/// The last lines a failed unit logged, carried as the cause of its failure.
+#[derive(Debug, thiserror::Error)]
+#[error("last journal lines of {unit}:\n{}", lines.join("\n"))]
+pub struct JournalTail {
+    pub unit: String,
+    pub lines: Vec<String>,
+}
+
+fn unit_suffix(unit: &Option<String>) -> String {
+    unit.as_ref()
+        .map(|u| format!(" of {u}"))
+        .unwrap_or_default()
+}
+
+/// The manager operations the helper uses.
+pub trait Systemd {
+    /// Queues a start job (mode `replace`).
+    fn start_unit(&self, unit: &str) -> Result<(), SystemdError>;
+    /// Queues a stop job (mode `replace`). A unit that is not loaded is `NoSuchUnit`.
+    fn stop_unit(&self, unit: &str) -> Result<(), SystemdError>;
+    fn daemon_reload(&self) -> Result<(), SystemdError>;
+    /// ActiveState of every loaded unit matching one of the glob `patterns`, in one call.
+    fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError>;
+    /// ActiveState of one unit; `inactive` when it is not loaded.
+    fn active_state(&self, unit: &str) -> Result<String, SystemdError>;
+    /// The unit's last journal lines, for the error of a unit that failed. Best effort:
+    /// empty when they cannot be read.
+    fn recent_log(&self, unit: &str) -> Vec<String>;
+}
+
+/// Polls `unit` until `done(state)`; a `failed` state is an error when `failed_is_error`.
+pub fn wait_for_state(
+    systemd: &dyn Systemd,
+    unit: &str,
+    wanted: &'static str,
+    done: fn(&str) -> bool,
+    failed_is_error: bool,
+    timeout: Duration,
+) -> Result<(), SystemdError> {
+    let started = Instant::now();
+    loop {
+        let state = systemd.active_state(unit)?;
+        if done(&state) {
+            return Ok(());
+        }
+        if failed_is_error && state == "failed" {
+            let lines = systemd.recent_log(unit);
+            return Err(SystemdError::UnitFailed {
+                unit: unit.to_owned(),
+                journal: (!lines.is_empty()).then(|| JournalTail {
+                    unit: unit.to_owned(),
+                    lines,
+                }),
+            });
+        }
+        if started.elapsed() >= timeout {
+            return Err(SystemdError::WaitTimeout {
+                unit: unit.to_owned(),
+                wanted,
+                last: state,
+                seconds: timeout.as_secs(),
+            });
+        }
+        std::thread::sleep(STATE_POLL_INTERVAL);
+    }
+}
+
+/// Escapes a literal unit name for use as a `ListUnitsByPatterns` (fnmatch) pattern; mount
+/// unit names carry backslashes (`\x2d`).
+pub fn literal_pattern(unit: &str) -> String {
+    let mut out = String::with_capacity(unit.len());
+    for c in unit.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+// --- D-Bus ------------------------------------------------------------------------------------
+
+type UnitRow = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    zbus::OwnedObjectPath,
+    u32,
+    String,
+    zbus::OwnedObjectPath,
+);
+
+#[zbus::proxy(
+    interface = "org.freedesktop.systemd1.Manager",
+    default_service = "org.freedesktop.systemd1",
+    default_path = "/org/freedesktop/systemd1"
+)]
+trait Manager {
+    fn start_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
+    fn stop_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
+    fn reload(&self) -> zbus::Result<()>;
+    fn list_units_by_patterns(
+        &self,
+        states: &[&str],
+        patterns: &[&str],
+    ) -> zbus::Result<Vec<UnitRow>>;
+}
+
+/// systemd on the system bus.
+#[derive(Default)]
+pub struct DbusSystemd {
+    connection: RefCell<Option<zbus::Connection>>,
+}
+
+impl DbusSystemd {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How the system bus is reached, for error messages.
+    fn bus() -> String {
+        std::env::var("DBUS_SYSTEM_BUS_ADDRESS")
+            .unwrap_or_else(|_| "unix:path=/var/run/dbus/system_bus_socket".to_owned())
+    }
+
+    fn call<T, F, Fut>(
+        &self,
+        method: &'static str,
+        unit: Option<&str>,
+        op: F,
+    ) -> Result<T, SystemdError>
+    where
+        F: FnOnce(ManagerProxy<'static>) -> Fut,
+        Fut: Future<Output = zbus::Result<T>>,
+    {
+        enum Failure {
+            Connect(zbus::Error),
+            Call(zbus::Error),
+        }
+        let existing = self.connection.borrow().clone();
+        let bus = Self::bus();
+        let outcome = zbus::block_on(with_deadline(OPERATION_TIMEOUT, async {
+            let connection = match existing {
+                Some(c) => c,
+                None => zbus::connection::Builder::system()
+                    .method_timeout(METHOD_TIMEOUT)
+                    .build()
+                    .await
+                    .map_err(Failure::Connect)?,
+            };
+            let proxy = ManagerProxy::new(&connection)
+                .await
+                .map_err(Failure::Call)?;
+            let value = op(proxy).await.map_err(Failure::Call)?;
+            Ok((connection, value))
+        }));
+        match outcome {
+            None => Err(SystemdError::Timeout {
+                method,
+                unit: unit.map(str::to_owned),
+                bus,
+                seconds: OPERATION_TIMEOUT.as_secs(),
+            }),
+            Some(Ok((connection, value))) => {
+                *self.connection.borrow_mut() = Some(connection);
+                Ok(value)
+            }
+            Some(Err(Failure::Connect(e))) => Err(SystemdError::Unavailable {
+                bus,
+                detail: e.to_string(),
+            }),
+            Some(Err(Failure::Call(e))) => Err(classify(method, unit, bus, e)),
+        }
+    }
+}
+
+fn classify(method: &'static str, unit: Option<&str>, bus: String, e: zbus::Error) -> SystemdError {
+    match &e {
+        zbus::Error::MethodError(name, _, _) if name.as_str() == NO_SUCH_UNIT => {
+            SystemdError::NoSuchUnit {
+                unit: unit.unwrap_or_default().to_owned(),
+            }
+        }
+        zbus::Error::InputOutput(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+            SystemdError::Timeout {
+                method,
+                unit: unit.map(str::to_owned),
+                bus,
+                seconds: METHOD_TIMEOUT.as_secs(),
+            }
+        }
+        _ => SystemdError::Call {
+            method,
+            unit: unit.map(str::to_owned),
+            bus,
+            detail: e.to_string(),
+        },
+    }
+}
+
+impl Systemd for DbusSystemd {
+    fn start_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.call("StartUnit", Some(unit), |p| async move {
+            p.start_unit(unit, "replace").await.map(drop)
+        })
+    }
+
+    fn stop_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.call("StopUnit", Some(unit), |p| async move {
+            p.stop_unit(unit, "replace").await.map(drop)
+        })
+    }
+
+    fn daemon_reload(&self) -> Result<(), SystemdError> {
+        self.call("Reload", None, |p| async move { p.reload().await })
+    }
+
+    fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError> {
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let rows = self.call("ListUnitsByPatterns", None, |p| async move {
+            p.list_units_by_patterns(&[], &patterns).await
+        })?;
+        Ok(rows.into_iter().map(|row| (row.0, row.3)).collect())
+    }
+
+    fn active_state(&self, unit: &str) -> Result<String, SystemdError> {
+        let pattern = literal_pattern(unit);
+        let rows = self.call("ListUnitsByPatterns", Some(unit), |p| async move {
+            p.list_units_by_patterns(&[], &[pattern.as_str()]).await
+        })?;
+        Ok(rows
+            .into_iter()
+            .find(|row| row.0 == unit)
+            .map(|row| row.3)
+            .unwrap_or_else(|| "inactive".to_owned()))
+    }
+
+    fn recent_log(&self, unit: &str) -> Vec<String> {
+        // journald has no D-Bus API for reading; its own client is the way. Its output is
+        // captured, never passed through to our stdout.
+        let output = std::process::Command::new("journalctl")
+            .args([
+                "--no-pager",
+                "--quiet",
+                "--output=short",
+                "--lines=15",
+                "--unit",
+                unit,
+            ])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output();
+        match output {
+            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Runs `future` until it completes or `timeout` passes (`None`).
+///
+/// zbus's runtime has no public timer; a helper thread that wakes the task at the
+/// deadline is enough for a short-lived helper. It exits as soon as the future is done.
+async fn with_deadline<F: Future>(timeout: Duration, future: F) -> Option<F::Output> {
+    #[derive(Default)]
+    struct Shared {
+        expired: bool,
+        waker: Option<Waker>,
+    }
+    let shared = Arc::new(Mutex::new(Shared::default()));
+    let timer = Arc::clone(&shared);
+    let (done, done_rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(timeout) {
+            let mut state = timer.lock().unwrap_or_else(|p| p.into_inner());
+            state.expired = true;
+            if let Some(waker) = state.waker.take() {
+                waker.wake();
+            }
+        }
+    });
+    let mut future = std::pin::pin!(future);
+    let output = std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = future.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        let mut state = shared.lock().unwrap_or_else(|p| p.into_inner());
+        if state.expired {
+            return Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        Poll::Pending
+    })
+    .await;
+    // Dropping the sender ends the timer thread.
+    drop(done);
+    output
+}
+
+// --- recording fake -------------------------------------------------------------------------
+
+/// Records every call and keeps unit states in memory: started units become `active`,
+/// stopped ones `inactive`, unless the test said otherwise.
+#[cfg(test)]
+#[derive(Default)]
+pub struct RecordingSystemd {
+    pub calls: RefCell<Vec<String>>,
+    pub states: RefCell<BTreeMap<String, String>>,
+    /// Units whose start ends in `failed`.
+    pub failing: RefCell<Vec<String>>,
+}
+
+#[cfg(test)]
+impl RecordingSystemd {
+    pub fn calls(&self) -> Vec<String> {
+        self.calls.borrow().clone()
+    }
+
+    pub fn active_state_of(&self, unit: &str) -> String {
+        self.states.borrow().get(unit).cloned().unwrap_or_default()
+    }
+
+    pub fn set_state(&self, unit: &str, state: &str) {
+        self.states
+            .borrow_mut()
+            .insert(unit.to_owned(), state.to_owned());
+    }
+}
+
+#[cfg(test)]
+fn glob_match(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((prefix, rest)) => {
+            name.starts_with(prefix)
+                && (0..=name.len() - prefix.len())
+                    .any(|i| glob_match(rest, &name[prefix.len() + i..]))
+        }
+    }
+}
+
+#[cfg(test)]
+impl Systemd for RecordingSystemd {
+    fn start_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.calls.borrow_mut().push(format!("start_unit {unit}"));
+        let state = if self.failing.borrow().iter().any(|u| u == unit) {
+            "failed"
+        } else {
+            "active"
+        };
+        self.set_state(unit, state);
+        Ok(())
+    }
+
+    fn stop_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.calls.borrow_mut().push(format!("stop_unit {unit}"));
+        match self.states.borrow_mut().get_mut(unit) {
+            Some(state) => {
+                *state = "inactive".to_owned();
+                Ok(())
+            }
+            None => Err(SystemdError::NoSuchUnit {
+                unit: unit.to_owned(),
+            }),
+        }
+    }
+
+    fn daemon_reload(&self) -> Result<(), SystemdError> {
+        self.calls.borrow_mut().push("daemon_reload".to_owned());
+        Ok(())
+    }
+
+    fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError> {
+        self.calls
+            .borrow_mut()
+            .push(format!("unit_states {}", patterns.join(" ")));
+        Ok(self
+            .states
+            .borrow()
+            .iter()
+            .filter(|(unit, _)| patterns.iter().any(|p| glob_match(p, unit)))
+            .map(|(u, s)| (u.clone(), s.clone()))
+            .collect())
+    }
+
+    fn active_state(&self, unit: &str) -> Result<String, SystemdError> {
+        Ok(self
+            .states
+            .borrow()
+            .get(unit)
+            .cloned()
+            .unwrap_or_else(|| "inactive".to_owned()))
+    }
+
+    fn recent_log(&self, unit: &str) -> Vec<String> {
+        vec![format!("{unit}: Failed with result 'exit-code'.")]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_patterns_escape_backslashes() {
+        assert_eq!(
+            literal_pattern("var-lib-machines-clone\\x2d1.mount"),
+            "var-lib-machines-clone\\\\x2d1.mount"
+        );
+        assert_eq!(literal_pattern("a*b"), "a\\*b");
+    }
+
+    #[test]
+    fn unreachable_bus_is_a_clear_error_not_a_hang() {
+        // Point the helper at a socket that does not exist; the error names the bus.
+        let dir = tempfile::tempdir().unwrap();
+        let address = format!("unix:path={}/nothing-here", dir.path().display());
+        // Safe here: no other test reads this variable.
+        std::env::set_var("DBUS_SYSTEM_BUS_ADDRESS", &address);
+        let started = Instant::now();
+        let error = DbusSystemd::new().daemon_reload().unwrap_err();
+        std::env::remove_var("DBUS_SYSTEM_BUS_ADDRESS");
+        assert!(started.elapsed() < OPERATION_TIMEOUT);
+        assert!(
+            matches!(error, SystemdError::Unavailable { .. }),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains(&address), "{error}");
+    }
+
+    #[test]
+    fn deadline_fires() {
+        let never = std::future::pending::<()>();
+        let out = zbus::block_on(with_deadline(Duration::from_millis(50), never));
+        assert_eq!(out, None);
+        let ready = std::future::ready(7);
+        let started = Instant::now();
+        let out = zbus::block_on(with_deadline(Duration::from_secs(30), ready));
+        assert_eq!(out, Some(7));
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn waiting_reports_failed_units() {
+        let fake = RecordingSystemd::default();
+        fake.set_state("a.service", "failed");
+        let error = wait_for_state(
+            &fake,
+            "a.service",
+            "active",
+            |s| s == "active",
+            true,
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("a.service"));
+        let cause = std::error::Error::source(&error).expect("journal tail");
+        assert!(cause.to_string().contains("exit-code"), "{cause}");
+        assert!(glob_match(
+            "puppet-clone-army@*.service",
+            "puppet-clone-army@c1.service"
+        ));
+        assert!(!glob_match(
+            "var-lib-machines-*.mount",
+            "puppet-clone-army@c1.service"
+        ));
+    }
+}

@@ -1,0 +1,205 @@
+//! The unit files the helper writes, and reading its own mount units back.
+//!
+//! Every file starts with the provenance header; a mount unit without it is not a clone
+//! of ours and is never listed or touched.
+
+use std::path::Path;
+
+use crate::paths::{Layout, MACHINES_DIR, MULTI_USER_TARGET, STATE_DIR, TARGET};
+
+pub const HEADER_PREFIX: &str = "# Managed by clone-army ";
+
+/// The first line of every generated file.
+pub fn header() -> String {
+    format!(
+        "{HEADER_PREFIX}{}. Changes will be overwritten.\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+pub fn is_ours(content: &str) -> bool {
+    content.starts_with(HEADER_PREFIX)
+}
+
+/// `puppet-clone-army@.service`, modelled on systemd's own `systemd-nspawn@.service`.
+///
+/// Host network (no `--private-network`): clones reach a server on the host's loopback.
+/// `resolv.conf` is copied into the clone's overlay at start and `/etc/hosts` is bound
+/// read-only, so nothing is ever written into the shared base.
+pub fn service_template() -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=Puppet agent clone %i
+Documentation=man:systemd-nspawn(1)
+PartOf={TARGET}
+Before={TARGET}
+After=network.target
+RequiresMountsFor={MACHINES_DIR}/%i
+
+[Service]
+ExecStart=/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host --bind-ro=/etc/hosts
+KillMode=mixed
+Type=notify
+RestartForceExitStatus=133
+SuccessExitStatus=133
+Restart=on-failure
+Slice=machine.slice
+Delegate=yes
+TasksMax=16384
+
+[Install]
+WantedBy={TARGET}
+",
+        header = header()
+    )
+}
+
+/// `puppet-clone-army.target`: the fleet, started at boot.
+pub fn fleet_target() -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=Fleet of puppet-agent clones
+
+[Install]
+WantedBy={MULTI_USER_TARGET}
+",
+        header = header()
+    )
+}
+
+/// The OverlayFS mount of one clone's root. `StopWhenUnneeded=yes` unmounts it when the
+/// clone's service (which pulls it in through `RequiresMountsFor=`) stops.
+pub fn clone_mount(layout: &Layout, clone: &str, base: &str) -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=OverlayFS root of puppet-agent clone {clone}
+StopWhenUnneeded=yes
+RequiresMountsFor={STATE_DIR}
+
+[Mount]
+What=overlay
+Where={where_}
+Type=overlay
+Options=lowerdir={lower},upperdir={upper},workdir={work}
+",
+        header = header(),
+        where_ = layout.machine_dir(clone).display(),
+        lower = layout.base_dir(base).display(),
+        upper = layout.upper_dir(clone).display(),
+        work = layout.work_dir(clone).display(),
+    )
+}
+
+/// What the helper reads back from one of its mount units.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloneMount {
+    pub clone: String,
+    pub lowerdir: String,
+    pub upperdir: String,
+    pub workdir: String,
+}
+
+impl CloneMount {
+    /// The base's name: the last component of `lowerdir`.
+    pub fn base(&self) -> String {
+        Path::new(&self.lowerdir)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// Parses a mount unit written by [`clone_mount`]; `None` for any other file.
+pub fn parse_clone_mount(content: &str) -> Option<CloneMount> {
+    if !is_ours(content) {
+        return None;
+    }
+    let mut where_ = None;
+    let mut options = None;
+    for line in content.lines() {
+        let line = line.trim();
+        if let Some(v) = line.strip_prefix("Where=") {
+            where_ = Some(v.trim());
+        } else if let Some(v) = line.strip_prefix("Options=") {
+            options = Some(v.trim());
+        }
+    }
+    let clone = where_?
+        .strip_prefix(MACHINES_DIR)?
+        .strip_prefix('/')?
+        .to_owned();
+    if clone.is_empty() || clone.contains('/') {
+        return None;
+    }
+    let mut mount = CloneMount {
+        clone,
+        lowerdir: String::new(),
+        upperdir: String::new(),
+        workdir: String::new(),
+    };
+    for option in options?.split(',') {
+        match option.split_once('=') {
+            Some(("lowerdir", v)) => mount.lowerdir = v.to_owned(),
+            Some(("upperdir", v)) => mount.upperdir = v.to_owned(),
+            Some(("workdir", v)) => mount.workdir = v.to_owned(),
+            _ => {}
+        }
+    }
+    (!mount.lowerdir.is_empty()).then_some(mount)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn without_version(text: String) -> String {
+        text.replace(env!("CARGO_PKG_VERSION"), "[version]")
+    }
+
+    #[test]
+    fn service_template_snapshot() {
+        insta::assert_snapshot!(without_version(service_template()));
+    }
+
+    #[test]
+    fn fleet_target_snapshot() {
+        insta::assert_snapshot!(without_version(fleet_target()));
+    }
+
+    #[test]
+    fn clone_mount_snapshot() {
+        let layout = Layout::under("/ignored");
+        insta::assert_snapshot!(without_version(clone_mount(
+            &layout,
+            "clone-1",
+            "debian-12"
+        )));
+    }
+
+    #[test]
+    fn mount_unit_reads_back() {
+        let layout = Layout::under("/");
+        let parsed = parse_clone_mount(&clone_mount(&layout, "clone-1", "debian-12")).unwrap();
+        assert_eq!(parsed.clone, "clone-1");
+        assert_eq!(parsed.base(), "debian-12");
+        assert_eq!(
+            parsed.upperdir,
+            "/var/lib/puppet-clone-army/clone-1-overlay"
+        );
+        assert_eq!(parsed.workdir, "/var/lib/puppet-clone-army/clone-1-workdir");
+    }
+
+    #[test]
+    fn foreign_mount_units_are_not_clones() {
+        let foreign = "[Mount]\nWhere=/var/lib/machines/x\nOptions=lowerdir=/a\n";
+        assert_eq!(parse_clone_mount(foreign), None);
+        let nested = format!(
+            "{}[Mount]\nWhere=/var/lib/machines/x/y\nOptions=lowerdir=/a\n",
+            header()
+        );
+        assert_eq!(parse_clone_mount(&nested), None);
+    }
+}

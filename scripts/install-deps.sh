@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages `make test`, `make lab` and `make bench` use, on a
+# fresh Debian 12 machine. Only what is missing is installed, so a warm machine
+# pays nothing.
+set -euo pipefail
+
+packages=(
+  # sandbox host and the fleet
+  debootstrap systemd-container
+  # Ruby side: Puppet itself, rspec-puppet and its helpers, linters
+  puppet-agent ruby-rspec-puppet ruby-puppetlabs-spec-helper ruby-rspec-puppet-facts
+  puppet-lint rubocop
+  # shell lint, binary checks, JSON on the command line
+  shellcheck file jq
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # policy-rc.d keeps package scripts from starting services on this machine:
+  # the tests run Puppet Server inside the sandbox host, never here.
+  # An existing policy-rc.d is the machine owner's and is left as it is.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 0755 /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+if ! command -v cargo >/dev/null; then
+  echo "install-deps: cargo not found; install a Rust toolchain (rustup) first" >&2
+  exit 1
+fi
