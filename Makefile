@@ -22,10 +22,13 @@ build:
 lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
+	puppet-lint --fail-on-warnings manifests types
+	rubocop lib spec Rakefile
 	shellcheck scripts/*.sh .ci/run
 
 unit: deps
 	cargo test --locked
+	rake spec
 
 acceptance: deps build
 	rspec spec/acceptance

@@ -1,0 +1,59 @@
+# frozen_string_literal: true
+
+require_relative '../../../puppet_x/clone_army/helper'
+
+Puppet::Type.type(:clone_army_base).provide(:clone_army) do
+  desc <<-DOC
+    Manages base images with the `clone-army` helper. All bases are read with
+    one `clone-army base list` per run (prefetch).
+  DOC
+
+  confine kernel: 'Linux'
+
+  mk_resource_methods
+
+  # What this provider keeps of one entry of `base list`.
+  def self.from_helper(base)
+    {
+      name: base['name'],
+      ensure: :present,
+      os: base['os'],
+      release: base['release'],
+      puppet_source: base['puppet_source'],
+      clones: Array(base['clones']),
+    }
+  end
+
+  def self.instances
+    PuppetX::CloneArmy::Helper.new.base_list.map { |base| new(from_helper(base)) }
+  end
+
+  def self.prefetch(resources)
+    bases = PuppetX::CloneArmy::Helper.for_resources(resources).base_list
+    bases.each do |base|
+      resource = resources[base['name']]
+      resource.provider = new(from_helper(base)) if resource
+    end
+  end
+
+  def exists?
+    @property_hash[:ensure] == :present
+  end
+
+  def create
+    base = helper.base_create(name, os: resource[:os], release: resource[:release],
+                                    mirror: resource[:mirror], puppet_source: resource[:puppet_source])
+    @property_hash = base ? self.class.from_helper(base) : { name: name, ensure: :present }
+  end
+
+  def destroy
+    helper.base_remove(name)
+    @property_hash = { name: name, ensure: :absent }
+  end
+
+  private
+
+  def helper
+    @helper ||= PuppetX::CloneArmy::Helper.new(resource && resource[:helper])
+  end
+end

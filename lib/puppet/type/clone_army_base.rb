@@ -1,0 +1,129 @@
+# frozen_string_literal: true
+
+require_relative '../../puppet_x/clone_army/helper'
+require_relative '../../puppet_x/clone_army/names'
+
+Puppet::Type.newtype(:clone_army_base) do
+  @doc = <<-DOC
+    @summary A base image that clone_army clones boot from.
+
+    A base is a complete root filesystem with systemd and a Puppet agent,
+    kept at `/var/lib/puppet-clone-army/<name>` (mode 0755). Clones mount it
+    read-only as the lower layer of an OverlayFS, so everything put into
+    the base is seen by every clone on it, and nothing a clone does is
+    written into it.
+
+    The `clone-army` helper builds the base in a staging directory
+    (`/var/lib/puppet-clone-army/.staging-<name>`) and renames it into place
+    only when it is complete, so a half-built base is never used. Building a
+    Debian 12 base with debootstrap takes about a minute.
+
+    `os`, `release`, `mirror` and `puppet_source` are used only when the base
+    is built: changing them later does not rebuild an existing base. To
+    rebuild, remove the base (`ensure => absent`, which the helper refuses
+    while clones use it) and let it be built again.
+
+    @example The base class clone_army declares on a Debian 12 host
+      clone_army_base { 'debian-12':
+        ensure => present,
+      }
+
+    @example An Ubuntu base from a local mirror
+      clone_army_base { 'ubuntu-jammy':
+        ensure  => present,
+        os      => 'ubuntu',
+        release => 'jammy',
+        mirror  => 'http://mirror.example.com/ubuntu',
+      }
+
+    @example Listing the bases on a host
+      puppet resource clone_army_base
+  DOC
+
+  ensurable do
+    desc <<-DOC
+      Whether the base exists. `present` builds it when it is missing;
+      `absent` removes it, which the helper refuses (`base-in-use`, naming
+      the clones) while any clone is built on it.
+    DOC
+    defaultvalues
+    defaultto :present
+  end
+
+  newparam(:name, namevar: true) do
+    desc <<-DOC
+      The name of the base: lower-case letters, digits and `-`, starting with
+      a letter or digit, at most 64 characters (e.g. `debian-12`). It is the
+      directory name under `/var/lib/puppet-clone-army/` and what
+      `clone_army_clone`'s `base` refers to.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Names.validate_name('name', value, 'debian-12')
+    end
+  end
+
+  newparam(:os) do
+    desc <<-DOC
+      The distribution of the base, `debian` or `ubuntu`. Defaults to the
+      host's own (from its `/etc/os-release`). Used only when the base is built.
+    DOC
+    newvalues(:debian, :ubuntu)
+  end
+
+  newparam(:release) do
+    desc <<-DOC
+      The release codename of the base, e.g. `bookworm` or `jammy`. Defaults
+      to the host's own. Used only when the base is built.
+    DOC
+
+    validate do |value|
+      unless value.is_a?(String) && value.match?(%r{\A[a-z0-9][a-z0-9.-]*\z})
+        raise ArgumentError,
+              "release must be a release codename of lower-case letters, digits, '.' and '-' " \
+              "(e.g. 'bookworm'); got #{value.inspect}"
+      end
+    end
+  end
+
+  newparam(:mirror) do
+    desc <<-DOC
+      The package mirror debootstrap builds the base from, an `http://`,
+      `https://` or `file://` URL. Defaults to the mirror in the host's own
+      apt sources. Used only when the base is built.
+    DOC
+
+    validate do |value|
+      unless value.is_a?(String) && value.match?(%r{\A(https?|file)://\S+\z})
+        raise ArgumentError,
+              "mirror must be an http://, https:// or file:// URL without spaces; got #{value.inspect}"
+      end
+    end
+  end
+
+  newparam(:puppet_source) do
+    desc <<-DOC
+      Where the Puppet agent in the base comes from. `distro`: the
+      distribution's own `puppet-agent` package (the default). Used only when
+      the base is built.
+    DOC
+    newvalues(:distro)
+  end
+
+  newparam(:helper) do
+    desc <<-DOC
+      The path of the `clone-army` helper the provider runs. Defaults to
+      `/usr/local/sbin/clone-army` (where class clone_army installs it), then
+      `clone-army` on the PATH. A `File` resource for this path is
+      autorequired, so the helper is installed before it is used.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Names.validate_absolute_path('helper', value)
+    end
+  end
+
+  autorequire(:file) do
+    [self[:helper] || PuppetX::CloneArmy::Helper::DEFAULT_PATH]
+  end
+end

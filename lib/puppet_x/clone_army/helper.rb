@@ -1,0 +1,266 @@
+# frozen_string_literal: true
+
+require 'json'
+require 'puppet'
+require 'puppet/util/execution'
+
+module PuppetX
+  module CloneArmy
+    # A failure reported by (or about) the `clone-army` helper.
+    #
+    # `kind` is the helper's machine-readable error kind (helper/PROTOCOL.md),
+    # or one of this wrapper's own: `helper-missing`, `malformed-output`,
+    # `protocol-mismatch`.
+    class HelperError < Puppet::Error
+      attr_reader :kind, :field, :causes, :argv, :exitstatus
+
+      def initialize(message, kind:, argv:, exitstatus: nil, field: nil, causes: [])
+        super(message)
+        @kind = kind
+        @field = field
+        @causes = causes
+        @argv = argv
+        @exitstatus = exitstatus
+      end
+    end
+
+    # The one place that runs the `clone-army` helper and reads its answer.
+    #
+    # Every call runs the helper with an argv array (never through a shell),
+    # reads the single JSON document it prints on stdout and returns its
+    # `result`. Anything else is a HelperError: a non-zero exit, `ok: false`,
+    # an empty or malformed answer, or another protocol version. A malformed
+    # answer is never taken to mean "nothing there".
+    #
+    # Option flags go before `--`, names after it, so a name can never be
+    # read as a flag.
+    class Helper
+      PROTOCOL_VERSION = 1
+      DEFAULT_PATH = '/usr/local/sbin/clone-army'
+      COMMAND_NAME = 'clone-army'
+      CLONE_STATES = ['running', 'stopped'].freeze
+
+      attr_reader :path
+
+      # The helper at `path` when given; otherwise DEFAULT_PATH (where class
+      # clone_army installs it), then `clone-army` on the PATH.
+      def self.resolve_path(path = nil)
+        return path if path && !path.to_s.empty?
+        return DEFAULT_PATH if File.executable?(DEFAULT_PATH)
+
+        Puppet::Util.which(COMMAND_NAME) || DEFAULT_PATH
+      end
+
+      # The helper for a prefetch: the `helper` parameter of the resources in
+      # the catalog (class clone_army gives all of them the same one).
+      def self.for_resources(resources)
+        paths = resources.values.map { |resource| resource[:helper] }.compact.uniq
+        Puppet.warning("clone_army: resources name different helpers (#{paths.join(', ')}); listing with #{paths.first}") if paths.size > 1
+        new(paths.first)
+      end
+
+      def initialize(path = nil)
+        @path = self.class.resolve_path(path)
+      end
+
+      # --- bases ---
+
+      def base_list
+        result = run('base', 'list')
+        list_of_hashes(result, 'bases', ['base', 'list'])
+      end
+
+      # The base as `base list` reports it, or nil when the helper answered
+      # with the base's name only.
+      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil)
+        options = []
+        options += ['--os', os.to_s] if os
+        options += ['--release', release.to_s] if release
+        options += ['--mirror', mirror.to_s] if mirror
+        options += ['--puppet-source', puppet_source.to_s] if puppet_source
+        result = run('base', 'create', *options, '--', name)
+        entity(result, 'base', name, ['base', 'create'])
+      end
+
+      def base_remove(name)
+        run('base', 'remove', '--', name)
+      end
+
+      # --- clones ---
+
+      def clone_list
+        result = run('clone', 'list')
+        clones = list_of_hashes(result, 'clones', ['clone', 'list'])
+        clones.each { |clone| check_clone(clone, ['clone', 'list']) }
+      end
+
+      # The clone as `clone list` reports it, or nil when the helper answered
+      # with the clone's name only.
+      def clone_create(name, base:, master:, certname:, start:)
+        options = ['--base', base, '--master', master, '--certname', certname]
+        options << '--start' if start
+        result = run('clone', 'create', *options, '--', name)
+        clone = entity(result, 'clone', name, ['clone', 'create'])
+        clone && check_clone(clone, ['clone', 'create'])
+      end
+
+      # As clone_create.
+      def clone_configure(name, master: nil, certname: nil)
+        options = []
+        options += ['--master', master] if master
+        options += ['--certname', certname] if certname
+        result = run('clone', 'configure', *options, '--', name)
+        clone = entity(result, 'clone', name, ['clone', 'configure'])
+        clone && check_clone(clone, ['clone', 'configure'])
+      end
+
+      # The clones acted on: each as `clone list` reports it, or its name.
+      def clone_start(*names)
+        clones_result(run('clone', 'start', '--', *names), names, ['clone', 'start'])
+      end
+
+      # As clone_start.
+      def clone_stop(*names)
+        clones_result(run('clone', 'stop', '--', *names), names, ['clone', 'stop'])
+      end
+
+      def clone_remove(*names)
+        run('clone', 'remove', '--', *names)
+      end
+
+      # Runs the helper with `args` and returns the `result` of its answer.
+      def run(*args)
+        argv = [path, *args.map(&:to_s)]
+        unless File.file?(path) && File.executable?(path)
+          raise HelperError.new(
+            "the clone-army helper is not installed at #{path}: class clone_army installs it there " \
+            "from the module's files/clone-army (built by `make build`); or install it there or on the PATH",
+            kind: 'helper-missing', argv: argv,
+          )
+        end
+
+        Puppet.debug("clone_army: running #{argv.join(' ')}")
+        output = Puppet::Util::Execution.execute(argv, failonfail: false, combine: false)
+        parse(output.to_s, output.exitstatus, argv)
+      end
+
+      # Reads one answer of the helper; public so the specs can feed it
+      # captured output directly.
+      def parse(stdout, exitstatus, argv)
+        document = decode(stdout, exitstatus, argv)
+        version = document['protocol']
+        unless version == PROTOCOL_VERSION
+          raise HelperError.new(
+            "#{describe(argv)} answered in protocol version #{version.inspect}; this module speaks " \
+            "version #{PROTOCOL_VERSION} (are the module and the helper binary from the same release?)",
+            kind: 'protocol-mismatch', argv: argv, exitstatus: exitstatus,
+          )
+        end
+
+        case document['ok']
+        when false then raise failure(document['error'], exitstatus, argv)
+        when true then success(document, exitstatus, argv)
+        else malformed(argv, exitstatus, '"ok" is neither true nor false')
+        end
+      end
+
+      private
+
+      def decode(stdout, exitstatus, argv)
+        text = stdout.strip
+        malformed(argv, exitstatus, 'no output on stdout') if text.empty?
+        document = begin
+          JSON.parse(text)
+        rescue JSON::ParserError => e
+          malformed(argv, exitstatus, "not JSON (#{e.message.lines.first.to_s.strip}): #{excerpt(text)}")
+        end
+        malformed(argv, exitstatus, "not a JSON object: #{excerpt(text)}") unless document.is_a?(Hash)
+        document
+      end
+
+      def success(document, exitstatus, argv)
+        malformed(argv, exitstatus, "\"ok\": true with exit status #{exitstatus}") unless exitstatus.to_i.zero?
+        result = document['result']
+        malformed(argv, exitstatus, '"result" is missing or not an object') unless result.is_a?(Hash)
+        result
+      end
+
+      def failure(error, exitstatus, argv)
+        unless error.is_a?(Hash) && error['kind'].is_a?(String) && error['message'].is_a?(String)
+          return HelperError.new(
+            "#{describe(argv)} failed (exit status #{exitstatus}) with a malformed error: #{excerpt(error.to_json)}",
+            kind: 'malformed-output', argv: argv, exitstatus: exitstatus,
+          )
+        end
+
+        causes = Array(error['causes']).map(&:to_s)
+        message = "#{describe(argv)} failed [#{error['kind']}]: #{error['message']}"
+        message += " (field: #{error['field']})" if error['field']
+        message += "; caused by: #{causes.join('; ')}" unless causes.empty?
+        HelperError.new(message, kind: error['kind'], field: error['field'], causes: causes,
+                                 argv: argv, exitstatus: exitstatus)
+      end
+
+      def malformed(argv, exitstatus, what)
+        raise HelperError.new(
+          "#{describe(argv)} gave a malformed answer (exit status #{exitstatus.inspect}): #{what}",
+          kind: 'malformed-output', argv: argv, exitstatus: exitstatus,
+        )
+      end
+
+      # PROTOCOL.md shows `{"clone": <clone>}` for create and configure; a
+      # helper may also answer with just the name. Either is accepted, as
+      # long as it is the thing asked for.
+      def entity(result, key, name, verb)
+        value = result[key]
+        return nil if value == name
+        return value if value.is_a?(Hash) && value['name'] == name
+
+        malformed([path, *verb], 0, "\"result\".\"#{key}\" is neither #{name.inspect} nor an object with that name: " +
+                                    excerpt(value.to_json))
+      end
+
+      def list_of_hashes(result, key, verb)
+        list = result[key]
+        unless list.is_a?(Array) && list.all? { |item| item.is_a?(Hash) && item['name'].is_a?(String) }
+          malformed([path, *verb], 0, "\"result\".\"#{key}\" is not a list of objects with a name")
+        end
+        list
+      end
+
+      # `clone start|stop` answer with the clones (or their names), every name
+      # asked for among them.
+      def clones_result(result, names, verb)
+        clones = result['clones']
+        malformed([path, *verb], 0, '"result"."clones" is not a list') unless clones.is_a?(Array)
+        answered = clones.map { |clone| clone_or_name(clone, verb) }
+        missing = names.map(&:to_s) - answered
+        malformed([path, *verb], 0, "\"result\".\"clones\" lacks #{missing.join(', ')}") unless missing.empty?
+        clones
+      end
+
+      # The name of one entry of a `clone start|stop` answer.
+      def clone_or_name(clone, verb)
+        return clone if clone.is_a?(String)
+        return check_clone(clone, verb)['name'] if clone.is_a?(Hash)
+
+        malformed([path, *verb], 0, "\"result\".\"clones\" holds #{excerpt(clone.to_json)}, neither a clone nor a name")
+      end
+
+      def check_clone(clone, verb)
+        unless clone['name'].is_a?(String) && CLONE_STATES.include?(clone['state'])
+          malformed([path, *verb], 0, "clone #{excerpt(clone.to_json)} lacks a name or a state (running|stopped)")
+        end
+        clone
+      end
+
+      def describe(argv)
+        ['clone-army', *argv.drop(1)].join(' ')
+      end
+
+      def excerpt(text)
+        text.length > 200 ? "#{text[0, 200]}..." : text
+      end
+    end
+  end
+end

@@ -1,0 +1,210 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+
+GIB = 1024 * 1024 * 1024
+MIB = 1024 * 1024
+
+describe 'clone_army' do
+  let(:node) { 'loadhost.example.com' }
+
+  # Supported OSes that facterdb 1.12 has no facts for yet: Debian 12 (what
+  # the tests run on) and the Ubuntu LTS releases (whose dotted release makes
+  # the default base name `ubuntu-22-04`).
+  def self.minimal_facts(name, family, major, codename)
+    {
+      kernel: 'Linux',
+      os: {
+        'name' => name, 'family' => family,
+        'release' => { 'major' => major, 'full' => major },
+        'distro' => { 'codename' => codename }
+      },
+      networking: { 'fqdn' => 'loadhost.example.com', 'hostname' => 'loadhost', 'domain' => 'example.com' },
+    }
+  end
+  debian12 = { 'debian-12-x86_64' => minimal_facts('Debian', 'Debian', '12', 'bookworm') }
+  not_in_facterdb = debian12.merge(
+    'ubuntu-22.04-x86_64' => minimal_facts('Ubuntu', 'Debian', '22.04', 'jammy'),
+    'ubuntu-24.04-x86_64' => minimal_facts('Ubuntu', 'Debian', '24.04', 'noble'),
+  )
+
+  on_supported_os.merge(not_in_facterdb).each do |os, os_facts|
+    context "on #{os}" do
+      let(:facts) do
+        os_facts.merge(memory: { 'system' => { 'total_bytes' => 24 * GIB } })
+      end
+      let(:base) do
+        "#{os_facts[:os]['name']}-#{os_facts[:os]['release']['major']}".downcase.gsub(%r{[^a-z0-9-]}, '-')
+      end
+
+      context 'with master and num_clones' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 2 } }
+
+        it { is_expected.to compile.with_all_deps }
+
+        it 'installs the helper from the module' do
+          is_expected.to contain_file('/usr/local/sbin/clone-army').with(
+            ensure: 'file', source: 'puppet:///modules/clone_army/clone-army',
+            owner: 'root', group: 'root', mode: '0755'
+          )
+        end
+
+        it 'declares a base named after the host OS' do
+          expect(base).to match(%r{\A[a-z]+-[0-9][0-9-]*\z})
+          is_expected.to contain_clone_army_base(base).with(ensure: 'present', helper: '/usr/local/sbin/clone-army')
+        end
+
+        it 'declares clone1..2 pointed at the master, with certnames under the host certname' do
+          [1, 2].each do |index|
+            is_expected.to contain_clone_army_clone("clone#{index}").with(
+              ensure: 'present',
+              base: base,
+              master: 'puppet.example.com',
+              certname: "clone#{index}.loadhost.example.com",
+              helper: '/usr/local/sbin/clone-army',
+            )
+          end
+          is_expected.to have_clone_army_clone_resource_count(2)
+        end
+
+        it 'installs the helper before the fleet' do
+          is_expected.to contain_class('clone_army::install').that_comes_before('Class[clone_army::fleet]')
+        end
+      end
+    end
+  end
+
+  context 'on Ubuntu 22.04' do
+    let(:facts) { not_in_facterdb['ubuntu-22.04-x86_64'].merge(memory: { 'system' => { 'total_bytes' => 8 * GIB } }) }
+    let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+
+    it 'names the default base with the dot turned into a dash' do
+      is_expected.to contain_clone_army_base('ubuntu-22-04')
+      is_expected.to contain_clone_army_clone('clone1').with_base('ubuntu-22-04')
+    end
+  end
+
+  context 'on Debian 12 (facts of the test machine)' do
+    let(:facts) do
+      debian12['debian-12-x86_64'].merge(memory: { 'system' => { 'total_bytes' => 24 * GIB } })
+    end
+
+    describe 'master' do
+      context 'when not given and no Puppet Server compiled the catalog (puppet apply, bolt apply)' do
+        it { is_expected.to compile.and_raise_error(%r{not compiled by a Puppet Server.*pass `master`}m) }
+      end
+
+      context 'when not given and a Puppet Server compiled the catalog' do
+        # rspec-puppet's servername is the fqdn of the node it compiles for,
+        # so here the load host and the server share a name; without
+        # server facts the same catalog fails (above).
+        let(:node) { 'compiler.example.com' }
+        let(:params) { { num_clones: 1 } }
+
+        around(:each) do |example|
+          RSpec.configuration.trusted_server_facts = true
+          example.run
+        ensure
+          RSpec.configuration.trusted_server_facts = false
+        end
+
+        it { is_expected.to contain_clone_army_clone('clone1').with_master('compiler.example.com') }
+
+        context 'and master is given as well' do
+          let(:params) { { num_clones: 1, master: 'puppet.example.com' } }
+
+          it { is_expected.to contain_clone_army_clone('clone1').with_master('puppet.example.com') }
+        end
+      end
+
+      ['puppet example.com', 'puppet.example.com.', '-puppet', 'a' * 254].each do |bad|
+        context "when #{bad[0, 20].inspect}" do
+          let(:params) { { master: bad } }
+
+          it { is_expected.to compile.and_raise_error(%r{parameter 'master' expects}) }
+        end
+      end
+    end
+
+    describe 'num_clones' do
+      let(:params) { { master: 'puppet.example.com' } }
+
+      # (total - 2 GiB) / 150 MiB, rounded down, never below 0.
+      {
+        24 * GIB => 150,
+        (2 * GIB) + (150 * MIB) => 1,
+        (2 * GIB) + (299 * MIB) => 1,
+        (2 * GIB) + (300 * MIB) => 2,
+        2 * GIB => 0,
+        1 * GIB => 0,
+      }.each do |total, expected|
+        context "with #{total} bytes of RAM" do
+          let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => total } }) }
+
+          it "declares #{expected} clones" do
+            is_expected.to have_clone_army_clone_resource_count(expected)
+            is_expected.to contain_clone_army_clone("clone#{expected}") if expected.positive?
+            is_expected.not_to contain_clone_army_clone("clone#{expected + 1}")
+          end
+        end
+      end
+
+      context 'when 0' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 0 } }
+
+        it { is_expected.to compile.with_all_deps }
+        it { is_expected.to have_clone_army_clone_resource_count(0) }
+        it { is_expected.to contain_clone_army_base('debian-12') }
+      end
+
+      context 'when negative' do
+        let(:params) { { master: 'puppet.example.com', num_clones: -1 } }
+
+        it { is_expected.to compile.and_raise_error(%r{parameter 'num_clones' expects}) }
+      end
+    end
+
+    describe 'clone_ensure' do
+      ['present', 'running', 'stopped'].each do |state|
+        context "when #{state}" do
+          let(:params) { { master: 'puppet.example.com', num_clones: 1, clone_ensure: state } }
+
+          it { is_expected.to contain_clone_army_clone('clone1').with_ensure(state) }
+        end
+      end
+
+      context 'when absent (not a fleet state; shrink num_clones instead)' do
+        let(:params) { { master: 'puppet.example.com', clone_ensure: 'absent' } }
+
+        it { is_expected.to compile.and_raise_error(%r{parameter 'clone_ensure' expects}) }
+      end
+    end
+
+    describe 'base and helper_path' do
+      let(:params) do
+        { master: 'puppet.example.com', num_clones: 1, base: 'bookworm-lab', helper_path: '/opt/clone-army/bin/clone-army' }
+      end
+
+      it { is_expected.to contain_clone_army_base('bookworm-lab').with_helper('/opt/clone-army/bin/clone-army') }
+      it { is_expected.to contain_clone_army_clone('clone1').with(base: 'bookworm-lab', helper: '/opt/clone-army/bin/clone-army') }
+      it { is_expected.to contain_file('/opt/clone-army/bin/clone-army').with_mode('0755') }
+
+      it 'lets the clones autorequire the base and the helper' do
+        is_expected.to contain_clone_army_clone('clone1')
+          .that_requires(['Clone_army_base[bookworm-lab]', 'File[/opt/clone-army/bin/clone-army]'])
+      end
+
+      context 'with an invalid base name' do
+        let(:params) { { master: 'puppet.example.com', base: 'Debian_12' } }
+
+        it { is_expected.to compile.and_raise_error(%r{parameter 'base' expects}) }
+      end
+
+      context 'with a relative helper_path' do
+        let(:params) { { master: 'puppet.example.com', helper_path: 'bin/clone-army' } }
+
+        it { is_expected.to compile.and_raise_error(%r{parameter 'helper_path' expects}) }
+      end
+    end
+  end
+end

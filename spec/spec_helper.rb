@@ -1,0 +1,67 @@
+# frozen_string_literal: true
+
+# rspec-mocks only (no mocha); must be chosen before puppetlabs_spec_helper
+# loads, or it defaults to mocha.
+RSpec.configure do |config|
+  config.mock_with :rspec
+end
+
+require 'json'
+require 'tmpdir'
+require 'puppetlabs_spec_helper/module_spec_helper'
+require 'rspec-puppet-facts'
+
+include RspecPuppetFacts # rubocop:disable Style/MixinUsage
+
+# The library under test, from this checkout (providers and types are also
+# loaded by rspec-puppet through the fixture symlink).
+$LOAD_PATH.unshift(File.expand_path('../lib', __dir__))
+
+# Answers of the `clone-army` helper, one stdout document per file
+# (spec/fixtures/helper/README.md).
+module HelperFixtures
+  DIR = File.expand_path('fixtures/helper', __dir__)
+
+  def helper_fixture(name)
+    File.read(File.join(DIR, name))
+  end
+
+  # What Puppet::Util::Execution.execute returns: stdout with an exit status.
+  def helper_output(name, exitstatus = 0)
+    Puppet::Util::Execution::ProcessOutput.new(helper_fixture(name), exitstatus)
+  end
+end
+
+RSpec.configure do |config|
+  config.include HelperFixtures
+  config.before(:each) do
+    # What Puppet 8 enforces by default: no unknown variables, no deprecated
+    # or ambiguous constructs.
+    Puppet[:strict_variables] = true
+    Puppet[:strict] = :error
+  end
+end
+
+# A real executable file standing in for the helper, so the "is it installed"
+# check runs for real; the specs stub only Puppet::Util::Execution.execute.
+RSpec.shared_context 'with a helper binary' do
+  around(:each) do |example|
+    Dir.mktmpdir('clone-army-spec') do |dir|
+      @helper_dir = dir
+      File.write(File.join(dir, 'clone-army'), "#!/bin/sh\nexit 99\n")
+      File.chmod(0o755, File.join(dir, 'clone-army'))
+      example.run
+    end
+  end
+
+  let(:helper_path) { File.join(@helper_dir, 'clone-army') }
+
+  # Expects exactly one run of the helper with `args`, answering `fixture`.
+  def expect_helper(args, fixture, exitstatus = 0)
+    expect(Puppet::Util::Execution).to receive(:execute)
+      .with([helper_path, *args], failonfail: false, combine: false)
+      .once
+      .ordered
+      .and_return(helper_output(fixture, exitstatus))
+  end
+end

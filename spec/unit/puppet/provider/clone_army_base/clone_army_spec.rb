@@ -1,0 +1,93 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+
+describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
+  include_context 'with a helper binary'
+
+  let(:type) { Puppet::Type.type(:clone_army_base) }
+
+  def base_resource(name, attributes = {})
+    type.new({ name: name, helper: helper_path, provider: :clone_army }.merge(attributes))
+  end
+
+  describe '.instances' do
+    before(:each) do
+      allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).with(nil).and_return(helper_path)
+    end
+
+    it 'lists every base with one helper call' do
+      expect_helper(['base', 'list'], 'base_list.json')
+      instances = described_class.instances
+      expect(instances.map(&:name)).to eq(['debian-12'])
+      expect(instances.first.exists?).to be true
+      expect(instances.first.get(:release)).to eq('bookworm')
+    end
+
+    it 'lists no bases' do
+      expect_helper(['base', 'list'], 'base_list_empty.json')
+      expect(described_class.instances).to eq([])
+    end
+
+    it 'fails on a protocol it does not speak' do
+      expect_helper(['base', 'list'], 'protocol_2.json')
+      expect { described_class.instances }.to raise_error(Puppet::Error, %r{protocol version 2})
+    end
+  end
+
+  describe '.prefetch' do
+    it 'reads all bases with one helper call' do
+      resources = { 'debian-12' => base_resource('debian-12'), 'ubuntu-jammy' => base_resource('ubuntu-jammy') }
+      expect_helper(['base', 'list'], 'base_list.json')
+      described_class.prefetch(resources)
+      expect(resources['debian-12'].provider.exists?).to be true
+      expect(resources['ubuntu-jammy'].provider.exists?).to be false
+    end
+
+    it 'fails on malformed output instead of taking every base for absent' do
+      expect_helper(['base', 'list'], 'malformed.txt', 101)
+      expect { described_class.prefetch('debian-12' => base_resource('debian-12')) }
+        .to raise_error(Puppet::Error, %r{clone-army base list gave a malformed answer})
+    end
+  end
+
+  describe '#create' do
+    it 'builds the base with the host defaults' do
+      resource = base_resource('debian-12')
+      expect_helper(['base', 'create', '--', 'debian-12'], 'base_create.json')
+      resource.provider.create
+      expect(resource.provider.exists?).to be true
+    end
+
+    it 'passes os, release, mirror and puppet_source' do
+      resource = base_resource('ubuntu-jammy', os: 'ubuntu', release: 'jammy', mirror: 'http://mirror.example.com/ubuntu',
+                                               puppet_source: 'distro')
+      expect_helper(['base', 'create', '--os', 'ubuntu', '--release', 'jammy', '--mirror', 'http://mirror.example.com/ubuntu',
+                     '--puppet-source', 'distro', '--', 'ubuntu-jammy'], 'base_create_name_ubuntu-jammy.json')
+      resource.provider.create
+      expect(resource.provider.exists?).to be true
+    end
+
+    it 'fails with the helper\'s error' do
+      resource = base_resource('debian-12')
+      expect_helper(['base', 'create', '--', 'debian-12'], 'error_usage.json', 2)
+      expect { resource.provider.create }.to raise_error(Puppet::Error, %r{\[usage\]})
+    end
+  end
+
+  describe '#destroy' do
+    it 'removes the base' do
+      resource = base_resource('debian-12', ensure: 'absent')
+      expect_helper(['base', 'remove', '--', 'debian-12'], 'base_remove.json')
+      resource.provider.destroy
+      expect(resource.provider.exists?).to be false
+    end
+
+    it 'reports a base still in use, naming the clones' do
+      resource = base_resource('debian-12', ensure: 'absent')
+      expect_helper(['base', 'remove', '--', 'debian-12'], 'base_remove_in_use.json', 1)
+      expect { resource.provider.destroy }
+        .to raise_error(Puppet::Error, %r{\[base-in-use\]: base "debian-12" is used by clones clone1, clone2})
+    end
+  end
+end

@@ -1,0 +1,88 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+
+describe Puppet::Type.type(:clone_army_base) do
+  let(:catalog) { Puppet::Resource::Catalog.new }
+
+  def base(attributes = {})
+    described_class.new({ name: 'debian-12', catalog: catalog }.merge(attributes))
+  end
+
+  it 'has name as its namevar' do
+    expect(described_class.key_attributes).to eq([:name])
+  end
+
+  describe 'name' do
+    ['debian-12', 'a', '0base', 'ubuntu-22-04', 'x' * 64].each do |name|
+      it "accepts #{name.inspect}" do
+        expect(base(name: name)[:name]).to eq(name)
+      end
+    end
+
+    ['Debian-12', '-debian', 'debian_12', 'debian.12', 'deb ian', '', 'x' * 65, '../etc'].each do |name|
+      it "refuses #{name.inspect}, naming the attribute and what is allowed" do
+        expect { base(name: name) }.to raise_error(
+          Puppet::ResourceError, %r{name must be 1 to 64 characters of lower-case letters, digits and '-'}
+        )
+      end
+    end
+  end
+
+  describe 'ensure' do
+    it 'defaults to present' do
+      expect(base[:ensure]).to eq(:present)
+    end
+
+    it 'accepts present and absent' do
+      expect(base(ensure: 'absent')[:ensure]).to eq(:absent)
+      expect(base(ensure: 'present')[:ensure]).to eq(:present)
+    end
+
+    it 'refuses running' do
+      expect { base(ensure: 'running') }.to raise_error(Puppet::ResourceError, %r{Invalid value "running"})
+    end
+  end
+
+  describe 'parameters' do
+    it 'accepts os debian and ubuntu only' do
+      expect(base(os: 'ubuntu')[:os]).to eq(:ubuntu)
+      expect { base(os: 'redhat') }.to raise_error(Puppet::ResourceError, %r{Invalid value "redhat"})
+    end
+
+    it 'accepts a release codename' do
+      expect(base(release: 'bookworm')[:release]).to eq('bookworm')
+      expect { base(release: 'Bookworm!') }.to raise_error(Puppet::ResourceError, %r{release must be a release codename})
+    end
+
+    it 'accepts http, https and file mirrors' do
+      ['http://deb.debian.org/debian', 'https://mirror.example.com/debian', 'file:///srv/mirror'].each do |mirror|
+        expect(base(mirror: mirror)[:mirror]).to eq(mirror)
+      end
+      expect { base(mirror: 'ftp://x') }.to raise_error(Puppet::ResourceError, %r{mirror must be an http://})
+      expect { base(mirror: 'http://a b') }.to raise_error(Puppet::ResourceError, %r{mirror must be})
+    end
+
+    it 'accepts puppet_source distro' do
+      expect(base(puppet_source: 'distro')[:puppet_source]).to eq(:distro)
+      expect { base(puppet_source: 'gems') }.to raise_error(Puppet::ResourceError, %r{Invalid value "gems"})
+    end
+
+    it 'wants an absolute helper path' do
+      expect(base(helper: '/opt/bin/clone-army')[:helper]).to eq('/opt/bin/clone-army')
+      expect { base(helper: 'clone-army') }.to raise_error(Puppet::ResourceError, %r{helper must be an absolute path})
+    end
+  end
+
+  describe 'autorequire' do
+    it 'requires the File of the default helper' do
+      file = Puppet::Type.type(:file).new(path: '/usr/local/sbin/clone-army')
+      resource = base
+      catalog.add_resource(file)
+      catalog.add_resource(resource)
+      edges = resource.autorequire
+      expect(edges.map { |edge| [edge.source.ref, edge.target.ref] })
+        .to eq([['File[/usr/local/sbin/clone-army]', 'Clone_army_base[debian-12]']])
+    end
+  end
+end

@@ -1,0 +1,232 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+
+describe Puppet::Type.type(:clone_army_clone) do
+  let(:catalog) { Puppet::Resource::Catalog.new }
+  let(:provider) do
+    instance_double('Puppet::Type::Clone_army_clone::ProviderClone_army', state: :absent, exists?: false)
+  end
+
+  def clone(attributes = {})
+    described_class.new({ name: 'clone1', catalog: catalog }.merge(attributes))
+  end
+
+  it 'has name as its namevar' do
+    expect(described_class.key_attributes).to eq([:name])
+  end
+
+  it 'is refreshable' do
+    expect(described_class.instance_methods).to include(:refresh)
+  end
+
+  describe 'name' do
+    ['clone1', 'c', 'clone-army-1', 'x' * 64].each do |name|
+      it "accepts #{name.inspect}" do
+        expect(clone(name: name)[:name]).to eq(name)
+      end
+    end
+
+    ['Clone1', '-clone', 'clone_1', 'clone.1', '', 'x' * 65, 'a/b', '--start'].each do |name|
+      it "refuses #{name.inspect}, naming the attribute and what is allowed" do
+        expect { clone(name: name) }.to raise_error(
+          Puppet::ResourceError, %r{name must be 1 to 64 characters of lower-case letters, digits and '-'}
+        )
+      end
+    end
+  end
+
+  describe 'ensure' do
+    it 'has no default (leaving the clone as it is)' do
+      expect(clone[:ensure]).to be_nil
+    end
+
+    ['present', 'running', 'stopped', 'absent'].each do |value|
+      it "accepts #{value}" do
+        expect(clone(ensure: value)[:ensure]).to eq(value.to_sym)
+      end
+    end
+
+    it 'refuses anything else' do
+      expect { clone(ensure: 'enabled') }.to raise_error(Puppet::ResourceError, %r{Invalid value "enabled"})
+    end
+
+    describe 'insync?' do
+      def insync(should, is)
+        clone(ensure: should).property(:ensure).insync?(is)
+      end
+
+      it 'present is in sync with running and stopped, not with absent' do
+        expect(insync('present', :running)).to be true
+        expect(insync('present', :stopped)).to be true
+        expect(insync('present', :absent)).to be false
+      end
+
+      it 'running, stopped and absent need exactly that state' do
+        expect(insync('running', :running)).to be true
+        expect(insync('running', :stopped)).to be false
+        expect(insync('stopped', :stopped)).to be true
+        expect(insync('stopped', :running)).to be false
+        expect(insync('absent', :absent)).to be true
+        expect(insync('absent', :stopped)).to be false
+      end
+    end
+
+    it 'says how a clone was created' do
+      expect(clone(ensure: 'present').property(:ensure).change_to_s(:absent, :present)).to eq('created and started')
+      expect(clone(ensure: 'stopped').property(:ensure).change_to_s(:absent, :stopped)).to eq('created (left stopped)')
+      expect(clone(ensure: 'running').property(:ensure).change_to_s(:stopped, :running)).to eq("ensure changed 'stopped' to 'running'")
+    end
+
+    it 'names its events like a service does' do
+      { present: :clone_created, running: :clone_started, stopped: :clone_stopped, absent: :clone_removed }
+        .each do |value, event|
+          expect(described_class.attrclass(:ensure).value_option(value, :event)).to eq(event)
+        end
+    end
+
+    it 'lets starting a clone swallow pending refreshes' do
+      expect(described_class.attrclass(:ensure).value_option(:running, :invalidate_refreshes)).to be true
+      expect(described_class.attrclass(:ensure).value_option(:present, :invalidate_refreshes)).to be true
+    end
+
+    describe 'sync' do
+      let(:resource) { clone(ensure: should, base: 'debian-12', master: 'puppet.example.com') }
+      let(:ensure_property) { resource.property(:ensure) }
+
+      before(:each) { allow(resource).to receive(:provider).and_return(provider) }
+
+      context 'present, when the clone is absent' do
+        let(:should) { 'present' }
+
+        it 'creates and starts it' do
+          expect(provider).to receive(:create).with(start: true)
+          ensure_property.sync
+        end
+      end
+
+      context 'running' do
+        let(:should) { 'running' }
+
+        it 'creates and starts an absent clone' do
+          expect(provider).to receive(:create).with(start: true)
+          ensure_property.sync
+        end
+
+        it 'brings the configuration in sync, then starts an existing clone' do
+          allow(provider).to receive(:exists?).and_return(true)
+          allow(provider).to receive(:base).and_return('debian-12')
+          allow(provider).to receive(:master).and_return('old.example.com')
+          expect(provider).to receive(:master=).with('puppet.example.com').ordered
+          expect(provider).to receive(:flush_changes).ordered
+          expect(provider).to receive(:start).ordered
+          ensure_property.sync
+        end
+      end
+
+      context 'stopped' do
+        let(:should) { 'stopped' }
+
+        it 'creates an absent clone without starting it' do
+          expect(provider).to receive(:create).with(start: false)
+          ensure_property.sync
+        end
+
+        it 'stops an existing clone' do
+          allow(provider).to receive(:exists?).and_return(true)
+          allow(provider).to receive(:base).and_return('debian-12')
+          allow(provider).to receive(:master).and_return('puppet.example.com')
+          expect(provider).to receive(:flush_changes)
+          expect(provider).to receive(:stop)
+          ensure_property.sync
+        end
+      end
+
+      context 'absent' do
+        let(:should) { 'absent' }
+
+        it 'destroys the clone' do
+          expect(provider).to receive(:destroy)
+          ensure_property.sync
+        end
+      end
+    end
+  end
+
+  describe 'properties' do
+    it 'checks base like a name' do
+      expect(clone(base: 'debian-12')[:base]).to eq('debian-12')
+      expect { clone(base: 'Debian 12') }.to raise_error(Puppet::ResourceError, %r{base must be 1 to 64 characters})
+    end
+
+    ['master', 'certname'].each do |attribute|
+      describe attribute do
+        ['puppet', 'puppet.example.com', 'clone1.load-host.example.com', 'PUPPET.Example.com'].each do |value|
+          it "accepts #{value.inspect}" do
+            expect(clone(attribute.to_sym => value)[attribute.to_sym]).to eq(value)
+          end
+        end
+
+        ['puppet example.com', 'puppet..example.com', '-puppet', 'puppet.', 'pup_pet', 'a' * 254,
+         "#{'a' * 64}.example.com", '--master'].each do |value|
+          it "refuses #{value[0, 30].inspect}, naming the attribute" do
+            expect { clone(attribute.to_sym => value) }.to raise_error(
+              Puppet::ResourceError, %r{#{attribute} must be a host name}
+            )
+          end
+        end
+      end
+    end
+
+    it 'wants an absolute helper path' do
+      expect { clone(helper: 'clone-army') }.to raise_error(Puppet::ResourceError, %r{helper must be an absolute path})
+    end
+  end
+
+  describe 'refresh' do
+    let(:resource) { clone(ensure: 'present') }
+
+    before(:each) { allow(resource).to receive(:provider).and_return(provider) }
+
+    it 'restarts a running clone' do
+      allow(provider).to receive(:state).and_return(:running)
+      expect(provider).to receive(:restart)
+      resource.refresh
+    end
+
+    it 'leaves a stopped clone stopped' do
+      allow(provider).to receive(:state).and_return(:stopped)
+      expect(provider).not_to receive(:restart)
+      resource.refresh
+    end
+
+    it 'does nothing for an absent clone' do
+      expect(provider).not_to receive(:restart)
+      resource.refresh
+    end
+  end
+
+  describe 'autorequire' do
+    let(:helper_file) { Puppet::Type.type(:file).new(path: '/usr/local/sbin/clone-army') }
+    let(:base) { Puppet::Type.type(:clone_army_base).new(name: 'debian-12') }
+
+    def relationships(resource)
+      [helper_file, base, resource].each { |r| catalog.add_resource(r) }
+      (resource.autorequire + resource.autobefore).map { |edge| [edge.source.ref, edge.target.ref] }
+    end
+
+    it 'requires its base and the helper' do
+      expect(relationships(clone(ensure: 'present', base: 'debian-12'))).to contain_exactly(
+        ['File[/usr/local/sbin/clone-army]', 'Clone_army_clone[clone1]'],
+        ['Clone_army_base[debian-12]', 'Clone_army_clone[clone1]'],
+      )
+    end
+
+    it 'goes before its base when it is to be removed' do
+      expect(relationships(clone(ensure: 'absent', base: 'debian-12'))).to contain_exactly(
+        ['File[/usr/local/sbin/clone-army]', 'Clone_army_clone[clone1]'],
+        ['Clone_army_clone[clone1]', 'Clone_army_base[debian-12]'],
+      )
+    end
+  end
+end

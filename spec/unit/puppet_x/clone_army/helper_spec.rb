@@ -1,0 +1,264 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+require 'puppet_x/clone_army/helper'
+
+describe PuppetX::CloneArmy::Helper do
+  subject(:helper) { described_class.new(path) }
+
+  include_context 'with a helper binary'
+
+  let(:path) { helper_path }
+
+  def expect_run(args, fixture, exitstatus = 0)
+    expect_helper(args, fixture, exitstatus)
+  end
+
+  def stub_stdout(stdout, exitstatus)
+    allow(Puppet::Util::Execution).to receive(:execute)
+      .and_return(Puppet::Util::Execution::ProcessOutput.new(stdout, exitstatus))
+  end
+
+  describe '.resolve_path' do
+    it 'takes an explicit path as is' do
+      expect(described_class.resolve_path('/opt/x/clone-army')).to eq('/opt/x/clone-army')
+    end
+
+    it 'prefers /usr/local/sbin/clone-army, where class clone_army installs it' do
+      allow(File).to receive(:executable?).and_call_original
+      allow(File).to receive(:executable?).with('/usr/local/sbin/clone-army').and_return(true)
+      expect(described_class.resolve_path(nil)).to eq('/usr/local/sbin/clone-army')
+    end
+
+    it 'falls back to clone-army on the PATH' do
+      allow(File).to receive(:executable?).and_call_original
+      allow(File).to receive(:executable?).with('/usr/local/sbin/clone-army').and_return(false)
+      allow(Puppet::Util).to receive(:which).with('clone-army').and_return('/usr/bin/clone-army')
+      expect(described_class.resolve_path(nil)).to eq('/usr/bin/clone-army')
+    end
+  end
+
+  describe 'verbs (argv arrays, never a shell string; names after --)' do
+    it 'base list' do
+      expect_run(['base', 'list'], 'base_list.json')
+      expect(helper.base_list.map { |base| base['name'] }).to eq(['debian-12'])
+    end
+
+    it 'base create with defaults from the host' do
+      expect_run(['base', 'create', '--', 'debian-12'], 'base_create.json')
+      expect(helper.base_create('debian-12')['release']).to eq('bookworm')
+    end
+
+    it 'base create with every option' do
+      expect_run(['base', 'create', '--os', 'debian', '--release', 'bookworm', '--mirror', 'http://deb.debian.org/debian',
+                  '--puppet-source', 'distro', '--', 'debian-12'], 'base_create.json')
+      helper.base_create('debian-12', os: :debian, release: 'bookworm', mirror: 'http://deb.debian.org/debian',
+                                      puppet_source: :distro)
+    end
+
+    it 'base remove' do
+      expect_run(['base', 'remove', '--', 'debian-12'], 'base_remove.json')
+      expect(helper.base_remove('debian-12')).to eq('name' => 'debian-12', 'changed' => true)
+    end
+
+    it 'clone list' do
+      expect_run(['clone', 'list'], 'clone_list.json')
+      expect(helper.clone_list.map { |clone| [clone['name'], clone['state']] })
+        .to eq([['clone1', 'running'], ['clone2', 'stopped']])
+    end
+
+    it 'clone list of no clones is an empty list' do
+      expect_run(['clone', 'list'], 'clone_list_empty.json')
+      expect(helper.clone_list).to eq([])
+    end
+
+    it 'clone create --start' do
+      expect_run(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+                  '--certname', 'clone3.loadhost.example.com', '--start', '--', 'clone3'], 'clone_create.json')
+      clone = helper.clone_create('clone3', base: 'debian-12', master: 'puppet.example.com',
+                                            certname: 'clone3.loadhost.example.com', start: true)
+      expect(clone['state']).to eq('running')
+    end
+
+    it 'clone create without --start' do
+      expect_run(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+                  '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
+      helper.clone_create('clone3', base: 'debian-12', master: 'puppet.example.com',
+                                    certname: 'clone3.loadhost.example.com', start: false)
+    end
+
+    it 'clone configure with only what changed' do
+      expect_run(['clone', 'configure', '--master', 'puppet2.example.com', '--', 'clone1'], 'clone_configure.json')
+      expect(helper.clone_configure('clone1', master: 'puppet2.example.com')['master']).to eq('puppet2.example.com')
+    end
+
+    it 'clone configure with master and certname' do
+      expect_run(['clone', 'configure', '--master', 'puppet2.example.com', '--certname', 'c1.example.com', '--', 'clone1'],
+                 'clone_configure.json')
+      helper.clone_configure('clone1', master: 'puppet2.example.com', certname: 'c1.example.com')
+    end
+
+    it 'clone start, stop and remove' do
+      expect_run(['clone', 'start', '--', 'clone2'], 'clone_start.json')
+      expect_run(['clone', 'stop', '--', 'clone1'], 'clone_stop.json')
+      expect_run(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
+      expect(helper.clone_start('clone2').first['state']).to eq('running')
+      expect(helper.clone_stop('clone1').first['state']).to eq('stopped')
+      expect(helper.clone_remove('clone1')['removed']).to eq(['clone1'])
+    end
+  end
+
+  describe 'answers that name the clone or base instead of describing it' do
+    it 'base create gives nil for a name' do
+      expect_run(['base', 'create', '--', 'ubuntu-jammy'], 'base_create_name_ubuntu-jammy.json')
+      expect(helper.base_create('ubuntu-jammy')).to be_nil
+    end
+
+    it 'clone create and configure give nil for a name' do
+      expect_run(['clone', 'create', '--base', 'b', '--master', 'm', '--certname', 'c', '--', 'clone1'], 'clone_create_name_clone1.json')
+      expect_run(['clone', 'configure', '--master', 'm', '--', 'clone1'], 'clone_configure_name_clone1.json')
+      expect(helper.clone_create('clone1', base: 'b', master: 'm', certname: 'c', start: false)).to be_nil
+      expect(helper.clone_configure('clone1', master: 'm')).to be_nil
+    end
+
+    it 'clone start gives the names' do
+      expect_run(['clone', 'start', '--', 'clone1', 'clone2'], 'clone_start_names.json')
+      expect(helper.clone_start('clone1', 'clone2')).to eq(['clone1', 'clone2'])
+    end
+
+    it 'refuses the name of another clone' do
+      expect_run(['clone', 'create', '--base', 'b', '--master', 'm', '--certname', 'c', '--', 'clone2'], 'clone_create_name_clone1.json')
+      expect { helper.clone_create('clone2', base: 'b', master: 'm', certname: 'c', start: false) }
+        .to raise_error(PuppetX::CloneArmy::HelperError, %r{"result"."clone" is neither "clone2" nor an object with that name})
+    end
+
+    it 'refuses an object describing another clone' do
+      expect_run(['clone', 'create', '--base', 'b', '--master', 'm', '--certname', 'c', '--', 'clone1'], 'clone_create.json')
+      expect { helper.clone_create('clone1', base: 'b', master: 'm', certname: 'c', start: false) }
+        .to raise_error(PuppetX::CloneArmy::HelperError, %r{neither "clone1" nor an object})
+    end
+
+    it 'refuses a start answer that leaves out a clone asked for' do
+      expect_run(['clone', 'start', '--', 'clone1', 'clone3'], 'clone_start_names.json')
+      expect { helper.clone_start('clone1', 'clone3') }
+        .to raise_error(PuppetX::CloneArmy::HelperError, %r{"result"."clones" lacks clone3})
+    end
+  end
+
+  describe 'answers captured from the real helper (captured_*.json)' do
+    Dir[File.join(HelperFixtures::DIR, 'captured_*.json')].sort.each do |file|
+      it "reads #{File.basename(file)}" do
+        text = File.read(file)
+        document = JSON.parse(text)
+        if document['ok']
+          expect(helper.parse(text, 0, [path, 'captured'])).to eq(document['result'])
+        else
+          expect { helper.parse(text, 1, [path, 'captured']) }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
+            expect(error.kind).to eq(document['error']['kind'])
+            expect(error.message).to include(document['error']['message'])
+          }
+        end
+      end
+    end
+  end
+
+  describe 'failures' do
+    it 'reports a missing helper clearly, without running anything' do
+      missing = described_class.new(File.join(@helper_dir, 'nope', 'clone-army'))
+      expect(Puppet::Util::Execution).not_to receive(:execute)
+      expect { missing.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
+        expect(error.kind).to eq('helper-missing')
+        expect(error.message).to match(%r{not installed at .*/nope/clone-army: class clone_army installs it there})
+      }
+    end
+
+    it 'turns ok:false with a non-zero exit into a Puppet::Error with the kind, message, field and causes' do
+      expect_run(['clone', 'create', '--base', 'debian-13', '--master', 'p', '--certname', 'c', '--', 'clone1'],
+                 'error_not_found.json', 1)
+      expect {
+        helper.clone_create('clone1', base: 'debian-13', master: 'p', certname: 'c', start: false)
+      }.to raise_error(Puppet::Error) { |error|
+        expect(error).to be_a(PuppetX::CloneArmy::HelperError)
+        expect(error.kind).to eq('not-found')
+        expect(error.field).to eq('base')
+        expect(error.exitstatus).to eq(1)
+        expect(error.message).to eq(
+          'clone-army clone create --base debian-13 --master p --certname c -- clone1 failed [not-found]: ' \
+          'base "debian-13" does not exist (field: base); caused by: no directory /var/lib/puppet-clone-army/debian-13',
+        )
+      }
+    end
+
+    it 'reports the causes of a systemd failure' do
+      expect_run(['clone', 'start', '--', 'clone2'], 'error_systemd.json', 1)
+      expect { helper.clone_start('clone2') }.to raise_error(
+        PuppetX::CloneArmy::HelperError,
+        %r{\[systemd\]: starting puppet-clone-army@clone2.service failed; caused by: .*UnitFailed.*; timeout after 60s},
+      )
+    end
+
+    it 'reports usage errors (exit 2)' do
+      stub_stdout(helper_fixture('error_usage.json'), 2)
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{\[usage\]: unexpected argument}) { |error|
+        expect(error.kind).to eq('usage')
+      }
+    end
+
+    it 'treats ok:false as a failure even with exit status 0' do
+      stub_stdout(helper_fixture('base_remove_in_use.json'), 0)
+      expect { helper.base_remove('debian-12') }.to raise_error(PuppetX::CloneArmy::HelperError, %r{\[base-in-use\]})
+    end
+
+    {
+      'a panic message instead of JSON' => ['malformed.txt', 101, %r{exit status 101\): not JSON}],
+      'truncated JSON' => ['truncated.json', 0, %r{not JSON}],
+    }.each do |what, (fixture, status, message)|
+      it "refuses #{what} (never read as 'no clones')" do
+        stub_stdout(helper_fixture(fixture), status)
+        expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, message) { |error|
+          expect(error.kind).to eq('malformed-output')
+        }
+      end
+    end
+
+    it 'refuses empty output (never read as "no clones")' do
+      stub_stdout('', 0)
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{no output on stdout})
+    end
+
+    it 'refuses empty output of a failing helper' do
+      stub_stdout("\n", 1)
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{exit status 1\): no output})
+    end
+
+    it 'refuses another protocol version' do
+      stub_stdout(helper_fixture('protocol_2.json'), 0)
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{protocol version 2; this module speaks}) { |error|
+        expect(error.kind).to eq('protocol-mismatch')
+      }
+    end
+
+    it 'refuses a document without a protocol version' do
+      stub_stdout('{"ok": true, "result": {"clones": []}}', 0)
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{protocol version nil})
+    end
+
+    {
+      'a JSON array' => ['[]', 0, %r{not a JSON object}],
+      'a missing ok' => ['{"protocol": 1, "result": {}}', 0, %r{"ok" is neither true nor false}],
+      'ok:true with a non-zero exit' => ['{"protocol": 1, "ok": true, "result": {"clones": []}}', 1, %r{"ok": true with exit status 1}],
+      'a missing result' => ['{"protocol": 1, "ok": true}', 0, %r{"result" is missing}],
+      'a result without clones' => ['{"protocol": 1, "ok": true, "result": {}}', 0, %r{"result"."clones" is not a list}],
+      'a clone without a name' => ['{"protocol": 1, "ok": true, "result": {"clones": [{"state": "running"}]}}', 0,
+                                   %r{"result"."clones" is not a list of objects with a name}],
+      'a clone in an unknown state' => ['{"protocol": 1, "ok": true, "result": {"clones": [{"name": "clone1", "state": "zombie"}]}}', 0,
+                                        %r{lacks a name or a state}],
+      'an error without a kind' => ['{"protocol": 1, "ok": false, "error": {"message": "x"}}', 1, %r{malformed error}],
+    }.each do |what, (stdout, status, message)|
+      it "refuses #{what}" do
+        stub_stdout(stdout, status)
+        expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, message)
+      end
+    end
+  end
+end
