@@ -98,7 +98,7 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
         let service = layout.service_unit_name(clone);
         let state = ctx.systemd.active_state(&service)?;
         if state != "active" {
-            ctx.systemd.start_unit(&service)?;
+            super::lifecycle::start_unit(ctx, &service)?;
             wait_for_state(
                 ctx.systemd,
                 &service,

@@ -188,13 +188,17 @@ fn create_with_start_starts_and_waits() {
     assert!(f.create("c1", true).changed);
     assert_eq!(
         f.actions(),
-        vec!["daemon_reload", "start_unit puppet-clone-army@c1.service"]
+        vec![
+            "daemon_reload",
+            "reset_failed_unit puppet-clone-army@c1.service",
+            "start_unit puppet-clone-army@c1.service"
+        ]
     );
     // Already running: no second start.
     let again = f.create("c1", true);
     assert!(!again.changed);
     assert_eq!(again.clone.state, CloneState::Running);
-    assert_eq!(f.actions().len(), 2);
+    assert_eq!(f.actions().len(), 3);
 }
 
 #[test]
@@ -472,4 +476,33 @@ fn start_and_stop() {
     assert_eq!(error.kind(), "not-found");
     let error = stop(&f.ctx(), &["C1".to_owned()]).unwrap_err();
     assert_eq!(error.kind(), "invalid-name");
+}
+
+#[test]
+fn start_recovers_a_clone_systemd_gave_up_on() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    f.create("c2", false);
+    let unit = "puppet-clone-army@c1.service";
+    // c1 crashed until it hit its start limit: without a reset, systemd fails every start.
+    f.systemd.set_state(unit, "failed");
+    f.systemd.start_limited.borrow_mut().push(unit.into());
+    let before = f.actions().len();
+
+    let started = start(&f.ctx(), &["c1".to_owned(), "c2".to_owned()])
+        .unwrap()
+        .clones;
+    assert!(started.iter().all(|c| c.state == CloneState::Running));
+    assert_eq!(f.systemd.active_state_of(unit), "active");
+    // The reset comes before the start, for each clone; a unit systemd has not loaded
+    // (c2, never started) has nothing to reset and is no error.
+    assert_eq!(
+        f.actions()[before..],
+        [
+            "reset_failed_unit puppet-clone-army@c1.service",
+            "start_unit puppet-clone-army@c1.service",
+            "reset_failed_unit puppet-clone-army@c2.service",
+            "start_unit puppet-clone-army@c2.service",
+        ]
+    );
 }
