@@ -29,6 +29,8 @@ pub enum Command {
         #[command(subcommand)]
         verb: CloneVerb,
     },
+    /// Run a command in running clones, N at a time (a burst), and report each exit.
+    Exec(ExecArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -103,6 +105,26 @@ pub struct CloneConfigureArgs {
     pub master: Option<String>,
     #[arg(long)]
     pub certname: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["clones", "all"])))]
+pub struct ExecArgs {
+    /// A clone to run the command in (repeatable).
+    #[arg(long = "clone", value_name = "NAME")]
+    pub clones: Vec<String>,
+    /// Every clone (those not running are reported, not run).
+    #[arg(long, conflicts_with = "clones")]
+    pub all: bool,
+    /// At most this many commands at a time.
+    #[arg(long, value_name = "N", default_value_t = crate::exec::DEFAULT_CONCURRENCY)]
+    pub concurrency: usize,
+    /// Kill a command after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_TIMEOUT_SECONDS)]
+    pub timeout: u64,
+    /// The command and its arguments, after `--` (run as is, no shell).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod clone;
 mod context;
 mod error;
 mod escape;
+mod exec;
 mod fsutil;
 mod host;
 mod lock;
@@ -114,6 +115,16 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 args.certname.as_deref(),
             )),
         },
+        Command::Exec(args) => json(exec::exec(
+            &ctx,
+            &exec::ExecRequest {
+                clones: args.clones,
+                all: args.all,
+                concurrency: args.concurrency,
+                timeout_seconds: args.timeout,
+                command: args.command,
+            },
+        )),
     }
 }
 

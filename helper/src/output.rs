@@ -156,6 +156,64 @@ pub struct ClonesRemoved {
     pub changed: bool,
 }
 
+/// `exec`: one entry per chosen clone, in the order chosen, and the burst's summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecResult {
+    /// The command as it was run in each clone (an argv array, no shell).
+    pub command: Vec<String>,
+    pub clones: Vec<ExecEntry>,
+    pub summary: ExecSummary,
+}
+
+/// What the command did in one clone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecEntry {
+    pub name: String,
+    /// The raw exit code (`puppet agent -t` exits 2 when it applied changes); `null` when
+    /// the command did not run or was ended by a signal.
+    pub exit_code: Option<i32>,
+    /// The signal that ended `systemd-run`, if one did (9 after a timeout).
+    pub signal: Option<i32>,
+    /// Wall-clock seconds, milliseconds precision; 0 when it did not run.
+    pub seconds: f64,
+    pub timed_out: bool,
+    /// The last 4 KiB of stdout and of stderr (lossy UTF-8).
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    /// Why there is no exit code; `null` when the command ran to its end.
+    pub error: Option<ExecProblem>,
+}
+
+/// Why a clone has no exit code: `not-running`, `spawn-failed`, `timeout` or `killed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecProblem {
+    pub kind: String,
+    pub message: String,
+}
+
+/// The burst as a whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecSummary {
+    pub count: usize,
+    /// Exit code 0.
+    pub succeeded: usize,
+    /// Everything else: non-zero exit, timeout, signal, or not run (`count - succeeded`).
+    pub failed: usize,
+    /// Of `failed`, those whose command never started (clone not running, spawn failure).
+    pub not_run: usize,
+    /// Of `failed`, those killed after `timeout_seconds`.
+    pub timed_out: usize,
+    /// Nearest-rank percentiles and maximum of `seconds` over the clones where the command
+    /// started; `null` when it started nowhere.
+    pub p50_seconds: Option<f64>,
+    pub p95_seconds: Option<f64>,
+    pub max_seconds: Option<f64>,
+    /// From the start of the burst to the end of its last command.
+    pub wall_seconds: f64,
+    pub concurrency: usize,
+    pub timeout_seconds: u64,
+}
+
 /// Writes the envelope, one line, to stdout.
 pub fn print<T: Serialize>(envelope: &Envelope<T>) {
     use std::io::Write;
@@ -240,6 +298,47 @@ mod tests {
         round_trip(ClonesRemoved {
             removed: vec!["clone1".into()],
             changed: true,
+        });
+        round_trip(ExecResult {
+            command: vec!["puppet".into(), "agent".into(), "-t".into()],
+            clones: vec![
+                ExecEntry {
+                    name: "clone1".into(),
+                    exit_code: Some(2),
+                    signal: None,
+                    seconds: 3.217,
+                    timed_out: false,
+                    stdout_tail: "Notice: Applied catalog in 0.02 seconds\n".into(),
+                    stderr_tail: String::new(),
+                    error: None,
+                },
+                ExecEntry {
+                    name: "clone2".into(),
+                    exit_code: None,
+                    signal: None,
+                    seconds: 0.0,
+                    timed_out: false,
+                    stdout_tail: String::new(),
+                    stderr_tail: String::new(),
+                    error: Some(ExecProblem {
+                        kind: "not-running".into(),
+                        message: "clone \"clone2\" is not running".into(),
+                    }),
+                },
+            ],
+            summary: ExecSummary {
+                count: 2,
+                succeeded: 0,
+                failed: 2,
+                not_run: 1,
+                timed_out: 0,
+                p50_seconds: Some(3.217),
+                p95_seconds: Some(3.217),
+                max_seconds: Some(3.217),
+                wall_seconds: 3.3,
+                concurrency: 10,
+                timeout_seconds: 600,
+            },
         });
     }
 
