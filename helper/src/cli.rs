@@ -127,10 +127,70 @@ pub struct ExecArgs {
     pub command: Vec<String>,
 }
 
+/// clap's rendered error as one line for the envelope's `message`: the error itself
+/// with what is allowed (clap puts possible values, missing arguments and the usage on
+/// lines of their own), without the tips and the pointer to `--help`.
+pub fn usage_message(rendered: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for raw in rendered.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with("tip:") || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        match parts.last_mut() {
+            // An indented line belongs to the line before it.
+            Some(last) if raw.starts_with(' ') => {
+                let separator = if last.ends_with(':') {
+                    " "
+                } else if last.ends_with('>') || last.ends_with(']') {
+                    ", "
+                } else {
+                    " "
+                };
+                last.push_str(separator);
+                last.push_str(line);
+            }
+            _ => parts.push(line.to_owned()),
+        }
+    }
+    if parts.is_empty() {
+        "invalid usage".to_owned()
+    } else {
+        parts.join("; ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    fn usage_of(args: &[&str]) -> String {
+        let error = Cli::try_parse_from(args).unwrap_err();
+        usage_message(&error.render().to_string())
+    }
+
+    #[test]
+    fn usage_messages_name_the_argument_and_what_is_allowed() {
+        assert_eq!(
+            usage_of(&["clone-army", "base", "create", "b", "--os", "windows"]),
+            "invalid value 'windows' for '--os <OS>' [possible values: debian, ubuntu]"
+        );
+        let unknown = usage_of(&["clone-army", "clone", "list", "--bogus"]);
+        assert!(
+            unknown
+                .starts_with("unexpected argument '--bogus' found; Usage: clone-army clone list"),
+            "{unknown}"
+        );
+        let missing = usage_of(&["clone-army", "clone", "create", "c1", "--base", "b"]);
+        assert!(
+            missing.starts_with(
+                "the following required arguments were not provided: --master <MASTER>, --certname <CERTNAME>; Usage: "
+            ),
+            "{missing}"
+        );
+    }
 
     #[test]
     fn cli_is_consistent() {

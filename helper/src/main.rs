@@ -45,13 +45,7 @@ fn run() -> i32 {
         Err(e) => {
             let rendered = e.render().to_string();
             eprint!("{rendered}");
-            let message = rendered
-                .lines()
-                .next()
-                .unwrap_or("invalid usage")
-                .trim_start_matches("error: ")
-                .to_owned();
-            return fail(&Error::Usage(message));
+            return fail(&Error::Usage(cli::usage_message(&rendered)));
         }
     };
     match dispatch(cli) {

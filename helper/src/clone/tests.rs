@@ -245,7 +245,13 @@ fn create_refuses_a_missing_base_and_touches_nothing() {
     )
     .unwrap_err();
     assert_eq!(error.kind(), "not-found");
+    assert_eq!(error.field(), Some("base"));
+    assert_eq!(
+        error.to_string(),
+        "base \"nope\" does not exist; allowed for base: debian-12"
+    );
     assert!(!f.path("/var/lib/puppet-clone-army/c1-overlay").exists());
+    assert!(!f.path("/var/lib/puppet-clone-army/.lock").exists());
     assert!(!f.path("/etc/systemd/system").exists());
     assert!(f.systemd.calls().is_empty());
 }

@@ -234,7 +234,7 @@ fn bad_requests_are_refused_before_anything_runs() {
             request(&["../c1"], 2),
             "invalid-name",
             Some("clone"),
-            "lower-case",
+            "a-z, 0-9",
         ),
         (request(&[], 2), "usage", None, "--all"),
     ];
