@@ -76,6 +76,10 @@ pub struct BaseCreated {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BaseList {
     pub bases: Vec<BaseInfo>,
+    /// Stale state around the bases: overlay mounts no unit owns (they keep a base busy),
+    /// clones whose base is gone.
+    #[serde(default)]
+    pub problems: Vec<Problem>,
 }
 
 /// One base as `base list` reports it.
@@ -109,6 +113,9 @@ pub struct CloneChanged {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CloneList {
     pub clones: Vec<CloneInfo>,
+    /// Stale state that belongs to no listed clone (an overlay mount no unit owns).
+    #[serde(default)]
+    pub problems: Vec<Problem>,
 }
 
 /// Whether a clone's service is up, as the protocol reports it.
@@ -141,6 +148,19 @@ pub struct CloneInfo {
     pub state: CloneState,
     pub unit: String,
     pub mounted: bool,
+    /// Stale state found on disk, each with the command that fixes it; empty when none.
+    #[serde(default)]
+    pub problems: Vec<Problem>,
+}
+
+/// Stale state (a crash's leftovers, a hand-removed directory) and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// `upper-dir-missing`, `work-dir-missing`, `base-missing` or `orphan-mount`.
+    pub kind: String,
+    pub message: String,
+    /// The exact command line that fixes it, to run as root.
+    pub fix: String,
 }
 
 /// `clone start` and `clone stop`: the clones as `clone list` reports them.
@@ -262,7 +282,10 @@ mod tests {
             base: base.clone(),
             changed: true,
         });
-        round_trip(BaseList { bases: vec![base] });
+        round_trip(BaseList {
+            bases: vec![base],
+            problems: Vec::new(),
+        });
         round_trip(BaseRemoved {
             name: "debian-12".into(),
             changed: false,
@@ -275,6 +298,7 @@ mod tests {
             state: CloneState::Running,
             unit: "puppet-clone-army@clone1.service".into(),
             mounted: true,
+            problems: Vec::new(),
         };
         let stopped = CloneInfo {
             name: "clone2".into(),
@@ -284,6 +308,11 @@ mod tests {
             state: CloneState::Stopped,
             unit: "puppet-clone-army@clone2.service".into(),
             mounted: false,
+            problems: vec![Problem {
+                kind: "upper-dir-missing".into(),
+                message: "its upper dir is missing".into(),
+                fix: "clone-army clone remove -- clone2".into(),
+            }],
         };
         round_trip(CloneChanged {
             clone: running.clone(),
@@ -291,6 +320,11 @@ mod tests {
         });
         round_trip(CloneList {
             clones: vec![running.clone(), stopped.clone()],
+            problems: vec![Problem {
+                kind: "orphan-mount".into(),
+                message: "no unit owns it".into(),
+                fix: "umount -- /var/lib/machines/old".into(),
+            }],
         });
         round_trip(CloneNames {
             clones: vec![running, stopped],
