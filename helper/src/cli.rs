@@ -197,3 +197,42 @@ mod tests {
         Cli::command().debug_assert();
     }
 }
+
+/// Whatever the command line, parsing ends in a value or an error that becomes one line
+/// of `message` (never a panic, never an empty or multi-line message).
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn words() -> impl Strategy<Value = Vec<String>> {
+        let word = prop_oneof![
+            Just("clone".to_owned()),
+            Just("base".to_owned()),
+            Just("exec".to_owned()),
+            Just("create".to_owned()),
+            Just("--".to_owned()),
+            Just("--all".to_owned()),
+            Just("--clone".to_owned()),
+            Just("--concurrency".to_owned()),
+            Just("--os".to_owned()),
+            Just("--base".to_owned()),
+            "-{0,2}[a-z0-9=]{0,8}",
+            any::<String>(),
+        ];
+        proptest::collection::vec(word, 0..8)
+    }
+
+    proptest! {
+        #[test]
+        fn any_command_line_parses_or_explains_itself(args in words()) {
+            let argv = std::iter::once("clone-army".to_owned()).chain(args);
+            if let Err(error) = Cli::try_parse_from(argv) {
+                let message = usage_message(&error.render().to_string());
+                prop_assert!(!message.trim().is_empty());
+                // One line in the envelope, even when a value had newlines in it.
+                prop_assert!(!message.contains('\n'), "{:?}", message);
+            }
+        }
+    }
+}

@@ -155,3 +155,30 @@ mod tests {
         );
     }
 }
+
+/// mountinfo comes from the kernel, but the parser must not trust its shape.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_text_parses_without_panicking(text in any::<String>()) {
+            let _ = parse_mount_points(&text);
+            for mount in parse_mounts(&text) {
+                let _ = mount.super_option("upperdir");
+            }
+        }
+
+        #[test]
+        fn escaped_points_round_trip(point in "/[a-z ]{1,20}(/[a-z\\\\ ]{1,10}){0,3}") {
+            let escaped = point.replace('\\', "\\134").replace(' ', "\\040");
+            let line = format!("1 0 0:1 / {escaped} rw - overlay overlay rw,upperdir={escaped}\n");
+            let mounts = parse_mounts(&line);
+            prop_assert_eq!(mounts.len(), 1);
+            prop_assert_eq!(&mounts[0].point, &PathBuf::from(&point));
+            prop_assert_eq!(mounts[0].super_option("upperdir"), Some(point.clone()));
+        }
+    }
+}
