@@ -29,6 +29,8 @@ pub enum Command {
         #[command(subcommand)]
         verb: CloneVerb,
     },
+    /// Run a command in running clones, N at a time (a burst), and report each exit.
+    Exec(ExecArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -105,13 +107,132 @@ pub struct CloneConfigureArgs {
     pub certname: Option<String>,
 }
 
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["clones", "all"])))]
+pub struct ExecArgs {
+    /// A clone to run the command in (repeatable).
+    #[arg(long = "clone", value_name = "NAME")]
+    pub clones: Vec<String>,
+    /// Every clone (those not running are reported, not run).
+    #[arg(long, conflicts_with = "clones")]
+    pub all: bool,
+    /// At most this many commands at a time.
+    #[arg(long, value_name = "N", default_value_t = crate::exec::DEFAULT_CONCURRENCY)]
+    pub concurrency: usize,
+    /// Kill a command after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_TIMEOUT_SECONDS)]
+    pub timeout: u64,
+    /// The command and its arguments, after `--` (run as is, no shell).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// clap's rendered error as one line for the envelope's `message`: the error itself
+/// with what is allowed (clap puts possible values, missing arguments and the usage on
+/// lines of their own), without the tips and the pointer to `--help`.
+pub fn usage_message(rendered: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for raw in rendered.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with("tip:") || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        match parts.last_mut() {
+            // An indented line belongs to the line before it.
+            Some(last) if raw.starts_with(' ') => {
+                let separator = if last.ends_with(':') {
+                    " "
+                } else if last.ends_with('>') || last.ends_with(']') {
+                    ", "
+                } else {
+                    " "
+                };
+                last.push_str(separator);
+                last.push_str(line);
+            }
+            _ => parts.push(line.to_owned()),
+        }
+    }
+    if parts.is_empty() {
+        "invalid usage".to_owned()
+    } else {
+        parts.join("; ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    fn usage_of(args: &[&str]) -> String {
+        let error = Cli::try_parse_from(args).unwrap_err();
+        usage_message(&error.render().to_string())
+    }
+
+    #[test]
+    fn usage_messages_name_the_argument_and_what_is_allowed() {
+        assert_eq!(
+            usage_of(&["clone-army", "base", "create", "b", "--os", "windows"]),
+            "invalid value 'windows' for '--os <OS>' [possible values: debian, ubuntu]"
+        );
+        let unknown = usage_of(&["clone-army", "clone", "list", "--bogus"]);
+        assert!(
+            unknown
+                .starts_with("unexpected argument '--bogus' found; Usage: clone-army clone list"),
+            "{unknown}"
+        );
+        let missing = usage_of(&["clone-army", "clone", "create", "c1", "--base", "b"]);
+        assert!(
+            missing.starts_with(
+                "the following required arguments were not provided: --master <MASTER>, --certname <CERTNAME>; Usage: "
+            ),
+            "{missing}"
+        );
+    }
+
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+}
+
+/// Whatever the command line, parsing ends in a value or an error that becomes one line
+/// of `message` (never a panic, never an empty or multi-line message).
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn words() -> impl Strategy<Value = Vec<String>> {
+        let word = prop_oneof![
+            Just("clone".to_owned()),
+            Just("base".to_owned()),
+            Just("exec".to_owned()),
+            Just("create".to_owned()),
+            Just("--".to_owned()),
+            Just("--all".to_owned()),
+            Just("--clone".to_owned()),
+            Just("--concurrency".to_owned()),
+            Just("--os".to_owned()),
+            Just("--base".to_owned()),
+            "-{0,2}[a-z0-9=]{0,8}",
+            any::<String>(),
+        ];
+        proptest::collection::vec(word, 0..8)
+    }
+
+    proptest! {
+        #[test]
+        fn any_command_line_parses_or_explains_itself(args in words()) {
+            let argv = std::iter::once("clone-army".to_owned()).chain(args);
+            if let Err(error) = Cli::try_parse_from(argv) {
+                let message = usage_message(&error.render().to_string());
+                prop_assert!(!message.trim().is_empty());
+                // One line in the envelope, even when a value had newlines in it.
+                prop_assert!(!message.contains('\n'), "{:?}", message);
+            }
+        }
     }
 }

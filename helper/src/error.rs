@@ -39,6 +39,15 @@ pub enum Error {
     #[error("{what} {name:?} does not exist")]
     NotFound { what: &'static str, name: String },
 
+    /// An input that must name something existing, and does not: says what would do.
+    #[error("{what} {name:?} does not exist; allowed for {field}: {}", existing_or_none(.existing))]
+    NotFoundAmong {
+        what: &'static str,
+        field: &'static str,
+        name: String,
+        existing: Vec<String>,
+    },
+
     #[error("{what} {name:?} already exists: {detail}")]
     AlreadyExists {
         what: &'static str,
@@ -84,6 +93,14 @@ pub enum Error {
     Internal(String),
 }
 
+fn existing_or_none(existing: &[String]) -> String {
+    if existing.is_empty() {
+        "none exists yet".to_owned()
+    } else {
+        existing.join(", ")
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
@@ -95,6 +112,7 @@ impl Error {
             Error::InvalidArgument { .. } => "invalid-argument",
             Error::NotRoot { .. } => "not-root",
             Error::NotFound { .. } => "not-found",
+            Error::NotFoundAmong { .. } => "not-found",
             Error::AlreadyExists { .. } => "already-exists",
             Error::BaseInUse { .. } => "base-in-use",
             Error::BaseBuildFailed { .. } => "base-build-failed",
@@ -121,6 +139,7 @@ impl Error {
     pub fn field(&self) -> Option<&'static str> {
         match self {
             Error::InvalidName { field, .. } | Error::InvalidArgument { field, .. } => Some(field),
+            Error::NotFoundAmong { field, .. } => Some(field),
             _ => None,
         }
     }

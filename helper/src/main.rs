@@ -7,6 +7,7 @@ mod clone;
 mod context;
 mod error;
 mod escape;
+mod exec;
 mod fsutil;
 mod host;
 mod lock;
@@ -44,13 +45,7 @@ fn run() -> i32 {
         Err(e) => {
             let rendered = e.render().to_string();
             eprint!("{rendered}");
-            let message = rendered
-                .lines()
-                .next()
-                .unwrap_or("invalid usage")
-                .trim_start_matches("error: ")
-                .to_owned();
-            return fail(&Error::Usage(message));
+            return fail(&Error::Usage(cli::usage_message(&rendered)));
         }
     };
     match dispatch(cli) {
@@ -114,6 +109,16 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 args.certname.as_deref(),
             )),
         },
+        Command::Exec(args) => json(exec::exec(
+            &ctx,
+            &exec::ExecRequest {
+                clones: args.clones,
+                all: args.all,
+                concurrency: args.concurrency,
+                timeout_seconds: args.timeout,
+                command: args.command,
+            },
+        )),
     }
 }
 

@@ -19,6 +19,47 @@ pub fn parse_mount_points(mountinfo: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// One line of mountinfo, as far as stale-state checks need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    pub point: PathBuf,
+    pub fstype: String,
+    /// The file system's own options (for overlay: `lowerdir=...,upperdir=...`).
+    pub super_options: String,
+}
+
+impl MountEntry {
+    /// The value of `key=` in the super options (overlay's `lowerdir`, `upperdir`).
+    pub fn super_option(&self, key: &str) -> Option<String> {
+        self.super_options.split(',').find_map(|option| {
+            option
+                .strip_prefix(key)
+                .and_then(|rest| rest.strip_prefix('='))
+                .map(unescape)
+        })
+    }
+}
+
+/// Every mount in a mountinfo text: the mount point (field 5) and, after the ` - `
+/// separator, the file-system type and super options.
+pub fn parse_mounts(mountinfo: &str) -> Vec<MountEntry> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let point = left.split(' ').nth(4)?;
+            let mut right = right.split(' ');
+            let fstype = right.next()?.to_owned();
+            let super_options = right.nth(1).unwrap_or_default().to_owned();
+            Some(MountEntry {
+                point: PathBuf::from(unescape(point)),
+                fstype,
+                super_options,
+            })
+        })
+        .collect()
+}
+
 fn unescape(field: &str) -> String {
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -76,6 +117,21 @@ mod tests {
 ";
 
     #[test]
+    fn mounts_with_type_and_super_options() {
+        let mounts = parse_mounts(SAMPLE);
+        assert_eq!(mounts.len(), 3);
+        assert_eq!(mounts[1].point, PathBuf::from("/var/lib/machines/clone1"));
+        assert_eq!(mounts[1].fstype, "overlay");
+        assert_eq!(
+            mounts[1].super_option("upperdir").as_deref(),
+            Some("/var/lib/puppet-clone-army/clone1-overlay")
+        );
+        assert_eq!(mounts[1].super_option("upper"), None);
+        assert_eq!(mounts[2].point, PathBuf::from("/mnt/with space"));
+        assert_eq!(mounts[2].fstype, "tmpfs");
+    }
+
+    #[test]
     fn mount_points() {
         let points = parse_mount_points(SAMPLE);
         assert_eq!(
@@ -97,5 +153,32 @@ mod tests {
             table.mounted_at_or_below(Path::new("/var/lib/puppet-clone-army")),
             None
         );
+    }
+}
+
+/// mountinfo comes from the kernel, but the parser must not trust its shape.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_text_parses_without_panicking(text in any::<String>()) {
+            let _ = parse_mount_points(&text);
+            for mount in parse_mounts(&text) {
+                let _ = mount.super_option("upperdir");
+            }
+        }
+
+        #[test]
+        fn escaped_points_round_trip(point in "/[a-z ]{1,20}(/[a-z\\\\ ]{1,10}){0,3}") {
+            let escaped = point.replace('\\', "\\134").replace(' ', "\\040");
+            let line = format!("1 0 0:1 / {escaped} rw - overlay overlay rw,upperdir={escaped}\n");
+            let mounts = parse_mounts(&line);
+            prop_assert_eq!(mounts.len(), 1);
+            prop_assert_eq!(&mounts[0].point, &PathBuf::from(&point));
+            prop_assert_eq!(mounts[0].super_option("upperdir"), Some(point.clone()));
+        }
     }
 }

@@ -8,13 +8,20 @@ use crate::error::{Error, Result};
 pub const MAX_NAME_LEN: usize = 64;
 pub const MAX_HOSTNAME_LEN: usize = 253;
 
+/// What a refused name is told is allowed (PROTOCOL.md, "Names").
+pub const NAME_RULE: &str =
+    "1 to 64 characters of a-z, 0-9 and '-', starting with a letter or digit";
+/// What a refused master or certname is told is allowed.
+pub const HOSTNAME_RULE: &str = "a hostname: labels of A-Z, a-z, 0-9 and '-' (not at either \
+     end, 1 to 63 characters) separated by '.', at most 253 characters in all";
+
 /// A clone or base name: `^[a-z0-9][a-z0-9-]*$`, 1 to 64 characters.
 pub fn validate_name(what: &'static str, field: &'static str, name: &str) -> Result<()> {
     let invalid = |reason: &str| Error::InvalidName {
         what,
         field,
         name: name.to_owned(),
-        reason: reason.to_owned(),
+        reason: format!("{reason}; allowed: {NAME_RULE}"),
     };
     if name.is_empty() {
         return Err(invalid("it is empty"));
@@ -31,9 +38,7 @@ pub fn validate_name(what: &'static str, field: &'static str, name: &str) -> Res
         .chars()
         .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
     {
-        return Err(invalid(&format!(
-            "{bad:?} is not allowed; use lower-case letters, digits and '-'"
-        )));
+        return Err(invalid(&format!("{bad:?} is not allowed")));
     }
     Ok(())
 }
@@ -43,7 +48,7 @@ pub fn validate_hostname(field: &'static str, value: &str) -> Result<()> {
     let invalid = |reason: &str| Error::InvalidArgument {
         field,
         value: value.to_owned(),
-        reason: reason.to_owned(),
+        reason: format!("{reason}; allowed: {HOSTNAME_RULE}"),
     };
     if value.is_empty() {
         return Err(invalid("it is empty"));
@@ -69,7 +74,7 @@ pub fn validate_hostname(field: &'static str, value: &str) -> Result<()> {
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
         {
-            return Err(invalid(&format!("{bad:?} is not allowed in a hostname")));
+            return Err(invalid(&format!("{bad:?} is not allowed")));
         }
     }
     Ok(())
@@ -109,6 +114,7 @@ mod tests {
             if let Err(e) = result {
                 assert_eq!(e.kind(), "invalid-name");
                 assert_eq!(e.field(), Some("name"));
+                assert!(e.to_string().contains(NAME_RULE), "{e}");
             }
         }
     }
@@ -141,7 +147,115 @@ mod tests {
             if let Err(e) = result {
                 assert_eq!(e.kind(), "invalid-argument");
                 assert_eq!(e.field(), Some("master"));
+                let message = e.to_string();
+                assert!(message.starts_with("master "), "{message}");
+                assert!(message.contains(HOSTNAME_RULE), "{message}");
             }
+        }
+    }
+}
+
+/// Whatever the validators accept obeys the documented grammar, and whatever the grammar
+/// allows they accept; every refusal names its field and what is allowed.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `^[a-z0-9][a-z0-9-]*$`, 1 to 64 characters, checked independently of the validator.
+    fn name_grammar(name: &str) -> bool {
+        let bytes = name.as_bytes();
+        (1..=MAX_NAME_LEN).contains(&bytes.len())
+            && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+    }
+
+    fn hostname_grammar(value: &str) -> bool {
+        (1..=MAX_HOSTNAME_LEN).contains(&value.len())
+            && value.split('.').all(|label| {
+                (1..=63).contains(&label.len())
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            })
+    }
+
+    /// Arbitrary text, and text close to valid names (where the mistakes hide).
+    fn near_names() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            "[a-zA-Z0-9./_ \\-]{0,70}",
+            "[a-z0-9-]{0,70}",
+            "[a-z0-9][a-z0-9-]{0,62}[\\x00-\\x1f\\x7f/.A-Z\\u{e9}\\u{2028}]",
+        ]
+    }
+
+    fn near_hostnames() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            "[a-zA-Z0-9.:/;_ \\-]{0,80}",
+            "([a-zA-Z0-9-]{1,70}\\.){0,5}[a-zA-Z0-9-]{0,70}",
+            "(a{63}\\.){3}a{60,64}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn accepted_names_obey_the_grammar(name in near_names()) {
+            match validate_name("clone", "name", &name) {
+                Ok(()) => {
+                    prop_assert!(name_grammar(&name), "{:?}", name);
+                    prop_assert!(!name.contains('/') && !name.contains(".."));
+                    prop_assert!(!name.chars().any(char::is_control));
+                    prop_assert!(!name.chars().any(char::is_uppercase));
+                    prop_assert!(name.len() <= 64);
+                }
+                Err(e) => {
+                    prop_assert!(!name_grammar(&name), "{:?} refused: {}", name, e);
+                    prop_assert_eq!(e.kind(), "invalid-name");
+                    prop_assert_eq!(e.field(), Some("name"));
+                    let message = e.to_string();
+                    prop_assert!(message.starts_with("clone name "), "{}", message);
+                    prop_assert!(message.contains(NAME_RULE), "{}", message);
+                }
+            }
+        }
+
+        #[test]
+        fn names_of_the_grammar_are_accepted(name in "[a-z0-9][a-z0-9-]{0,63}") {
+            prop_assert!(validate_name("base", "base", &name).is_ok(), "{:?}", name);
+        }
+
+        #[test]
+        fn accepted_hostnames_obey_the_grammar(value in near_hostnames()) {
+            match validate_hostname("master", &value) {
+                Ok(()) => {
+                    prop_assert!(hostname_grammar(&value), "{:?}", value);
+                    prop_assert!(!value.chars().any(|c| c.is_control() || c.is_whitespace()));
+                    prop_assert!(!value.contains(['/', ':', ';', '=', '\\']));
+                }
+                Err(e) => {
+                    prop_assert!(!hostname_grammar(&value), "{:?} refused: {}", value, e);
+                    prop_assert_eq!(e.kind(), "invalid-argument");
+                    prop_assert_eq!(e.field(), Some("master"));
+                    let message = e.to_string();
+                    prop_assert!(message.starts_with("master "), "{}", message);
+                    prop_assert!(message.contains(HOSTNAME_RULE), "{}", message);
+                }
+            }
+        }
+
+        #[test]
+        fn hostnames_of_the_grammar_are_accepted(
+            value in "[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?){0,2}"
+        ) {
+            prop_assert!(validate_hostname("certname", &value).is_ok(), "{:?}", value);
         }
     }
 }

@@ -76,6 +76,10 @@ pub struct BaseCreated {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BaseList {
     pub bases: Vec<BaseInfo>,
+    /// Stale state around the bases: overlay mounts no unit owns (they keep a base busy),
+    /// clones whose base is gone.
+    #[serde(default)]
+    pub problems: Vec<Problem>,
 }
 
 /// One base as `base list` reports it.
@@ -109,6 +113,9 @@ pub struct CloneChanged {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CloneList {
     pub clones: Vec<CloneInfo>,
+    /// Stale state that belongs to no listed clone (an overlay mount no unit owns).
+    #[serde(default)]
+    pub problems: Vec<Problem>,
 }
 
 /// Whether a clone's service is up, as the protocol reports it.
@@ -141,6 +148,19 @@ pub struct CloneInfo {
     pub state: CloneState,
     pub unit: String,
     pub mounted: bool,
+    /// Stale state found on disk, each with the command that fixes it; empty when none.
+    #[serde(default)]
+    pub problems: Vec<Problem>,
+}
+
+/// Stale state (a crash's leftovers, a hand-removed directory) and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// `upper-dir-missing`, `work-dir-missing`, `base-missing` or `orphan-mount`.
+    pub kind: String,
+    pub message: String,
+    /// The exact command line that fixes it, to run as root.
+    pub fix: String,
 }
 
 /// `clone start` and `clone stop`: the clones as `clone list` reports them.
@@ -154,6 +174,64 @@ pub struct CloneNames {
 pub struct ClonesRemoved {
     pub removed: Vec<String>,
     pub changed: bool,
+}
+
+/// `exec`: one entry per chosen clone, in the order chosen, and the burst's summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecResult {
+    /// The command as it was run in each clone (an argv array, no shell).
+    pub command: Vec<String>,
+    pub clones: Vec<ExecEntry>,
+    pub summary: ExecSummary,
+}
+
+/// What the command did in one clone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecEntry {
+    pub name: String,
+    /// The raw exit code (`puppet agent -t` exits 2 when it applied changes); `null` when
+    /// the command did not run or was ended by a signal.
+    pub exit_code: Option<i32>,
+    /// The signal that ended `systemd-run`, if one did (9 after a timeout).
+    pub signal: Option<i32>,
+    /// Wall-clock seconds, milliseconds precision; 0 when it did not run.
+    pub seconds: f64,
+    pub timed_out: bool,
+    /// The last 4 KiB of stdout and of stderr (lossy UTF-8).
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    /// Why there is no exit code; `null` when the command ran to its end.
+    pub error: Option<ExecProblem>,
+}
+
+/// Why a clone has no exit code: `not-running`, `spawn-failed`, `timeout` or `killed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecProblem {
+    pub kind: String,
+    pub message: String,
+}
+
+/// The burst as a whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecSummary {
+    pub count: usize,
+    /// Exit code 0.
+    pub succeeded: usize,
+    /// Everything else: non-zero exit, timeout, signal, or not run (`count - succeeded`).
+    pub failed: usize,
+    /// Of `failed`, those whose command never started (clone not running, spawn failure).
+    pub not_run: usize,
+    /// Of `failed`, those killed after `timeout_seconds`.
+    pub timed_out: usize,
+    /// Nearest-rank percentiles and maximum of `seconds` over the clones where the command
+    /// started; `null` when it started nowhere.
+    pub p50_seconds: Option<f64>,
+    pub p95_seconds: Option<f64>,
+    pub max_seconds: Option<f64>,
+    /// From the start of the burst to the end of its last command.
+    pub wall_seconds: f64,
+    pub concurrency: usize,
+    pub timeout_seconds: u64,
 }
 
 /// Writes the envelope, one line, to stdout.
@@ -204,7 +282,10 @@ mod tests {
             base: base.clone(),
             changed: true,
         });
-        round_trip(BaseList { bases: vec![base] });
+        round_trip(BaseList {
+            bases: vec![base],
+            problems: Vec::new(),
+        });
         round_trip(BaseRemoved {
             name: "debian-12".into(),
             changed: false,
@@ -217,6 +298,7 @@ mod tests {
             state: CloneState::Running,
             unit: "puppet-clone-army@clone1.service".into(),
             mounted: true,
+            problems: Vec::new(),
         };
         let stopped = CloneInfo {
             name: "clone2".into(),
@@ -226,6 +308,11 @@ mod tests {
             state: CloneState::Stopped,
             unit: "puppet-clone-army@clone2.service".into(),
             mounted: false,
+            problems: vec![Problem {
+                kind: "upper-dir-missing".into(),
+                message: "its upper dir is missing".into(),
+                fix: "clone-army clone remove -- clone2".into(),
+            }],
         };
         round_trip(CloneChanged {
             clone: running.clone(),
@@ -233,6 +320,11 @@ mod tests {
         });
         round_trip(CloneList {
             clones: vec![running.clone(), stopped.clone()],
+            problems: vec![Problem {
+                kind: "orphan-mount".into(),
+                message: "no unit owns it".into(),
+                fix: "umount -- /var/lib/machines/old".into(),
+            }],
         });
         round_trip(CloneNames {
             clones: vec![running, stopped],
@@ -240,6 +332,47 @@ mod tests {
         round_trip(ClonesRemoved {
             removed: vec!["clone1".into()],
             changed: true,
+        });
+        round_trip(ExecResult {
+            command: vec!["puppet".into(), "agent".into(), "-t".into()],
+            clones: vec![
+                ExecEntry {
+                    name: "clone1".into(),
+                    exit_code: Some(2),
+                    signal: None,
+                    seconds: 3.217,
+                    timed_out: false,
+                    stdout_tail: "Notice: Applied catalog in 0.02 seconds\n".into(),
+                    stderr_tail: String::new(),
+                    error: None,
+                },
+                ExecEntry {
+                    name: "clone2".into(),
+                    exit_code: None,
+                    signal: None,
+                    seconds: 0.0,
+                    timed_out: false,
+                    stdout_tail: String::new(),
+                    stderr_tail: String::new(),
+                    error: Some(ExecProblem {
+                        kind: "not-running".into(),
+                        message: "clone \"clone2\" is not running".into(),
+                    }),
+                },
+            ],
+            summary: ExecSummary {
+                count: 2,
+                succeeded: 0,
+                failed: 2,
+                not_run: 1,
+                timed_out: 0,
+                p50_seconds: Some(3.217),
+                p95_seconds: Some(3.217),
+                max_seconds: Some(3.217),
+                wall_seconds: 3.3,
+                concurrency: 10,
+                timeout_seconds: 600,
+            },
         });
     }
 

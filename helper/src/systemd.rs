@@ -84,6 +84,10 @@ fn unit_suffix(unit: &Option<String>) -> String {
 pub trait Systemd {
     /// Queues a start job (mode `replace`).
     fn start_unit(&self, unit: &str) -> Result<(), SystemdError>;
+    /// Clears a unit's `failed` state and its start rate-limit counter (`ResetFailedUnit`),
+    /// so a unit systemd gave up on (`start-limit-hit`) can be started again. A unit that
+    /// is not loaded is `NoSuchUnit` (it has nothing to reset).
+    fn reset_failed_unit(&self, unit: &str) -> Result<(), SystemdError>;
     /// Queues a stop job (mode `replace`). A unit that is not loaded is `NoSuchUnit`.
     fn stop_unit(&self, unit: &str) -> Result<(), SystemdError>;
     fn daemon_reload(&self) -> Result<(), SystemdError>;
@@ -169,6 +173,7 @@ type UnitRow = (
 trait Manager {
     fn start_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
     fn stop_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
+    fn reset_failed_unit(&self, name: &str) -> zbus::Result<()>;
     fn reload(&self) -> zbus::Result<()>;
     fn list_units_by_patterns(
         &self,
@@ -273,6 +278,12 @@ impl Systemd for DbusSystemd {
     fn start_unit(&self, unit: &str) -> Result<(), SystemdError> {
         self.call("StartUnit", Some(unit), |p| async move {
             p.start_unit(unit, "replace").await.map(drop)
+        })
+    }
+
+    fn reset_failed_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.call("ResetFailedUnit", Some(unit), |p| async move {
+            p.reset_failed_unit(unit).await
         })
     }
 
@@ -382,6 +393,9 @@ pub struct RecordingSystemd {
     pub states: RefCell<BTreeMap<String, String>>,
     /// Units whose start ends in `failed`.
     pub failing: RefCell<Vec<String>>,
+    /// Units systemd gave up on (`start-limit-hit`): their start jobs fail until
+    /// `reset_failed_unit` clears them, as systemd's do.
+    pub start_limited: RefCell<Vec<String>>,
 }
 
 #[cfg(test)]
@@ -417,13 +431,32 @@ fn glob_match(pattern: &str, name: &str) -> bool {
 impl Systemd for RecordingSystemd {
     fn start_unit(&self, unit: &str) -> Result<(), SystemdError> {
         self.calls.borrow_mut().push(format!("start_unit {unit}"));
-        let state = if self.failing.borrow().iter().any(|u| u == unit) {
+        let limited = self.start_limited.borrow().iter().any(|u| u == unit);
+        let state = if limited || self.failing.borrow().iter().any(|u| u == unit) {
             "failed"
         } else {
             "active"
         };
         self.set_state(unit, state);
         Ok(())
+    }
+
+    fn reset_failed_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.calls
+            .borrow_mut()
+            .push(format!("reset_failed_unit {unit}"));
+        self.start_limited.borrow_mut().retain(|u| u != unit);
+        match self.states.borrow_mut().get_mut(unit) {
+            Some(state) => {
+                if state == "failed" {
+                    *state = "inactive".to_owned();
+                }
+                Ok(())
+            }
+            None => Err(SystemdError::NoSuchUnit {
+                unit: unit.to_owned(),
+            }),
+        }
     }
 
     fn stop_unit(&self, unit: &str) -> Result<(), SystemdError> {

@@ -131,7 +131,9 @@ pub fn parse_clone_mount(content: &str) -> Option<CloneMount> {
         .strip_prefix(MACHINES_DIR)?
         .strip_prefix('/')?
         .to_owned();
-    if clone.is_empty() || clone.contains('/') {
+    // Only names clone-army could have written: a hand-edited `Where=/var/lib/machines/..`
+    // must not become a clone whose paths leave the machines directory.
+    if crate::names::validate_name("clone", "name", &clone).is_err() {
         return None;
     }
     let mut mount = CloneMount {
@@ -201,5 +203,43 @@ mod tests {
             header()
         );
         assert_eq!(parse_clone_mount(&nested), None);
+    }
+}
+
+/// Unit files on disk may be edited by hand: reading them back must never panic, and
+/// never yield a clone name that could leave `/var/lib/machines`.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn read_back_names_stay_inside_the_machines_dir(
+            body in any::<String>(),
+            where_ in "/var/lib/machines/[a-z0-9./-]{0,12}",
+        ) {
+            let text = format!("{HEADER_PREFIX}0.1.0.\n[Mount]\nWhere={where_}\n{body}");
+            if let Some(mount) = parse_clone_mount(&text) {
+                prop_assert!(
+                    crate::names::validate_name("clone", "name", &mount.clone).is_ok(),
+                    "{:?}",
+                    mount.clone
+                );
+            }
+            let _ = parse_clone_mount(&body);
+        }
+    }
+
+    #[test]
+    fn a_hand_edited_where_cannot_name_the_parent_dir() {
+        for where_ in [
+            "/var/lib/machines/..",
+            "/var/lib/machines/.",
+            "/var/lib/machines/A",
+        ] {
+            let text = format!("{HEADER_PREFIX}0.1.0.\n[Mount]\nWhere={where_}\nOptions=lowerdir=/l,upperdir=/u,workdir=/w\n");
+            assert_eq!(parse_clone_mount(&text), None, "{where_}");
+        }
     }
 }

@@ -108,6 +108,30 @@ fn usage_errors_are_json_with_exit_2() {
 }
 
 #[test]
+fn exec_refuses_what_it_cannot_run() {
+    let root = tempfile::tempdir().unwrap();
+    // Usage: no clones chosen, no command, both --all and --clone, a command without `--`.
+    for args in [
+        &["exec", "--", "true"][..],
+        &["exec", "--clone", "c1"],
+        &["exec", "--all", "--clone", "c1", "--", "true"],
+        &["exec", "--all", "true"],
+        &["exec", "--all", "--concurrency", "many", "--", "true"],
+    ] {
+        let output = run(root.path(), args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_eq!(failure(&output).kind, "usage", "{args:?}");
+    }
+    if !is_root() {
+        return;
+    }
+    let output = run(root.path(), &["exec", "--clone", "nope", "--", "true"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(failure(&output).kind, "not-found");
+    assert!(entries(root.path()).is_empty());
+}
+
+#[test]
 fn help_and_version_print_normally() {
     let root = tempfile::tempdir().unwrap();
     let output = run(root.path(), &["--help"]);

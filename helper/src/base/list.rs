@@ -6,17 +6,21 @@ use super::{read_metadata_in, BaseMetadata};
 use crate::clone::discover;
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::output::{BaseInfo, BaseList};
+use crate::output::{BaseInfo, BaseList, Problem};
 use crate::paths::{Layout, STATE_DIR};
 
 pub fn list(ctx: &Context) -> Result<BaseList> {
     let layout = &ctx.layout;
     let mut clones_by_lowerdir = clones_by_lowerdir(layout)?;
+    let problems = problems(layout)?;
     let state_dir = layout.fs(STATE_DIR);
     let entries = match std::fs::read_dir(&state_dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(BaseList { bases: Vec::new() })
+            return Ok(BaseList {
+                bases: Vec::new(),
+                problems,
+            })
         }
         Err(e) => return Err(Error::io("read", state_dir, e)),
     };
@@ -34,7 +38,23 @@ pub fn list(ctx: &Context) -> Result<BaseList> {
         bases.push(describe(layout, &name, metadata, &mut clones_by_lowerdir));
     }
     bases.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(BaseList { bases })
+    Ok(BaseList { bases, problems })
+}
+
+/// Overlay mounts no unit owns (they keep a base busy), and clones whose base is gone
+/// (listed under no base).
+fn problems(layout: &Layout) -> Result<Vec<Problem>> {
+    let mounts = discover(layout)?;
+    let owned = mounts.iter().map(|m| m.clone.clone()).collect();
+    let mut found = crate::clone::problems::orphan_mounts(layout, &owned)?;
+    for mount in &mounts {
+        found.extend(
+            crate::clone::problems::of_clone(layout, mount, None, None)
+                .into_iter()
+                .filter(|p| p.kind == "base-missing"),
+        );
+    }
+    Ok(found)
 }
 
 /// One base as `base list` reports it; `None` when there is no complete base of that name.

@@ -31,13 +31,16 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
     validate_hostname("certname", &request.certname)?;
     let layout = &ctx.layout;
     let clone = request.name.as_str();
+    // Checked before taking the lock too, so an unknown base is refused before anything
+    // (even the lock file) is created; and again under the lock, against a concurrent
+    // `base remove`.
+    if read_metadata(layout, &request.base)?.is_none() {
+        return Err(unknown_base(ctx, &request.base));
+    }
     let _lock = ctx.lock()?;
 
     let Some(base) = read_metadata(layout, &request.base)? else {
-        return Err(Error::NotFound {
-            what: "base",
-            name: request.base.clone(),
-        });
+        return Err(unknown_base(ctx, &request.base));
     };
     let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     if let Some(text) = read_optional(&mount_unit_path)? {
@@ -98,7 +101,7 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
         let service = layout.service_unit_name(clone);
         let state = ctx.systemd.active_state(&service)?;
         if state != "active" {
-            ctx.systemd.start_unit(&service)?;
+            super::lifecycle::start_unit(ctx, &service)?;
             wait_for_state(
                 ctx.systemd,
                 &service,
@@ -114,6 +117,19 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
         clone: describe_one(ctx, clone)?,
         changed,
     })
+}
+
+/// `not-found` for `--base`, naming the bases that do exist.
+fn unknown_base(ctx: &Context, base: &str) -> Error {
+    let existing = crate::base::list(ctx)
+        .map(|list| list.bases.into_iter().map(|b| b.name).collect())
+        .unwrap_or_default();
+    Error::NotFoundAmong {
+        what: "base",
+        field: "base",
+        name: base.to_owned(),
+        existing,
+    }
 }
 
 /// The service template and the fleet target, enabled at boot. Returns whether any changed.

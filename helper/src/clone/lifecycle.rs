@@ -15,7 +15,7 @@ pub fn start(ctx: &Context, clones: &[String]) -> Result<CloneNames> {
         .map(|c| ctx.layout.service_unit_name(c))
         .collect();
     for unit in &units {
-        ctx.systemd.start_unit(unit)?;
+        start_unit(ctx, unit)?;
     }
     for unit in &units {
         wait_for_state(
@@ -47,6 +47,18 @@ pub fn stop(ctx: &Context, clones: &[String]) -> Result<CloneNames> {
     Ok(CloneNames {
         clones: describe_named(ctx, clones)?,
     })
+}
+
+/// Queues a start, after clearing a `failed` state: once a clone's service has failed
+/// often enough to hit its start limit, systemd refuses to start it again until the
+/// failure is reset, and `clone start` is how a person (or Puppet) recovers it.
+/// A unit systemd has not loaded has nothing to reset.
+pub fn start_unit(ctx: &Context, unit: &str) -> Result<()> {
+    match ctx.systemd.reset_failed_unit(unit) {
+        Ok(()) | Err(SystemdError::NoSuchUnit { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(ctx.systemd.start_unit(unit)?)
 }
 
 /// Queues a stop; a unit systemd has not loaded is already stopped.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{confdir_of, discover, find};
+use super::{confdir_of, discover, find, problems};
 use crate::context::Context;
 use crate::error::Result;
 use crate::fsutil::read_optional;
@@ -16,7 +16,9 @@ pub const SERVICE_PATTERN: &str = "puppet-clone-army@*.service";
 
 pub fn list(ctx: &Context) -> Result<CloneList> {
     let clones = describe(ctx, discover(&ctx.layout)?)?;
-    Ok(CloneList { clones })
+    let owned = clones.iter().map(|c| c.name.clone()).collect();
+    let problems = problems::orphan_mounts(&ctx.layout, &owned)?;
+    Ok(CloneList { clones, problems })
 }
 
 /// The named clones as `clone list` reports them, in the order given (one systemd call).
@@ -59,7 +61,14 @@ fn describe(ctx: &Context, mounts: Vec<CloneMount>) -> Result<Vec<CloneInfo>> {
             .get(&unit)
             .map(|s| CloneState::from_active_state(s))
             .unwrap_or(CloneState::Stopped);
+        let problems = problems::of_clone(
+            layout,
+            &mount,
+            settings.server.as_deref(),
+            settings.certname.as_deref(),
+        );
         clones.push(CloneInfo {
+            problems,
             mounted: table.is_mounted(&layout.machine_dir(&mount.clone)),
             name: mount.clone,
             base,

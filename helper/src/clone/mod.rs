@@ -5,6 +5,7 @@ mod configure;
 mod create;
 mod lifecycle;
 mod list;
+pub mod problems;
 mod remove;
 #[cfg(test)]
 mod tests;

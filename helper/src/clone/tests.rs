@@ -188,13 +188,17 @@ fn create_with_start_starts_and_waits() {
     assert!(f.create("c1", true).changed);
     assert_eq!(
         f.actions(),
-        vec!["daemon_reload", "start_unit puppet-clone-army@c1.service"]
+        vec![
+            "daemon_reload",
+            "reset_failed_unit puppet-clone-army@c1.service",
+            "start_unit puppet-clone-army@c1.service"
+        ]
     );
     // Already running: no second start.
     let again = f.create("c1", true);
     assert!(!again.changed);
     assert_eq!(again.clone.state, CloneState::Running);
-    assert_eq!(f.actions().len(), 2);
+    assert_eq!(f.actions().len(), 3);
 }
 
 #[test]
@@ -241,7 +245,13 @@ fn create_refuses_a_missing_base_and_touches_nothing() {
     )
     .unwrap_err();
     assert_eq!(error.kind(), "not-found");
+    assert_eq!(error.field(), Some("base"));
+    assert_eq!(
+        error.to_string(),
+        "base \"nope\" does not exist; allowed for base: debian-12"
+    );
     assert!(!f.path("/var/lib/puppet-clone-army/c1-overlay").exists());
+    assert!(!f.path("/var/lib/puppet-clone-army/.lock").exists());
     assert!(!f.path("/etc/systemd/system").exists());
     assert!(f.systemd.calls().is_empty());
 }
@@ -472,4 +482,131 @@ fn start_and_stop() {
     assert_eq!(error.kind(), "not-found");
     let error = stop(&f.ctx(), &["C1".to_owned()]).unwrap_err();
     assert_eq!(error.kind(), "invalid-name");
+}
+
+#[test]
+fn start_recovers_a_clone_systemd_gave_up_on() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    f.create("c2", false);
+    let unit = "puppet-clone-army@c1.service";
+    // c1 crashed until it hit its start limit: without a reset, systemd fails every start.
+    f.systemd.set_state(unit, "failed");
+    f.systemd.start_limited.borrow_mut().push(unit.into());
+    let before = f.actions().len();
+
+    let started = start(&f.ctx(), &["c1".to_owned(), "c2".to_owned()])
+        .unwrap()
+        .clones;
+    assert!(started.iter().all(|c| c.state == CloneState::Running));
+    assert_eq!(f.systemd.active_state_of(unit), "active");
+    // The reset comes before the start, for each clone; a unit systemd has not loaded
+    // (c2, never started) has nothing to reset and is no error.
+    assert_eq!(
+        f.actions()[before..],
+        [
+            "reset_failed_unit puppet-clone-army@c1.service",
+            "start_unit puppet-clone-army@c1.service",
+            "reset_failed_unit puppet-clone-army@c2.service",
+            "start_unit puppet-clone-army@c2.service",
+        ]
+    );
+}
+
+#[test]
+fn list_reports_stale_state_with_the_command_that_fixes_it() {
+    let f = Fixture::new();
+    for clone in ["c1", "c2", "c3"] {
+        f.create(clone, false);
+    }
+    fs::remove_dir_all(f.path("/var/lib/puppet-clone-army/c1-overlay")).unwrap();
+    fs::remove_dir_all(f.path("/var/lib/puppet-clone-army/c2-workdir")).unwrap();
+    // A clone whose base was removed by hand.
+    fs::write(
+        f.layout
+            .fs(f.layout.unit_path(&f.layout.mount_unit_name("c9"))),
+        crate::units::clone_mount(&f.layout, "c9", "gone"),
+    )
+    .unwrap();
+    // c3's own mount, an overlay of ours no unit owns, and another tool's machine.
+    fs::create_dir_all(f.root.join("proc/self")).unwrap();
+    fs::write(
+        f.root.join("proc/self/mountinfo"),
+        "22 1 8:1 / / rw - ext4 /dev/vda rw\n\
+         60 22 0:50 / /var/lib/machines/c3 rw - overlay overlay rw,lowerdir=/var/lib/puppet-clone-army/debian-12,upperdir=/var/lib/puppet-clone-army/c3-overlay,workdir=/var/lib/puppet-clone-army/c3-workdir\n\
+         61 22 0:51 / /var/lib/machines/old rw - overlay overlay rw,lowerdir=/var/lib/puppet-clone-army/debian-12,upperdir=/var/lib/puppet-clone-army/old-overlay,workdir=/var/lib/puppet-clone-army/old-workdir\n\
+         62 22 0:52 / /var/lib/machines/other rw - overlay overlay rw,lowerdir=/srv/image,upperdir=/srv/upper,workdir=/srv/work\n",
+    )
+    .unwrap();
+
+    let listed = list(&f.ctx()).unwrap();
+    let problems: Vec<(&str, Vec<(&str, &str)>)> = listed
+        .clones
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.problems
+                    .iter()
+                    .map(|p| (p.kind.as_str(), p.fix.as_str()))
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        problems,
+        vec![
+            (
+                "c1",
+                vec![("upper-dir-missing", "clone-army clone remove -- c1")]
+            ),
+            (
+                "c2",
+                vec![(
+                    "work-dir-missing",
+                    "clone-army clone create c2 --base debian-12 --master puppet.example.com --certname c2.load.example.com"
+                )]
+            ),
+            ("c3", vec![]),
+            (
+                "c9",
+                vec![
+                    ("base-missing", "clone-army clone remove -- c9"),
+                    ("upper-dir-missing", "clone-army clone remove -- c9")
+                ]
+            ),
+        ]
+    );
+    assert!(listed.clones[0].problems[0]
+        .message
+        .contains("/var/lib/puppet-clone-army/c1-overlay"));
+    let orphan = |problems: &[crate::output::Problem]| {
+        problems
+            .iter()
+            .map(|p| (p.kind.clone(), p.fix.clone()))
+            .collect::<Vec<_>>()
+    };
+    let orphan_fix = (
+        "orphan-mount".to_owned(),
+        "umount -- /var/lib/machines/old && clone-army clone remove -- old".to_owned(),
+    );
+    assert_eq!(orphan(&listed.problems), vec![orphan_fix.clone()]);
+
+    let bases = base::list(&f.ctx()).unwrap();
+    assert_eq!(
+        orphan(&bases.problems),
+        vec![
+            orphan_fix,
+            (
+                "base-missing".to_owned(),
+                "clone-army clone remove -- c9".to_owned()
+            )
+        ]
+    );
+
+    // The fix given for the missing work dir does fix it, keeping the upper layer.
+    f.create("c2", false);
+    let c2 = describe_one(&f.ctx(), "c2").unwrap();
+    assert!(c2.problems.is_empty(), "{:?}", c2.problems);
+    assert_eq!(c2.master.as_deref(), Some("puppet.example.com"));
 }

@@ -1,0 +1,410 @@
+//! Issue 5, bad input: every refused input leaves the host exactly as it was.
+//!
+//! For each input in the table, the whole `CLONE_ARMY_ROOT` tree (paths, file types,
+//! modes, content hashes, symlink targets) is snapshot before and after running the
+//! binary; the test asserts it is unchanged, the exit code is non-zero, and the one JSON
+//! document names the kind, the field and what is allowed.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Envelope {
+    protocol: u32,
+    ok: bool,
+    result: Option<serde_json::Value>,
+    error: Option<ErrorBody>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ErrorBody {
+    kind: String,
+    message: String,
+    field: Option<String>,
+}
+
+/// One entry of the tree: what it is, its mode, and its content (hashed) or target.
+#[derive(Debug, PartialEq, Eq)]
+enum Node {
+    Dir { mode: u32 },
+    File { mode: u32, len: u64, hash: u64 },
+    Symlink { target: PathBuf },
+    Other { mode: u32 },
+}
+
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Node> {
+    let mut tree = BTreeMap::new();
+    walk(root, root, &mut tree);
+    tree
+}
+
+fn walk(root: &Path, path: &Path, tree: &mut BTreeMap<PathBuf, Node>) {
+    let meta = fs::symlink_metadata(path).unwrap();
+    let mode = meta.mode() & 0o7777;
+    let relative = path.strip_prefix(root).unwrap().to_owned();
+    let node = if meta.file_type().is_symlink() {
+        Node::Symlink {
+            target: fs::read_link(path).unwrap(),
+        }
+    } else if meta.is_dir() {
+        let mut children: Vec<PathBuf> = fs::read_dir(path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        children.sort();
+        for child in children {
+            walk(root, &child, tree);
+        }
+        Node::Dir { mode }
+    } else if meta.is_file() {
+        let mut hasher = DefaultHasher::new();
+        fs::read(path).unwrap().hash(&mut hasher);
+        Node::File {
+            mode,
+            len: meta.len(),
+            hash: hasher.finish(),
+        }
+    } else {
+        Node::Other { mode }
+    };
+    tree.insert(relative, node);
+}
+
+fn write(root: &Path, path: &str, content: &str, mode: u32) {
+    let path = root.join(path.trim_start_matches('/'));
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, content).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A host with one base (`debian-12`) and one clone (`c1`) on it, as the helper leaves them.
+fn populated_root() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::set_permissions(root, fs::Permissions::from_mode(0o755)).unwrap();
+    write(
+        root,
+        "/var/lib/puppet-clone-army/debian-12/etc/clone-army/base.json",
+        r#"{"name":"debian-12","os":"debian","release":"bookworm","mirror":"http://deb.debian.org/debian","puppet_source":"distro","puppet_confdir":"/etc/puppet","created_at":"2026-11-22T03:30:00Z","builder":"debootstrap"}"#,
+        0o644,
+    );
+    write(
+        root,
+        "/var/lib/puppet-clone-army/debian-12/etc/puppet/puppet.conf",
+        "[main]\n",
+        0o644,
+    );
+    write(
+        root,
+        "/var/lib/puppet-clone-army/c1-overlay/etc/puppet/puppet.conf",
+        "[main]\nserver = puppet.example.com\ncertname = c1.load.example.com\n",
+        0o644,
+    );
+    fs::create_dir_all(root.join("var/lib/puppet-clone-army/c1-workdir")).unwrap();
+    fs::create_dir_all(root.join("var/lib/machines/c1")).unwrap();
+    write(
+        root,
+        "/etc/systemd/system/var-lib-machines-c1.mount",
+        "# Managed by clone-army 0.1.0. Changes will be overwritten.\n[Mount]\n\
+         What=overlay\nWhere=/var/lib/machines/c1\nType=overlay\n\
+         Options=lowerdir=/var/lib/puppet-clone-army/debian-12,\
+         upperdir=/var/lib/puppet-clone-army/c1-overlay,\
+         workdir=/var/lib/puppet-clone-army/c1-workdir\n",
+        0o644,
+    );
+    write(
+        root,
+        "/etc/systemd/system/puppet-clone-army@.service",
+        "# Managed by clone-army 0.1.0. Changes will be overwritten.\n[Service]\n",
+        0o644,
+    );
+    let wants = root.join("etc/systemd/system/puppet-clone-army.target.wants");
+    fs::create_dir_all(&wants).unwrap();
+    std::os::unix::fs::symlink(
+        "/etc/systemd/system/puppet-clone-army@.service",
+        wants.join("puppet-clone-army@c1.service"),
+    )
+    .unwrap();
+    write(
+        root,
+        "/proc/self/mountinfo",
+        "22 1 8:1 / / rw - ext4 /dev/vda rw\n",
+        0o444,
+    );
+    dir
+}
+
+fn run(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clone-army"))
+        .args(args)
+        .env("CLONE_ARMY_ROOT", root)
+        // Never reach a real bus from a test.
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            "unix:path=/nonexistent/clone-army-test",
+        )
+        .output()
+        .expect("run clone-army")
+}
+
+/// What a refusal must say.
+struct Expect {
+    kind: &'static str,
+    exit: i32,
+    field: Option<&'static str>,
+    /// Each must appear in the message: the field and what is allowed.
+    mentions: Vec<&'static str>,
+}
+
+const NAME_ALLOWED: &str = "allowed: 1 to 64 characters of a-z, 0-9 and '-'";
+const HOSTNAME_ALLOWED: &str = "allowed: a hostname";
+
+fn bad_name(field: &'static str) -> Expect {
+    Expect {
+        kind: "invalid-name",
+        exit: 2,
+        field: Some(field),
+        mentions: vec![NAME_ALLOWED],
+    }
+}
+
+fn bad_hostname(field: &'static str) -> Expect {
+    Expect {
+        kind: "invalid-argument",
+        exit: 2,
+        field: Some(field),
+        mentions: vec![HOSTNAME_ALLOWED],
+    }
+}
+
+fn table() -> Vec<(Vec<String>, Expect)> {
+    let long_name = "a".repeat(65);
+    let long_host = [
+        "a".repeat(63),
+        "a".repeat(63),
+        "a".repeat(63),
+        "a".repeat(62),
+    ]
+    .join(".");
+    assert_eq!(long_host.len(), 254);
+    let names = ["../x", "x/y", "a\nb", "A", long_name.as_str(), "", "-x"];
+    let masters = ["a b", "http://x", "x;y", long_host.as_str()];
+    let strings = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    let mut table = Vec::new();
+    for name in names {
+        // The providers put `--` before names.
+        table.push((
+            strings(&[
+                "clone",
+                "create",
+                "--base",
+                "debian-12",
+                "--master",
+                "puppet.example.com",
+                "--certname",
+                "c2.load.example.com",
+                "--",
+                name,
+            ]),
+            bad_name("name"),
+        ));
+        // `--flag=value`, so that a value starting with '-' reaches the validator.
+        let base_flag = format!("--base={name}");
+        table.push((
+            strings(&[
+                "clone",
+                "create",
+                "c2",
+                &base_flag,
+                "--master",
+                "puppet.example.com",
+                "--certname",
+                "c2.load.example.com",
+            ]),
+            bad_name("base"),
+        ));
+        table.push((strings(&["base", "create", "--", name]), bad_name("name")));
+        table.push((strings(&["base", "remove", "--", name]), bad_name("name")));
+        table.push((
+            strings(&["clone", "remove", "--", "c1", name]),
+            bad_name("name"),
+        ));
+        table.push((strings(&["clone", "stop", "--", name]), bad_name("name")));
+        table.push((
+            strings(&[
+                "clone",
+                "configure",
+                "--master",
+                "m.example.com",
+                "--",
+                name,
+            ]),
+            bad_name("name"),
+        ));
+        let clone_flag = format!("--clone={name}");
+        table.push((
+            strings(&["exec", &clone_flag, "--", "true"]),
+            bad_name("clone"),
+        ));
+    }
+    for master in masters {
+        table.push((
+            strings(&[
+                "clone",
+                "create",
+                "c2",
+                "--base",
+                "debian-12",
+                "--master",
+                master,
+                "--certname",
+                "c2.load.example.com",
+            ]),
+            bad_hostname("master"),
+        ));
+        table.push((
+            strings(&[
+                "clone",
+                "create",
+                "c2",
+                "--base",
+                "debian-12",
+                "--master",
+                "puppet.example.com",
+                "--certname",
+                master,
+            ]),
+            bad_hostname("certname"),
+        ));
+        table.push((
+            strings(&["clone", "configure", "c1", "--master", master]),
+            bad_hostname("master"),
+        ));
+    }
+    table.push((
+        strings(&[
+            "clone",
+            "create",
+            "c2",
+            "--base",
+            "nope",
+            "--master",
+            "puppet.example.com",
+            "--certname",
+            "c2.load.example.com",
+        ]),
+        Expect {
+            kind: "not-found",
+            exit: 1,
+            field: Some("base"),
+            mentions: vec!["\"nope\"", "allowed for base: debian-12"],
+        },
+    ));
+    for (args, flag) in [
+        (
+            &[
+                "clone",
+                "create",
+                "c2",
+                "--base",
+                "debian-12",
+                "--master",
+                "m",
+                "--certname",
+                "c",
+                "--bogus",
+            ][..],
+            "'--bogus'",
+        ),
+        (&["clone", "list", "--force"], "'--force'"),
+        (&["base", "remove", "-f", "debian-12"], "'-f'"),
+        (
+            &["exec", "--all", "--parallel", "3", "--", "true"],
+            "'--parallel'",
+        ),
+    ] {
+        table.push((
+            strings(args),
+            Expect {
+                kind: "usage",
+                exit: 2,
+                field: None,
+                // The unknown flag, and the usage line with the flags that are allowed.
+                mentions: vec![flag, "Usage: clone-army "],
+            },
+        ));
+    }
+    table.push((
+        strings(&["base", "create", "debian-13", "--os", "windows"]),
+        Expect {
+            kind: "usage",
+            exit: 2,
+            field: None,
+            mentions: vec!["'--os <OS>'", "[possible values: debian, ubuntu]"],
+        },
+    ));
+    table.push((
+        strings(&["exec", "--all", "--concurrency", "0", "--", "true"]),
+        Expect {
+            kind: "invalid-argument",
+            exit: 2,
+            field: Some("concurrency"),
+            mentions: vec!["concurrency \"0\"", "1 to 1000"],
+        },
+    ));
+    table.push((
+        strings(&["exec", "--all", "--timeout", "0", "--", "true"]),
+        Expect {
+            kind: "invalid-argument",
+            exit: 2,
+            field: Some("timeout"),
+            mentions: vec!["timeout \"0\"", "1 to 86400"],
+        },
+    ));
+    table
+}
+
+#[test]
+fn refused_inputs_change_nothing_and_say_what_is_allowed() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let dir = populated_root();
+    let before = snapshot(dir.path());
+    assert!(before.len() > 20, "{before:#?}");
+    for (args, expect) in table() {
+        let output = run(
+            dir.path(),
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        let case = format!("{args:?}");
+        assert_eq!(output.status.code(), Some(expect.exit), "{case}");
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        assert_eq!(stdout.lines().count(), 1, "{case}: {stdout:?}");
+        let envelope: Envelope = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(envelope.protocol, 1);
+        assert!(!envelope.ok && envelope.result.is_none(), "{case}");
+        let error = envelope.error.expect("error body");
+        assert_eq!(error.kind, expect.kind, "{case}: {}", error.message);
+        assert_eq!(error.field.as_deref(), expect.field, "{case}");
+        if let Some(field) = expect.field {
+            assert!(error.message.contains(field), "{case}: {}", error.message);
+        }
+        for mention in &expect.mentions {
+            assert!(
+                error.message.contains(mention),
+                "{case}: {:?} lacks {mention:?}",
+                error.message
+            );
+        }
+        assert_eq!(snapshot(dir.path()), before, "{case} changed the tree");
+    }
+}
