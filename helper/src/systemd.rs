@@ -382,6 +382,8 @@ pub struct RecordingSystemd {
     pub states: RefCell<BTreeMap<String, String>>,
     /// Units whose start ends in `failed`.
     pub failing: RefCell<Vec<String>>,
+    /// When set, listing unit states fails as an absent system bus does.
+    pub unreachable: std::cell::Cell<bool>,
 }
 
 #[cfg(test)]
@@ -448,6 +450,12 @@ impl Systemd for RecordingSystemd {
         self.calls
             .borrow_mut()
             .push(format!("unit_states {}", patterns.join(" ")));
+        if self.unreachable.get() {
+            return Err(SystemdError::Unavailable {
+                bus: "unix:path=/nonexistent".to_owned(),
+                detail: "No such file or directory (os error 2)".to_owned(),
+            });
+        }
         Ok(self
             .states
             .borrow()
