@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use crate::output::{CloneReport, Report};
-use crate::report::server::ServerView;
+use crate::report::server::{Figure, ServerView};
 use crate::report::stats::Distribution;
 use crate::report::summary::RunStatus;
 
@@ -30,6 +30,26 @@ fn whole<T: ToString>(value: Option<T>) -> String {
 }
 
 /// A duration for people: `42s`, `7m05s`, `3h02m`, `2d04h`.
+/// A server figure rounded to a whole number, for people.
+fn rounded(value: &Option<Figure>) -> String {
+    value
+        .as_ref()
+        .and_then(Figure::as_f64)
+        .map_or_else(|| "-".to_owned(), |v| format!("{}", v.round() as i64))
+}
+
+/// A server figure in milliseconds as seconds.
+fn ms_to_s(value: &Option<Figure>) -> Option<f64> {
+    value
+        .as_ref()
+        .and_then(Figure::as_f64)
+        .map(|ms| ms / 1000.0)
+}
+
+fn float(value: &Option<Figure>) -> Option<f64> {
+    value.as_ref().and_then(Figure::as_f64)
+}
+
 fn age(value: Option<u64>) -> String {
     match value {
         None => "-".to_owned(),
@@ -156,12 +176,12 @@ fn server_lines(out: &mut String, server: &ServerView) {
         let _ = writeln!(
             out,
             "  jrubies: {} free of {}; borrows {}, timeouts {}; average borrow {} ms, wait {} ms",
-            whole(j.num_free_jrubies.map(|v| v as i64)),
-            whole(j.num_jrubies.map(|v| v as i64)),
-            whole(j.borrow_count.map(|v| v as i64)),
-            whole(j.borrow_timeout_count.map(|v| v as i64)),
-            whole(j.average_borrow_time_ms.map(|v| v as i64)),
-            whole(j.average_wait_time_ms.map(|v| v as i64)),
+            rounded(&j.num_free_jrubies),
+            rounded(&j.num_jrubies),
+            rounded(&j.borrow_count),
+            rounded(&j.borrow_timeout_count),
+            rounded(&j.average_borrow_time_ms),
+            rounded(&j.average_wait_time_ms),
         );
     }
     for (name, timing) in [
@@ -173,8 +193,8 @@ fn server_lines(out: &mut String, server: &ServerView) {
             let _ = writeln!(
                 out,
                 "  {name}: {}, mean {} ms",
-                whole(t.count.map(|v| v as i64)),
-                whole(t.mean_ms.map(|v| v as i64)),
+                rounded(&t.count),
+                rounded(&t.mean_ms),
             );
         }
     }
@@ -385,56 +405,56 @@ fn server_metrics(out: &mut String, server: &ServerView) {
         gauge(
             "clone_army_server_jrubies",
             "JRuby instances in Puppet Server's pool.",
-            j.num_jrubies,
+            float(&j.num_jrubies),
         );
         gauge(
             "clone_army_server_free_jrubies",
             "Free JRuby instances in Puppet Server's pool.",
-            j.num_free_jrubies,
+            float(&j.num_free_jrubies),
         );
         gauge(
             "clone_army_server_jruby_borrows",
             "JRuby borrows since Puppet Server started.",
-            j.borrow_count,
+            float(&j.borrow_count),
         );
         gauge(
             "clone_army_server_jruby_borrow_timeouts",
             "JRuby borrows that timed out since Puppet Server started.",
-            j.borrow_timeout_count,
+            float(&j.borrow_timeout_count),
         );
         gauge(
             "clone_army_server_jruby_average_borrow_seconds",
             "Average time a JRuby instance is borrowed, seconds.",
-            j.average_borrow_time_ms.map(|ms| ms / 1000.0),
+            ms_to_s(&j.average_borrow_time_ms),
         );
         gauge(
             "clone_army_server_jruby_average_wait_seconds",
             "Average wait for a JRuby instance, seconds.",
-            j.average_wait_time_ms.map(|ms| ms / 1000.0),
+            ms_to_s(&j.average_wait_time_ms),
         );
     }
     if let Some(t) = &server.compile {
         gauge(
             "clone_army_server_compiles",
             "Catalog compiles since Puppet Server started.",
-            t.count,
+            float(&t.count),
         );
         gauge(
             "clone_army_server_compile_mean_seconds",
             "Mean catalog compile time since Puppet Server started, seconds.",
-            t.mean_ms.map(|ms| ms / 1000.0),
+            ms_to_s(&t.mean_ms),
         );
     }
     if let Some(t) = &server.catalog_requests {
         gauge(
             "clone_army_server_catalog_requests",
             "Catalog requests since Puppet Server started.",
-            t.count,
+            float(&t.count),
         );
         gauge(
             "clone_army_server_catalog_request_mean_seconds",
             "Mean catalog request time since Puppet Server started, seconds.",
-            t.mean_ms.map(|ms| ms / 1000.0),
+            ms_to_s(&t.mean_ms),
         );
     }
 }

@@ -59,24 +59,27 @@ pub struct ServerView {
     pub raw: Option<Value>,
 }
 
+/// A figure as the server gave it (an integer stays an integer).
+pub type Figure = serde_json::Number;
+
 /// The JRuby pool, from `jruby-metrics`. Times in milliseconds, as the server gives them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JrubyMetrics {
-    pub num_jrubies: Option<f64>,
-    pub num_free_jrubies: Option<f64>,
-    pub borrow_count: Option<f64>,
-    pub borrow_timeout_count: Option<f64>,
-    pub average_borrow_time_ms: Option<f64>,
-    pub average_wait_time_ms: Option<f64>,
-    pub average_free_jrubies: Option<f64>,
-    pub average_requested_jrubies: Option<f64>,
+    pub num_jrubies: Option<Figure>,
+    pub num_free_jrubies: Option<Figure>,
+    pub borrow_count: Option<Figure>,
+    pub borrow_timeout_count: Option<Figure>,
+    pub average_borrow_time_ms: Option<Figure>,
+    pub average_wait_time_ms: Option<Figure>,
+    pub average_free_jrubies: Option<Figure>,
+    pub average_requested_jrubies: Option<Figure>,
 }
 
 /// A count and mean time (milliseconds) of one kind of request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Timing {
-    pub count: Option<f64>,
-    pub mean_ms: Option<f64>,
+    pub count: Option<Figure>,
+    pub mean_ms: Option<Figure>,
 }
 
 /// `--server` as a full URL of the status endpoint. A bare host (or `host:port`) means
@@ -264,8 +267,8 @@ fn experimental<'a>(service: &'a Value, key: &str) -> Option<&'a Value> {
     service.get("status")?.get("experimental")?.get(key)
 }
 
-fn number(value: &Value, key: &str) -> Option<f64> {
-    value.get(key).and_then(Value::as_f64)
+fn number(value: &Value, key: &str) -> Option<Figure> {
+    value.get(key).and_then(Value::as_number).cloned()
 }
 
 fn timing_where(list: Option<&Value>, key: &str, wanted: &str) -> Option<Timing> {
@@ -378,17 +381,17 @@ mod tests {
         );
         assert_eq!(s.states.len(), 5);
         let jruby = s.jruby.unwrap();
-        assert_eq!(jruby.num_jrubies, Some(2.0));
-        assert_eq!(jruby.num_free_jrubies, Some(1.0));
-        assert_eq!(jruby.borrow_count, Some(214.0));
-        assert_eq!(jruby.average_borrow_time_ms, Some(412.0));
-        assert_eq!(jruby.average_wait_time_ms, Some(37.0));
-        assert_eq!(jruby.borrow_timeout_count, Some(0.0));
+        assert_eq!(jruby.num_jrubies, Some(2.into()));
+        assert_eq!(jruby.num_free_jrubies, Some(1.into()));
+        assert_eq!(jruby.borrow_count, Some(214.into()));
+        assert_eq!(jruby.average_borrow_time_ms, Some(412.into()));
+        assert_eq!(jruby.average_wait_time_ms, Some(37.into()));
+        assert_eq!(jruby.borrow_timeout_count, Some(0.into()));
         let compile = s.compile.unwrap();
-        assert_eq!(compile.count, Some(40.0));
-        assert_eq!(compile.mean_ms, Some(1181.0));
-        assert_eq!(s.catalog_requests.unwrap().count, Some(40.0));
-        assert_eq!(s.all_requests.unwrap().count, Some(216.0));
+        assert_eq!(compile.count, Some(40.into()));
+        assert_eq!(compile.mean_ms, Some(1181.into()));
+        assert_eq!(s.catalog_requests.unwrap().count, Some(40.into()));
+        assert_eq!(s.all_requests.unwrap().count, Some(216.into()));
     }
 
     #[test]
@@ -399,7 +402,7 @@ mod tests {
             "status-service": {"state": "running", "status": {}}
         });
         let s = summarise(&json);
-        assert_eq!(s.jruby.unwrap().num_jrubies, Some(4.0));
+        assert_eq!(s.jruby.unwrap().num_jrubies, Some(4.into()));
         assert_eq!(s.compile, None);
         assert_eq!(s.catalog_requests, None);
         assert_eq!(summarise(&serde_json::json!([1])), Summary::default());
