@@ -479,3 +479,141 @@ fn report_with_a_server_that_does_not_answer_still_succeeds() {
     assert!(server["error"].as_str().unwrap().contains("127.0.0.1:1"));
     assert_eq!(report.clones.len(), 2);
 }
+
+/// `openssl` in `dir` with `args` (split at spaces); false when it is missing or fails.
+fn openssl(dir: &Path, args: &str) -> bool {
+    Command::new("openssl")
+        .args(args.split(' '))
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+const MAKE_CA: &str = concat!(
+    "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=TestCA ",
+    "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign"
+);
+const MAKE_SERVER_KEY: &str =
+    "req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost";
+const SIGN_SERVER_CERT: &str = concat!(
+    "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem ",
+    "-days 2 -extfile server.ext"
+);
+
+/// An HTTPS server (`openssl s_server -WWW`) for `localhost` with a certificate from a
+/// throw-away CA, serving the Puppet Server 7 status fixture at the status path.
+struct StatusServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for StatusServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn status_server(dir: &Path) -> Option<StatusServer> {
+    let made = openssl(dir, MAKE_CA) && openssl(dir, MAKE_SERVER_KEY) && {
+        std::fs::write(
+            dir.join("server.ext"),
+            "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(dir, SIGN_SERVER_CERT)
+    };
+    if !made {
+        return None;
+    }
+    let www = dir.join("www/status/v1");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(
+        www.join("services?level=debug"),
+        include_str!("../src/report/fixtures/puppetserver-7-status-debug.json"),
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("openssl")
+        .args(["s_server", "-quiet", "-WWW", "-accept"])
+        .arg(port.to_string())
+        .args(["-cert", "../server.pem", "-key", "../server.key"])
+        .current_dir(dir.join("www"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let server = StatusServer { child, port };
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(server);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn report_asks_the_server_over_verified_tls() {
+    if !is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let root = fake_fleet();
+    let tls = tempfile::tempdir().unwrap();
+    let Some(server) = status_server(tls.path()) else {
+        eprintln!("skipped: openssl cannot make certificates or serve here");
+        return;
+    };
+    let ca = tls.path().join("ca.pem");
+    let ask = |url: String, ca: &Path| {
+        let output = run(
+            root.path(),
+            &[
+                "report",
+                "--server",
+                &url,
+                "--ca-cert",
+                ca.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        envelope::<Report>(&output).result.unwrap().server.unwrap()
+    };
+
+    let view = ask(format!("localhost:{}", server.port), &ca);
+    assert_eq!(view["ok"], serde_json::json!(true), "{view}");
+    assert_eq!(view["http_status"], serde_json::json!(200));
+    assert_eq!(view["jruby"]["num_jrubies"], serde_json::json!(2));
+    assert_eq!(view["compile"]["mean_ms"], serde_json::json!(1181));
+    assert!(view["raw"]["jruby-metrics"].is_object());
+
+    // A name the certificate does not carry: refused.
+    let view = ask(format!("https://127.0.0.1:{}", server.port), &ca);
+    assert_eq!(view["ok"], serde_json::json!(false));
+    assert!(
+        view["error"].as_str().unwrap().contains("certificate"),
+        "{view}"
+    );
+
+    // Another CA: refused.
+    let other = tls.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    assert!(openssl(
+        &other,
+        "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=OtherCA"
+    ));
+    let view = ask(format!("localhost:{}", server.port), &other.join("ca.pem"));
+    assert_eq!(view["ok"], serde_json::json!(false));
+    assert!(
+        view["error"].as_str().unwrap().contains("UnknownIssuer"),
+        "{view}"
+    );
+}

@@ -304,11 +304,14 @@ fn prometheus_snapshot() {
 #[test]
 fn table_shows_a_server_error() {
     let mut r = sample().report();
-    r.server = Some(server::fetch(
-        "https://127.0.0.1:1",
-        Some(&PathBuf::from("/nonexistent/ca.pem")),
-        |p| p.to_owned(),
-    ));
+    let ca = PathBuf::from("/nonexistent/ca.pem");
+    r.server = Some(server::fetch("https://127.0.0.1:1", Some(&ca), |p| {
+        p.to_owned()
+    }));
     let text = render::table(&r);
-    assert!(text.contains("server: https://127.0.0.1:1/status/v1/services?level=debug\n  error: cannot read the CA certificate /nonexistent/ca.pem"), "{text}");
+    let expected = concat!(
+        "server: https://127.0.0.1:1/status/v1/services?level=debug\n",
+        "  error: cannot read the CA certificate /nonexistent/ca.pem"
+    );
+    assert!(text.contains(expected), "{text}");
 }
