@@ -2,7 +2,11 @@
 
 use clap::{Args, Parser, Subcommand};
 
+use std::path::PathBuf;
+
 use crate::base::{Os, PuppetSource};
+use crate::report::render::Format;
+use crate::report::DEFAULT_INTERVAL;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -31,6 +35,26 @@ pub enum Command {
     },
     /// Run a command in running clones, N at a time (a burst), and report each exit.
     Exec(ExecArgs),
+    /// Every clone's last run, the fleet's figures and, with --server, the server's view.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The agents' run interval in seconds; clones silent for more than twice this are listed.
+    #[arg(long, default_value_t = DEFAULT_INTERVAL)]
+    pub interval: u64,
+    /// Puppet Server to ask for its view (https URL, or host[:port] for https://host:8140).
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// CA certificate to verify the server with; default: the host agent's
+    /// (/etc/puppet/ssl/certs/ca.pem, else /etc/puppetlabs/puppet/ssl/certs/ca.pem).
+    #[arg(long, value_name = "PATH")]
+    pub ca_cert: Option<PathBuf>,
+    /// json: the JSON envelope; table: for people; prometheus: node_exporter textfile.
+    /// Errors always come as the JSON envelope.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
 }
 
 #[derive(Debug, Subcommand)]

@@ -16,6 +16,7 @@ mod names;
 mod output;
 mod paths;
 mod puppet_conf;
+mod report;
 mod systemd;
 mod units;
 
@@ -24,11 +25,12 @@ use clap::Parser;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{BaseVerb, Cli, CloneVerb, Command};
+use crate::cli::{BaseVerb, Cli, CloneVerb, Command, ReportArgs};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::output::Envelope;
 use crate::paths::Layout;
+use crate::report::render::Format;
 use crate::systemd::DbusSystemd;
 
 fn main() {
@@ -48,12 +50,65 @@ fn run() -> i32 {
             return fail(&Error::Usage(cli::usage_message(&rendered)));
         }
     };
+    if let Command::Report(args) = &cli.command {
+        return run_report(args);
+    }
     match dispatch(cli) {
         Ok(result) => {
             output::print(&Envelope::success(result));
             0
         }
         Err(e) => fail(&e),
+    }
+}
+
+/// `report` may answer in another format than JSON; its errors are still the envelope.
+fn run_report(args: &ReportArgs) -> i32 {
+    let result = check_root().and_then(|()| {
+        let systemd = DbusSystemd::new();
+        let ctx = Context::new(Layout::from_env(), &systemd);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        report::report(
+            &ctx,
+            &report::ReportRequest {
+                interval: args.interval,
+                server: args.server.clone(),
+                ca_cert: args.ca_cert.clone(),
+            },
+            now,
+        )
+    });
+    match result {
+        Ok(report) => {
+            match args.format {
+                Format::Json => output::print(&Envelope::success(report)),
+                Format::Table => print_text(&report::render::table(&report)),
+                Format::Prometheus => print_text(&report::render::prometheus(&report)),
+            }
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn print_text(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+fn check_root() -> Result<()> {
+    let euid = nix::unistd::geteuid();
+    if euid.is_root() {
+        Ok(())
+    } else {
+        Err(Error::NotRoot {
+            euid: euid.as_raw(),
+        })
     }
 }
 
@@ -64,12 +119,7 @@ fn fail(error: &Error) -> i32 {
 }
 
 fn dispatch(cli: Cli) -> Result<Value> {
-    let euid = nix::unistd::geteuid();
-    if !euid.is_root() {
-        return Err(Error::NotRoot {
-            euid: euid.as_raw(),
-        });
-    }
+    check_root()?;
     let systemd = DbusSystemd::new();
     let ctx = Context::new(Layout::from_env(), &systemd);
     match cli.command {
@@ -118,6 +168,10 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 timeout_seconds: args.timeout,
                 command: args.command,
             },
+        )),
+        // Answered by `run_report`, which may print other formats than the envelope.
+        Command::Report(_) => Err(Error::Internal(
+            "report reached the JSON dispatcher".to_owned(),
         )),
     }
 }

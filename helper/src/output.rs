@@ -3,9 +3,14 @@
 //! All types derive `Deserialize` as well as `Serialize`, so tests (and any Rust caller)
 //! decode the answer back into these structs instead of matching strings.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::report::server::ServerView;
+use crate::report::stats::Distribution;
+use crate::report::summary::RunStatus;
 
 /// Bumped when a change to the envelope or a result is not backwards compatible.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -232,6 +237,85 @@ pub struct ExecSummary {
     pub wall_seconds: f64,
     pub concurrency: usize,
     pub timeout_seconds: u64,
+}
+
+/// `report`: every clone's last run, the fleet's figures and, with `--server`, the server's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// When the report was made, seconds since the epoch, and the same as RFC 3339.
+    pub now: u64,
+    pub generated_at: String,
+    /// The agents' run interval the report judges silence by (`--interval`), seconds.
+    pub interval: u64,
+    /// Whether the clones' `state` comes from systemd; when systemd could not be asked,
+    /// `false`, every `state` is `unknown` and `systemd_error` says why.
+    pub states_known: bool,
+    pub systemd_error: Option<String>,
+    pub clones: Vec<CloneReport>,
+    pub fleet: FleetReport,
+    /// `null` without `--server`.
+    pub server: Option<ServerView>,
+}
+
+/// A clone's state as the report gives it: `clone list`'s, or `unknown` without systemd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReportState {
+    Running,
+    Stopped,
+    Unknown,
+}
+
+impl ReportState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportState::Running => "running",
+            ReportState::Stopped => "stopped",
+            ReportState::Unknown => "unknown",
+        }
+    }
+}
+
+/// One clone in the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CloneReport {
+    pub name: String,
+    pub base: String,
+    pub state: ReportState,
+    pub mounted: bool,
+    pub status: RunStatus,
+    /// `time.last_run` of the summary, seconds since the epoch.
+    pub last_run: Option<u64>,
+    /// Seconds from `last_run` to `now` (0 when the clock says the run is in the future).
+    pub age: Option<u64>,
+    /// `time.total`, seconds.
+    pub total_time: Option<f64>,
+    /// `time.config_retrieval`, seconds.
+    pub config_retrieval_time: Option<f64>,
+    pub failed_resources: Option<u64>,
+    pub puppet_version: Option<String>,
+    pub config_version: Option<String>,
+    /// See `fleet.silent`.
+    pub silent: bool,
+    /// The summary's path as the host sees it (`null` when there is none).
+    pub summary: Option<String>,
+    /// Why the summary could not be read (status `unreadable`).
+    pub error: Option<String>,
+}
+
+/// The fleet's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetReport {
+    pub clones: usize,
+    /// Every status, with 0 for those no clone has.
+    pub by_status: BTreeMap<RunStatus, usize>,
+    pub total_time: Distribution,
+    pub config_retrieval_time: Distribution,
+    /// Clones whose last run is more than `silent_after` seconds old, or that have no run
+    /// although their mount unit is older than that; by name.
+    pub silent: Vec<String>,
+    /// `2 × interval`.
+    pub silent_after: u64,
 }
 
 /// Writes the envelope, one line, to stdout.

@@ -396,6 +396,8 @@ pub struct RecordingSystemd {
     /// Units systemd gave up on (`start-limit-hit`): their start jobs fail until
     /// `reset_failed_unit` clears them, as systemd's do.
     pub start_limited: RefCell<Vec<String>>,
+    /// When set, listing unit states fails as an absent system bus does.
+    pub unreachable: std::cell::Cell<bool>,
 }
 
 #[cfg(test)]
@@ -481,6 +483,12 @@ impl Systemd for RecordingSystemd {
         self.calls
             .borrow_mut()
             .push(format!("unit_states {}", patterns.join(" ")));
+        if self.unreachable.get() {
+            return Err(SystemdError::Unavailable {
+                bus: "unix:path=/nonexistent".to_owned(),
+                detail: "No such file or directory (os error 2)".to_owned(),
+            });
+        }
         Ok(self
             .states
             .borrow()

@@ -328,3 +328,316 @@ fn non_root_is_refused_for_every_verb() {
     }
     assert!(entries(root.path()).is_empty());
 }
+
+// --- report ---------------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+struct Report {
+    states_known: bool,
+    systemd_error: Option<String>,
+    clones: Vec<ReportClone>,
+    fleet: Fleet,
+    server: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReportClone {
+    name: String,
+    state: String,
+    status: String,
+    total_time: Option<f64>,
+    failed_resources: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Fleet {
+    clones: usize,
+    by_status: std::collections::BTreeMap<String, usize>,
+    silent: Vec<String>,
+}
+
+/// A root with two clones as `clone create` leaves them on disk (mount unit, upper layer),
+/// one of which has run, written by hand so the test needs no systemd.
+fn fake_fleet() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let units = root.path().join("etc/systemd/system");
+    std::fs::create_dir_all(&units).unwrap();
+    std::fs::create_dir_all(root.path().join("var/lib/puppet-clone-army/debian-12")).unwrap();
+    for clone in ["army-1", "army-2"] {
+        let escaped = clone.replace('-', "\\x2d");
+        std::fs::write(
+            units.join(format!("var-lib-machines-{escaped}.mount")),
+            format!(
+                "# Managed by clone-army 0.1.0. Changes will be overwritten.\n[Unit]\n\
+                 Description=OverlayFS root of puppet-agent clone {clone}\n\n[Mount]\n\
+                 What=overlay\nWhere=/var/lib/machines/{clone}\nType=overlay\n\
+                 Options=lowerdir=/var/lib/puppet-clone-army/debian-12,\
+                 upperdir=/var/lib/puppet-clone-army/{clone}-overlay,\
+                 workdir=/var/lib/puppet-clone-army/{clone}-workdir\n"
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.path().join(format!(
+            "var/lib/puppet-clone-army/{clone}-overlay/etc/puppet"
+        )))
+        .unwrap();
+    }
+    let public = root
+        .path()
+        .join("var/lib/puppet-clone-army/army-1-overlay/var/cache/puppet/public");
+    std::fs::create_dir_all(&public).unwrap();
+    std::fs::write(
+        public.join("last_run_summary.yaml"),
+        include_str!("../src/report/fixtures/failed.yaml"),
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn report_reads_the_fleet_without_systemd() {
+    if !is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let root = fake_fleet();
+    let output = run(root.path(), &["report", "--interval", "1800"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let envelope: Envelope<Report> = envelope(&output);
+    assert!(envelope.ok);
+    let report = envelope.result.unwrap();
+    // No system bus in tests: states are unknown, the report still stands.
+    assert!(!report.states_known);
+    assert!(report
+        .systemd_error
+        .unwrap()
+        .contains("/nonexistent/clone-army-test"));
+    let clones: Vec<(&str, &str, &str)> = report
+        .clones
+        .iter()
+        .map(|c| (c.name.as_str(), c.state.as_str(), c.status.as_str()))
+        .collect();
+    assert_eq!(
+        clones,
+        vec![
+            ("army-1", "unknown", "failed"),
+            ("army-2", "unknown", "never")
+        ]
+    );
+    assert_eq!(report.clones[0].failed_resources, Some(1));
+    assert!(report.clones[0].total_time.is_some());
+    assert_eq!(report.fleet.clones, 2);
+    assert_eq!(report.fleet.by_status["failed"], 1);
+    assert_eq!(report.fleet.by_status["never"], 1);
+    // Never run, but its mount unit was just written: not silent (yet).
+    assert!(!report.fleet.silent.iter().any(|c| c == "army-2"));
+    assert!(report.server.is_none());
+}
+
+#[test]
+fn report_table_and_prometheus_are_text() {
+    if !is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let root = fake_fleet();
+    let output = run(root.path(), &["report", "--format", "table"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.starts_with("CLONE "), "{text}");
+    assert!(text.contains("\narmy-1 "), "{text}");
+    assert!(text.contains("clones: 2 (failed 1, changed 0, unchanged 0, never 1, unreadable 0)"));
+
+    let output = run(root.path(), &["report", "--format", "prometheus"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("# TYPE clone_army_clone_last_run_seconds gauge\n"));
+    assert!(text.contains("clone_army_clone_status{clone=\"army-1\",status=\"failed\"} 1\n"));
+    assert!(text.contains("clone_army_fleet_clones 2\n"));
+}
+
+#[test]
+fn report_errors_are_the_json_envelope_in_every_format() {
+    let root = tempfile::tempdir().unwrap();
+    let output = run(root.path(), &["report", "--format", "yaml"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(failure(&output).kind, "usage");
+    if !is_root() {
+        return;
+    }
+    for format in ["json", "table", "prometheus"] {
+        let output = run(
+            root.path(),
+            &["report", "--format", format, "--interval", "0"],
+        );
+        assert_eq!(output.status.code(), Some(2), "{format}");
+        let error = failure(&output);
+        assert_eq!(error.kind, "invalid-argument");
+        assert_eq!(error.field.as_deref(), Some("interval"));
+    }
+}
+
+#[test]
+fn report_with_a_server_that_does_not_answer_still_succeeds() {
+    if !is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let root = fake_fleet();
+    let ca = root.path().join("ca.pem");
+    std::fs::write(&ca, include_str!("../src/report/fixtures/ca.pem")).unwrap();
+    let output = run(
+        root.path(),
+        &[
+            "report",
+            "--server",
+            "https://127.0.0.1:1",
+            "--ca-cert",
+            ca.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let report = envelope::<Report>(&output).result.unwrap();
+    let server = report.server.unwrap();
+    assert_eq!(server["ok"], serde_json::json!(false));
+    assert!(server["error"].as_str().unwrap().contains("127.0.0.1:1"));
+    assert_eq!(report.clones.len(), 2);
+}
+
+/// `openssl` in `dir` with `args` (split at spaces); false when it is missing or fails.
+fn openssl(dir: &Path, args: &str) -> bool {
+    Command::new("openssl")
+        .args(args.split(' '))
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+const MAKE_CA: &str = concat!(
+    "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=TestCA ",
+    "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign"
+);
+const MAKE_SERVER_KEY: &str =
+    "req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost";
+const SIGN_SERVER_CERT: &str = concat!(
+    "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem ",
+    "-days 2 -extfile server.ext"
+);
+
+/// An HTTPS server (`openssl s_server -WWW`) for `localhost` with a certificate from a
+/// throw-away CA, serving the Puppet Server 7 status fixture at the status path.
+struct StatusServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for StatusServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn status_server(dir: &Path) -> Option<StatusServer> {
+    let made = openssl(dir, MAKE_CA) && openssl(dir, MAKE_SERVER_KEY) && {
+        std::fs::write(
+            dir.join("server.ext"),
+            "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(dir, SIGN_SERVER_CERT)
+    };
+    if !made {
+        return None;
+    }
+    let www = dir.join("www/status/v1");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(
+        www.join("services?level=debug"),
+        include_str!("../src/report/fixtures/puppetserver-7-status-debug.json"),
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("openssl")
+        .args(["s_server", "-quiet", "-WWW", "-accept"])
+        .arg(port.to_string())
+        .args(["-cert", "../server.pem", "-key", "../server.key"])
+        .current_dir(dir.join("www"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let server = StatusServer { child, port };
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(server);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    None
+}
+
+#[test]
+fn report_asks_the_server_over_verified_tls() {
+    if !is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let root = fake_fleet();
+    let tls = tempfile::tempdir().unwrap();
+    let Some(server) = status_server(tls.path()) else {
+        eprintln!("skipped: openssl cannot make certificates or serve here");
+        return;
+    };
+    let ca = tls.path().join("ca.pem");
+    let ask = |url: String, ca: &Path| {
+        let output = run(
+            root.path(),
+            &[
+                "report",
+                "--server",
+                &url,
+                "--ca-cert",
+                ca.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        envelope::<Report>(&output).result.unwrap().server.unwrap()
+    };
+
+    let view = ask(format!("localhost:{}", server.port), &ca);
+    assert_eq!(view["ok"], serde_json::json!(true), "{view}");
+    assert_eq!(view["http_status"], serde_json::json!(200));
+    assert_eq!(view["jruby"]["num_jrubies"], serde_json::json!(2));
+    assert_eq!(view["compile"]["mean_ms"], serde_json::json!(1181));
+    assert!(view["raw"]["jruby-metrics"].is_object());
+
+    // A name the certificate does not carry: refused.
+    let view = ask(format!("https://127.0.0.1:{}", server.port), &ca);
+    assert_eq!(view["ok"], serde_json::json!(false));
+    assert!(
+        view["error"].as_str().unwrap().contains("certificate"),
+        "{view}"
+    );
+
+    // Another CA: refused.
+    let other = tls.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    assert!(openssl(
+        &other,
+        "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=OtherCA"
+    ));
+    let view = ask(format!("localhost:{}", server.port), &other.join("ca.pem"));
+    assert_eq!(view["ok"], serde_json::json!(false));
+    assert!(
+        view["error"].as_str().unwrap().contains("UnknownIssuer"),
+        "{view}"
+    );
+}

@@ -10,6 +10,7 @@ use crate::fsutil::read_optional;
 use crate::mounts::MountTable;
 use crate::output::{CloneInfo, CloneList, CloneState};
 use crate::puppet_conf;
+use crate::systemd::SystemdError;
 use crate::units::CloneMount;
 
 pub const SERVICE_PATTERN: &str = "puppet-clone-army@*.service";
@@ -31,11 +32,39 @@ pub fn describe_named(ctx: &Context, names: &[String]) -> Result<Vec<CloneInfo>>
 }
 
 fn describe(ctx: &Context, mounts: Vec<CloneMount>) -> Result<Vec<CloneInfo>> {
-    let layout = &ctx.layout;
     if mounts.is_empty() {
         return Ok(Vec::new());
     }
     let states = ctx.systemd.unit_states(&[SERVICE_PATTERN.to_owned()])?;
+    describe_with_states(ctx, mounts, &states)
+}
+
+/// Like `clone list`, but a systemd that cannot be asked is no error: the clones are
+/// described from disk alone and the systemd error is returned beside them (their
+/// `state` then means nothing). For read-only readers such as `report`, which must work
+/// where there is no system bus.
+pub fn describe_without_systemd_failing(
+    ctx: &Context,
+    mounts: Vec<CloneMount>,
+) -> Result<(Vec<CloneInfo>, Option<SystemdError>)> {
+    if mounts.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    match ctx.systemd.unit_states(&[SERVICE_PATTERN.to_owned()]) {
+        Ok(states) => Ok((describe_with_states(ctx, mounts, &states)?, None)),
+        Err(e) => Ok((
+            describe_with_states(ctx, mounts, &BTreeMap::new())?,
+            Some(e),
+        )),
+    }
+}
+
+fn describe_with_states(
+    ctx: &Context,
+    mounts: Vec<CloneMount>,
+    states: &BTreeMap<String, String>,
+) -> Result<Vec<CloneInfo>> {
+    let layout = &ctx.layout;
     let table = MountTable::read(layout)?;
     let mut confdirs: BTreeMap<String, String> = BTreeMap::new();
     let mut clones = Vec::with_capacity(mounts.len());

@@ -13,7 +13,7 @@ mod tests;
 pub use configure::configure;
 pub use create::{create, CloneRequest};
 pub use lifecycle::{start, stop};
-pub use list::{describe_named, list};
+pub use list::{describe_named, describe_without_systemd_failing, list};
 pub use remove::remove;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,211 @@
+//! `report`: what the fleet is doing to the server.
+//!
+//! Every clone's last run is read from the agent's `last_run_summary.yaml` in the clone's
+//! upper layer, without entering the container; the fleet's figures are computed from
+//! those; with `--server`, Puppet Server's own view comes from its status API.
+//!
+//! The report is a read-only reader, so it must work where systemd cannot be asked (no
+//! system bus): the clones' states are then `unknown` and the reason is in the result.
+//! Neither an unreadable summary nor a server that does not answer fails the report; each
+//! is reported where it belongs (the clone's `error`, the server's `error`).
+
+pub mod render;
+pub mod server;
+pub mod stats;
+pub mod summary;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use crate::base::rfc3339_utc;
+use crate::clone;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::fsutil::read_optional;
+use crate::output::{CloneReport, CloneState, FleetReport, Report, ReportState};
+use crate::units::CloneMount;
+
+use self::stats::{is_silent, Distribution};
+use self::summary::{parse, publicdirs_for, LastRun, RunStatus, SUMMARY_FILE};
+
+/// Puppet's default `runinterval`, and the module's.
+pub const DEFAULT_INTERVAL: u64 = 1800;
+
+#[derive(Debug, Clone)]
+pub struct ReportRequest {
+    pub interval: u64,
+    pub server: Option<String>,
+    pub ca_cert: Option<PathBuf>,
+}
+
+/// The report as of `now` (seconds since the epoch).
+pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report> {
+    if request.interval == 0 {
+        return Err(Error::InvalidArgument {
+            field: "interval",
+            value: "0".to_owned(),
+            reason: "the run interval must be at least one second".to_owned(),
+        });
+    }
+    let layout = &ctx.layout;
+    let mounts = clone::discover(layout)?;
+    let (infos, systemd_error) = clone::describe_without_systemd_failing(ctx, mounts.clone())?;
+    let mut confdirs: BTreeMap<String, String> = BTreeMap::new();
+    let mut clones = Vec::with_capacity(infos.len());
+    for (mount, info) in mounts.iter().zip(infos) {
+        let confdir = match confdirs.get(&info.base) {
+            Some(c) => c.clone(),
+            None => {
+                let c = clone::confdir_of(layout, &info.base)?;
+                confdirs.insert(info.base.clone(), c.clone());
+                c
+            }
+        };
+        let state = match (&systemd_error, info.state) {
+            (Some(_), _) => ReportState::Unknown,
+            (None, CloneState::Running) => ReportState::Running,
+            (None, CloneState::Stopped) => ReportState::Stopped,
+        };
+        let (summary, run) = read_last_run(ctx, mount, &confdir);
+        let existed_for = mount_unit_age(ctx, &info.name, now);
+        clones.push(clone_report(
+            info.name,
+            info.base,
+            state,
+            info.mounted,
+            summary,
+            run,
+            existed_for,
+            now,
+            request.interval,
+        ));
+    }
+    let fleet = fleet(&clones, request.interval);
+    let server = request
+        .server
+        .as_deref()
+        .map(|url| server::fetch(url, request.ca_cert.as_deref(), |p: &Path| layout.fs(p)));
+    Ok(Report {
+        now,
+        generated_at: rfc3339_utc(now),
+        interval: request.interval,
+        states_known: systemd_error.is_none(),
+        systemd_error: systemd_error.map(|e| e.to_string()),
+        clones,
+        fleet,
+        server,
+    })
+}
+
+/// The summary's host path and what it says: `None` when there is none; `Err` with the
+/// reason when it is there but unreadable.
+fn read_last_run(
+    ctx: &Context,
+    mount: &CloneMount,
+    confdir: &str,
+) -> (Option<String>, Option<Result<LastRun, String>>) {
+    let upper = Path::new(&mount.upperdir);
+    for publicdir in publicdirs_for(confdir) {
+        let system_path = upper
+            .join(publicdir.trim_start_matches('/'))
+            .join(SUMMARY_FILE);
+        let shown = Some(system_path.display().to_string());
+        match read_optional(&ctx.layout.fs(&system_path)) {
+            Ok(None) => continue,
+            Ok(Some(text)) => return (shown, Some(parse(&text))),
+            Err(e) => {
+                let reason = std::error::Error::source(&e)
+                    .map(|c| format!("{e}: {c}"))
+                    .unwrap_or_else(|| e.to_string());
+                return (shown, Some(Err(reason)));
+            }
+        }
+    }
+    (None, None)
+}
+
+/// How long the clone has existed, by its mount unit's mtime (clone-army rewrites that
+/// file only when its content changes, so this is about when the clone was created).
+fn mount_unit_age(ctx: &Context, clone: &str, now: u64) -> Option<u64> {
+    let layout = &ctx.layout;
+    let path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let secs = modified.duration_since(UNIX_EPOCH).ok()?.as_secs();
+    Some(now.saturating_sub(secs))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn clone_report(
+    name: String,
+    base: String,
+    state: ReportState,
+    mounted: bool,
+    summary: Option<String>,
+    run: Option<Result<LastRun, String>>,
+    existed_for: Option<u64>,
+    now: u64,
+    interval: u64,
+) -> CloneReport {
+    let mut report = CloneReport {
+        name,
+        base,
+        state,
+        mounted,
+        status: RunStatus::Never,
+        last_run: None,
+        age: None,
+        total_time: None,
+        config_retrieval_time: None,
+        failed_resources: None,
+        puppet_version: None,
+        config_version: None,
+        silent: false,
+        summary,
+        error: None,
+    };
+    match run {
+        None => {}
+        Some(Err(reason)) => {
+            report.status = RunStatus::Unreadable;
+            report.error = Some(reason);
+        }
+        Some(Ok(run)) => {
+            report.status = run.status;
+            report.last_run = run.last_run;
+            report.age = run.last_run.map(|t| now.saturating_sub(t));
+            report.total_time = run.total_time;
+            report.config_retrieval_time = run.config_retrieval_time;
+            report.failed_resources = run.failed_resources;
+            report.puppet_version = run.puppet_version;
+            report.config_version = run.config_version;
+        }
+    }
+    report.silent = is_silent(report.age, existed_for, interval);
+    report
+}
+
+fn fleet(clones: &[CloneReport], interval: u64) -> FleetReport {
+    let mut by_status: BTreeMap<RunStatus, usize> =
+        RunStatus::ALL.iter().map(|s| (*s, 0)).collect();
+    for clone in clones {
+        *by_status.entry(clone.status).or_default() += 1;
+    }
+    FleetReport {
+        clones: clones.len(),
+        by_status,
+        total_time: Distribution::of(clones.iter().filter_map(|c| c.total_time)),
+        config_retrieval_time: Distribution::of(
+            clones.iter().filter_map(|c| c.config_retrieval_time),
+        ),
+        silent: clones
+            .iter()
+            .filter(|c| c.silent)
+            .map(|c| c.name.clone())
+            .collect(),
+        silent_after: interval.saturating_mul(2),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,481 @@
+//! The report for people (`--format table`) and for node_exporter's textfile collector
+//! (`--format prometheus`). Both are written as they are, without the JSON envelope;
+//! errors still come out as the envelope.
+
+use std::fmt::Write;
+
+use crate::output::{CloneReport, Report};
+use crate::report::server::{Figure, ServerView};
+use crate::report::stats::Distribution;
+use crate::report::summary::RunStatus;
+
+/// Output format of `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// The JSON envelope, like every verb.
+    #[default]
+    Json,
+    /// A table for people.
+    Table,
+    /// node_exporter textfile format.
+    Prometheus,
+}
+
+fn seconds(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}"))
+}
+
+fn whole<T: ToString>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+/// A duration for people: `42s`, `7m05s`, `3h02m`, `2d04h`.
+/// A server figure rounded to a whole number, for people.
+fn rounded(value: &Option<Figure>) -> String {
+    value
+        .as_ref()
+        .and_then(Figure::as_f64)
+        .map_or_else(|| "-".to_owned(), |v| format!("{}", v.round() as i64))
+}
+
+/// A server figure in milliseconds as seconds.
+fn ms_to_s(value: &Option<Figure>) -> Option<f64> {
+    value
+        .as_ref()
+        .and_then(Figure::as_f64)
+        .map(|ms| ms / 1000.0)
+}
+
+fn float(value: &Option<Figure>) -> Option<f64> {
+    value.as_ref().and_then(Figure::as_f64)
+}
+
+fn age(value: Option<u64>) -> String {
+    match value {
+        None => "-".to_owned(),
+        Some(s) if s < 60 => format!("{s}s"),
+        Some(s) if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        Some(s) if s < 86_400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        Some(s) => format!("{}d{:02}h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+fn distribution_line(name: &str, d: &Distribution) -> String {
+    format!(
+        "{name}: p50 {} s, p95 {} s, max {} s (over {} clones)",
+        seconds(d.p50),
+        seconds(d.p95),
+        seconds(d.max),
+        d.count
+    )
+}
+
+/// One row per clone, then the fleet's lines, then the server's.
+pub fn table(report: &Report) -> String {
+    let header = [
+        "CLONE", "STATE", "STATUS", "TOTAL_S", "CONFIG_S", "AGE", "FAILED", "PUPPET", "CONFIG",
+        "SILENT",
+    ];
+    let rows: Vec<[String; 10]> = report.clones.iter().map(row).collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[String]| {
+        let mut text = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                text.push_str(cell);
+            } else {
+                let _ = write!(text, "{cell:<w$}  ");
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(&header.map(str::to_owned));
+    for row in &rows {
+        line(row);
+    }
+    out.push('\n');
+    let fleet = &report.fleet;
+    let counts: Vec<String> = fleet
+        .by_status
+        .iter()
+        .map(|(status, n)| format!("{} {n}", status.as_str()))
+        .collect();
+    let _ = writeln!(out, "clones: {} ({})", fleet.clones, counts.join(", "));
+    let _ = writeln!(out, "{}", distribution_line("run time", &fleet.total_time));
+    let _ = writeln!(
+        out,
+        "{}",
+        distribution_line("config retrieval", &fleet.config_retrieval_time)
+    );
+    let _ = writeln!(
+        out,
+        "silent for more than {} s: {}",
+        fleet.silent_after,
+        if fleet.silent.is_empty() {
+            "none".to_owned()
+        } else {
+            fleet.silent.join(", ")
+        }
+    );
+    if let Some(error) = &report.systemd_error {
+        let _ = writeln!(out, "states unknown: {error}");
+    }
+    if let Some(server) = &report.server {
+        server_lines(&mut out, server);
+    }
+    let _ = writeln!(out, "generated at {}", report.generated_at);
+    out
+}
+
+fn row(c: &CloneReport) -> [String; 10] {
+    [
+        c.name.clone(),
+        c.state.as_str().to_owned(),
+        c.status.as_str().to_owned(),
+        seconds(c.total_time),
+        seconds(c.config_retrieval_time),
+        age(c.age),
+        whole(c.failed_resources),
+        c.puppet_version.clone().unwrap_or_else(|| "-".to_owned()),
+        c.config_version.clone().unwrap_or_else(|| "-".to_owned()),
+        if c.silent { "yes" } else { "no" }.to_owned(),
+    ]
+}
+
+fn server_lines(out: &mut String, server: &ServerView) {
+    let _ = writeln!(out, "server: {}", server.url);
+    if let Some(error) = &server.error {
+        let _ = writeln!(out, "  error: {error}");
+        return;
+    }
+    if let Some(status) = server.http_status {
+        let not_running: Vec<String> = server
+            .states
+            .iter()
+            .filter(|(_, s)| s.as_str() != "running")
+            .map(|(n, s)| format!("{n} {s}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  HTTP {status}; services not running: {}",
+            if not_running.is_empty() {
+                "none".to_owned()
+            } else {
+                not_running.join(", ")
+            }
+        );
+    }
+    if let Some(j) = &server.jruby {
+        let _ = writeln!(
+            out,
+            "  jrubies: {} free of {}; borrows {}, timeouts {}; average borrow {} ms, wait {} ms",
+            rounded(&j.num_free_jrubies),
+            rounded(&j.num_jrubies),
+            rounded(&j.borrow_count),
+            rounded(&j.borrow_timeout_count),
+            rounded(&j.average_borrow_time_ms),
+            rounded(&j.average_wait_time_ms),
+        );
+    }
+    for (name, timing) in [
+        ("compile", &server.compile),
+        ("catalog requests", &server.catalog_requests),
+        ("all requests", &server.all_requests),
+    ] {
+        if let Some(t) = timing {
+            let _ = writeln!(
+                out,
+                "  {name}: {}, mean {} ms",
+                rounded(&t.count),
+                rounded(&t.mean_ms),
+            );
+        }
+    }
+}
+
+/// A label value in the exposition format: `\`, `"` and newlines escaped.
+fn label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// A sample value: Prometheus takes Go's float syntax; integers print as integers.
+fn number(value: f64) -> String {
+    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value}")
+    }
+}
+
+struct Family<'a> {
+    out: &'a mut String,
+}
+
+impl Family<'_> {
+    fn start<'o>(out: &'o mut String, name: &str, kind: &str, help: &str) -> Family<'o> {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        Family { out }
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        let _ = write!(self.out, "{name}");
+        if !labels.is_empty() {
+            let inner: Vec<String> = labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\"", label(v)))
+                .collect();
+            let _ = write!(self.out, "{{{}}}", inner.join(","));
+        }
+        let _ = writeln!(self.out, " {}", number(value));
+    }
+}
+
+fn per_clone(
+    out: &mut String,
+    report: &Report,
+    name: &str,
+    help: &str,
+    value: impl Fn(&CloneReport) -> Option<f64>,
+) {
+    let mut family = Family::start(out, name, "gauge", help);
+    for c in &report.clones {
+        if let Some(v) = value(c) {
+            family.sample(name, &[("clone", c.name.as_str())], v);
+        }
+    }
+}
+
+fn quantiles(out: &mut String, name: &str, help: &str, d: &Distribution) {
+    let mut family = Family::start(out, name, "gauge", help);
+    for (q, v) in [("0.5", d.p50), ("0.95", d.p95), ("1", d.max)] {
+        if let Some(v) = v {
+            family.sample(name, &[("quantile", q)], v);
+        }
+    }
+}
+
+/// The node_exporter textfile: per-clone gauges, fleet gauges, and the server's figures.
+pub fn prometheus(report: &Report) -> String {
+    let mut out = String::new();
+    per_clone(
+        &mut out,
+        report,
+        "clone_army_clone_last_run_seconds",
+        "Duration of the clone's last Puppet run (time.total), seconds.",
+        |c| c.total_time,
+    );
+    per_clone(
+        &mut out,
+        report,
+        "clone_army_clone_config_retrieval_seconds",
+        "Catalog retrieval time of the clone's last Puppet run, seconds.",
+        |c| c.config_retrieval_time,
+    );
+    per_clone(
+        &mut out,
+        report,
+        "clone_army_clone_last_run_timestamp_seconds",
+        "When the clone's last Puppet run ended, seconds since the epoch.",
+        |c| c.last_run.map(|t| t as f64),
+    );
+    per_clone(
+        &mut out,
+        report,
+        "clone_army_clone_last_run_age_seconds",
+        "Age of the clone's last Puppet run when the report was made, seconds.",
+        |c| c.age.map(|t| t as f64),
+    );
+    per_clone(
+        &mut out,
+        report,
+        "clone_army_clone_failed_resources",
+        "Resources that failed in the clone's last Puppet run.",
+        |c| c.failed_resources.map(|n| n as f64),
+    );
+    per_clone(
+        &mut out,
+        report,
+        "clone_army_clone_silent",
+        "1 when the clone has not reported for more than two run intervals.",
+        |c| Some(if c.silent { 1.0 } else { 0.0 }),
+    );
+    {
+        let name = "clone_army_clone_status";
+        let mut family = Family::start(
+            &mut out,
+            name,
+            "gauge",
+            "Status of the clone's last Puppet run: 1 for the status it has, 0 for the others.",
+        );
+        for c in &report.clones {
+            for status in RunStatus::ALL {
+                let value = if c.status == status { 1.0 } else { 0.0 };
+                family.sample(
+                    name,
+                    &[("clone", c.name.as_str()), ("status", status.as_str())],
+                    value,
+                );
+            }
+        }
+    }
+    let fleet = &report.fleet;
+    {
+        let name = "clone_army_fleet_clones";
+        let mut family = Family::start(&mut out, name, "gauge", "Clones on this host.");
+        family.sample(name, &[], fleet.clones as f64);
+    }
+    {
+        let name = "clone_army_fleet_clones_by_status";
+        let mut family = Family::start(
+            &mut out,
+            name,
+            "gauge",
+            "Clones by the status of their last Puppet run.",
+        );
+        for (status, n) in &fleet.by_status {
+            family.sample(name, &[("status", status.as_str())], *n as f64);
+        }
+    }
+    quantiles(
+        &mut out,
+        "clone_army_fleet_run_seconds",
+        "Nearest-rank quantiles of the clones' last run durations, seconds (quantile 1 is the max).",
+        &fleet.total_time,
+    );
+    quantiles(
+        &mut out,
+        "clone_army_fleet_config_retrieval_seconds",
+        "Nearest-rank quantiles of the clones' last catalog retrieval times, seconds (quantile 1 is the max).",
+        &fleet.config_retrieval_time,
+    );
+    {
+        let name = "clone_army_fleet_silent_clones";
+        let mut family = Family::start(
+            &mut out,
+            name,
+            "gauge",
+            "Clones that have not reported for more than two run intervals.",
+        );
+        family.sample(name, &[], fleet.silent.len() as f64);
+    }
+    if let Some(server) = &report.server {
+        server_metrics(&mut out, server);
+    }
+    {
+        let name = "clone_army_report_timestamp_seconds";
+        let mut family = Family::start(
+            &mut out,
+            name,
+            "gauge",
+            "When clone-army made this report, seconds since the epoch.",
+        );
+        family.sample(name, &[], report.now as f64);
+    }
+    out
+}
+
+fn server_metrics(out: &mut String, server: &ServerView) {
+    {
+        let name = "clone_army_server_up";
+        let mut family = Family::start(
+            out,
+            name,
+            "gauge",
+            "1 when Puppet Server's status API answered with JSON.",
+        );
+        family.sample(name, &[], if server.ok { 1.0 } else { 0.0 });
+    }
+    let mut gauge = |name: &str, help: &str, value: Option<f64>| {
+        if let Some(v) = value {
+            Family::start(out, name, "gauge", help).sample(name, &[], v);
+        }
+    };
+    if let Some(j) = &server.jruby {
+        gauge(
+            "clone_army_server_jrubies",
+            "JRuby instances in Puppet Server's pool.",
+            float(&j.num_jrubies),
+        );
+        gauge(
+            "clone_army_server_free_jrubies",
+            "Free JRuby instances in Puppet Server's pool.",
+            float(&j.num_free_jrubies),
+        );
+        gauge(
+            "clone_army_server_jruby_borrows",
+            "JRuby borrows since Puppet Server started.",
+            float(&j.borrow_count),
+        );
+        gauge(
+            "clone_army_server_jruby_borrow_timeouts",
+            "JRuby borrows that timed out since Puppet Server started.",
+            float(&j.borrow_timeout_count),
+        );
+        gauge(
+            "clone_army_server_jruby_average_borrow_seconds",
+            "Average time a JRuby instance is borrowed, seconds.",
+            ms_to_s(&j.average_borrow_time_ms),
+        );
+        gauge(
+            "clone_army_server_jruby_average_wait_seconds",
+            "Average wait for a JRuby instance, seconds.",
+            ms_to_s(&j.average_wait_time_ms),
+        );
+    }
+    if let Some(t) = &server.compile {
+        gauge(
+            "clone_army_server_compiles",
+            "Catalog compiles since Puppet Server started.",
+            float(&t.count),
+        );
+        gauge(
+            "clone_army_server_compile_mean_seconds",
+            "Mean catalog compile time since Puppet Server started, seconds.",
+            ms_to_s(&t.mean_ms),
+        );
+    }
+    if let Some(t) = &server.catalog_requests {
+        gauge(
+            "clone_army_server_catalog_requests",
+            "Catalog requests since Puppet Server started.",
+            float(&t.count),
+        );
+        gauge(
+            "clone_army_server_catalog_request_mean_seconds",
+            "Mean catalog request time since Puppet Server started, seconds.",
+            ms_to_s(&t.mean_ms),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn numbers_and_ages() {
+        assert_eq!(number(3.0), "3");
+        assert_eq!(number(0.25), "0.25");
+        assert_eq!(age(Some(59)), "59s");
+        assert_eq!(age(Some(425)), "7m05s");
+        assert_eq!(age(Some(10_920)), "3h02m");
+        assert_eq!(age(Some(187_200)), "2d04h");
+        assert_eq!(age(None), "-");
+    }
+}

@@ -1,0 +1,102 @@
+//! Fleet figures: nearest-rank percentiles and silent clones.
+
+use serde::{Deserialize, Serialize};
+
+/// p50, p95 and max of one figure over the clones that have it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    /// How many clones the figures are taken over.
+    pub count: usize,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl Distribution {
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Self {
+        let mut sorted: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        Distribution {
+            count: sorted.len(),
+            p50: nearest_rank(&sorted, 50),
+            p95: nearest_rank(&sorted, 95),
+            max: sorted.last().copied(),
+        }
+    }
+}
+
+/// The nearest-rank percentile: the smallest value such that at least `percent` % of the
+/// values are less than or equal to it, i.e. the value at 1-based rank ⌈percent/100 · n⌉ of
+/// the ascending values. Always one of the values, never interpolated; `None` when empty.
+pub fn nearest_rank(sorted: &[f64], percent: u32) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let n = sorted.len();
+    let rank = (percent as usize * n).div_ceil(100).clamp(1, n);
+    Some(sorted[rank - 1])
+}
+
+/// Whether a clone counts as silent: its last report is more than `2 × interval` old, or it
+/// never reported although it has existed for longer than that (`existed_for`, when known).
+pub fn is_silent(age: Option<u64>, existed_for: Option<u64>, interval: u64) -> bool {
+    let limit = interval.saturating_mul(2);
+    match age {
+        Some(age) => age > limit,
+        None => existed_for.is_some_and(|e| e > limit),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        assert_eq!(nearest_rank(&[], 50), None);
+        assert_eq!(nearest_rank(&[7.0], 50), Some(7.0));
+        assert_eq!(nearest_rank(&[7.0], 95), Some(7.0));
+        let four = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(nearest_rank(&four, 50), Some(2.0));
+        assert_eq!(nearest_rank(&four, 95), Some(4.0));
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(nearest_rank(&hundred, 50), Some(50.0));
+        assert_eq!(nearest_rank(&hundred, 95), Some(95.0));
+        assert_eq!(nearest_rank(&hundred, 100), Some(100.0));
+        let twenty: Vec<f64> = (1..=20).map(f64::from).collect();
+        // ⌈0.95 · 20⌉ = 19.
+        assert_eq!(nearest_rank(&twenty, 95), Some(19.0));
+        // ⌈0.5 · 5⌉ = 3.
+        assert_eq!(nearest_rank(&[1.0, 2.0, 3.0, 4.0, 5.0], 50), Some(3.0));
+    }
+
+    #[test]
+    fn distribution_sorts_and_skips_non_finite() {
+        let d = Distribution::of([3.0, f64::NAN, 1.0, 2.0]);
+        assert_eq!(d.count, 3);
+        assert_eq!(d.p50, Some(2.0));
+        assert_eq!(d.p95, Some(3.0));
+        assert_eq!(d.max, Some(3.0));
+        let empty = Distribution::of([]);
+        assert_eq!(
+            empty,
+            Distribution {
+                count: 0,
+                p50: None,
+                p95: None,
+                max: None
+            }
+        );
+    }
+
+    #[test]
+    fn silent_after_two_intervals() {
+        assert!(!is_silent(Some(3600), None, 1800));
+        assert!(is_silent(Some(3601), None, 1800));
+        assert!(!is_silent(None, None, 1800));
+        assert!(!is_silent(None, Some(3600), 1800));
+        assert!(is_silent(None, Some(3601), 1800));
+        // A recent report wins over a long life.
+        assert!(!is_silent(Some(10), Some(99_999), 1800));
+    }
+}

@@ -1,0 +1,317 @@
+//! The report over a temporary root with fake clones, the recording systemd and a fixed
+//! "now"; its three formats are snapshots.
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use super::*;
+use crate::paths::Layout;
+use crate::systemd::RecordingSystemd;
+use crate::units::clone_mount;
+
+/// A little after the fixtures' runs (1795318947 .. 1795318974).
+const NOW: u64 = 1_795_319_000;
+
+struct Fleet {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    layout: Layout,
+    systemd: RecordingSystemd,
+}
+
+impl Fleet {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_owned();
+        // A base without base.json: its confdir is taken to be Debian's, so the summary
+        // is under /var/cache/puppet/public.
+        fs::create_dir_all(root.join("var/lib/puppet-clone-army/debian-12/etc/clone-army"))
+            .unwrap();
+        Fleet {
+            layout: Layout::under(&root),
+            root,
+            _dir: dir,
+            systemd: RecordingSystemd::default(),
+        }
+    }
+
+    fn ctx(&self) -> Context<'_> {
+        Context::new(self.layout.clone(), &self.systemd)
+    }
+
+    /// A clone as `clone create` leaves it on disk, with `summary` as its agent's last run.
+    fn clone(&self, name: &str, state: &str, summary: Option<&str>) {
+        let unit = self
+            .layout
+            .fs(self.layout.unit_path(&self.layout.mount_unit_name(name)));
+        fs::create_dir_all(unit.parent().unwrap()).unwrap();
+        fs::write(&unit, clone_mount(&self.layout, name, "debian-12")).unwrap();
+        let upper = self.layout.fs(self.layout.upper_dir(name));
+        fs::create_dir_all(upper.join("etc/puppet")).unwrap();
+        fs::write(
+            upper.join("etc/puppet/puppet.conf"),
+            format!("[main]\nserver = puppet.example.com\ncertname = {name}.load\n"),
+        )
+        .unwrap();
+        if let Some(text) = summary {
+            let public = upper.join("var/cache/puppet/public");
+            fs::create_dir_all(&public).unwrap();
+            fs::write(public.join("last_run_summary.yaml"), text).unwrap();
+        }
+        self.systemd
+            .set_state(&format!("puppet-clone-army@{name}.service"), state);
+    }
+
+    /// Makes the clone's mount unit look `secs` older than NOW.
+    fn age_mount_unit(&self, name: &str, secs: u64) {
+        let unit = self
+            .layout
+            .fs(self.layout.unit_path(&self.layout.mount_unit_name(name)));
+        let when = SystemTime::UNIX_EPOCH + Duration::from_secs(NOW - secs);
+        fs::File::options()
+            .write(true)
+            .open(unit)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+
+    fn report(&self) -> Report {
+        report(
+            &self.ctx(),
+            &ReportRequest {
+                interval: 1800,
+                server: None,
+                ca_cert: None,
+            },
+            NOW,
+        )
+        .unwrap()
+    }
+}
+
+const UNCHANGED: &str = include_str!("fixtures/unchanged.yaml");
+const CHANGED: &str = include_str!("fixtures/changed.yaml");
+const FAILED: &str = include_str!("fixtures/failed.yaml");
+const UNREACHABLE: &str = include_str!("fixtures/unreachable.yaml");
+
+/// Six clones: one of each status, one silent for long, one never run for long.
+fn sample() -> Fleet {
+    let f = Fleet::new();
+    f.clone("c1", "active", Some(UNCHANGED));
+    f.clone("c2", "active", Some(CHANGED));
+    f.clone("c3", "active", Some(FAILED));
+    f.clone("c4", "activating", Some(UNREACHABLE));
+    // Last ran 5000 s ago: silent (> 2 × 1800).
+    f.clone(
+        "c5",
+        "inactive",
+        Some(&UNCHANGED.replace("last_run: 1795318947", "last_run: 1795314000")),
+    );
+    // Never ran, created 4000 s ago: silent.
+    f.clone("c6", "active", None);
+    f.age_mount_unit("c6", 4000);
+    // Never ran, just created: not silent.
+    f.clone("c7", "active", None);
+    f.clone("c8", "active", Some("resources: [unterminated\n"));
+    f
+}
+
+#[test]
+fn every_clone_with_its_last_run() {
+    let f = sample();
+    let r = f.report();
+    assert!(r.states_known);
+    assert_eq!(r.systemd_error, None);
+    let status: Vec<(&str, RunStatus)> = r
+        .clones
+        .iter()
+        .map(|c| (c.name.as_str(), c.status))
+        .collect();
+    assert_eq!(
+        status,
+        vec![
+            ("c1", RunStatus::Unchanged),
+            ("c2", RunStatus::Changed),
+            ("c3", RunStatus::Failed),
+            ("c4", RunStatus::Failed),
+            ("c5", RunStatus::Unchanged),
+            ("c6", RunStatus::Never),
+            ("c7", RunStatus::Never),
+            ("c8", RunStatus::Unreadable),
+        ]
+    );
+    let c1 = &r.clones[0];
+    assert_eq!(c1.state, ReportState::Running);
+    assert_eq!(c1.age, Some(NOW - 1_795_318_947));
+    assert_eq!(
+        c1.summary.as_deref(),
+        Some("/var/lib/puppet-clone-army/c1-overlay/var/cache/puppet/public/last_run_summary.yaml")
+    );
+    assert_eq!(r.clones[4].state, ReportState::Stopped);
+    assert!(r.clones[7].error.is_some());
+    assert_eq!(r.fleet.clones, 8);
+    assert_eq!(r.fleet.by_status[&RunStatus::Failed], 2);
+    assert_eq!(r.fleet.by_status[&RunStatus::Never], 2);
+    assert_eq!(r.fleet.by_status[&RunStatus::Unreadable], 1);
+    assert_eq!(r.fleet.silent, vec!["c5", "c6"]);
+    assert_eq!(r.fleet.silent_after, 3600);
+    // Run times over the five clones with a summary that has them.
+    assert_eq!(r.fleet.total_time.count, 5);
+    assert_eq!(r.fleet.total_time.max, Some(2.268126647));
+    // Config retrieval only where a catalog was retrieved.
+    assert_eq!(r.fleet.config_retrieval_time.count, 4);
+    assert_eq!(r.server, None);
+}
+
+#[test]
+fn works_without_systemd() {
+    let f = sample();
+    f.systemd.unreachable.set(true);
+    let r = f.report();
+    assert!(!r.states_known);
+    assert!(r.systemd_error.as_deref().unwrap().contains("system bus"));
+    assert!(r.clones.iter().all(|c| c.state == ReportState::Unknown));
+    assert_eq!(r.fleet.by_status[&RunStatus::Unchanged], 2);
+}
+
+#[test]
+fn aio_bases_keep_the_summary_under_opt() {
+    let f = Fleet::new();
+    fs::write(
+        f.root
+            .join("var/lib/puppet-clone-army/debian-12/etc/clone-army/base.json"),
+        r#"{"name":"debian-12","os":"debian","release":"bookworm","mirror":"m",
+            "puppet_source":"distro","puppet_confdir":"/etc/puppetlabs/puppet",
+            "created_at":"2026-11-22T03:30:00Z","builder":"debootstrap"}"#,
+    )
+    .unwrap();
+    f.clone("a1", "active", None);
+    let public = f
+        .layout
+        .fs("/var/lib/puppet-clone-army/a1-overlay/opt/puppetlabs/puppet/public");
+    fs::create_dir_all(&public).unwrap();
+    fs::write(public.join("last_run_summary.yaml"), CHANGED).unwrap();
+    let r = f.report();
+    assert_eq!(r.clones[0].status, RunStatus::Changed);
+    assert_eq!(
+        r.clones[0].summary.as_deref(),
+        Some("/var/lib/puppet-clone-army/a1-overlay/opt/puppetlabs/puppet/public/last_run_summary.yaml")
+    );
+}
+
+#[test]
+fn an_empty_fleet_reports_zeroes() {
+    let f = Fleet::new();
+    let r = f.report();
+    assert_eq!(r.fleet.clones, 0);
+    assert_eq!(r.fleet.total_time.p50, None);
+    // No clones, no systemd call needed.
+    assert!(f.systemd.calls().is_empty());
+}
+
+#[test]
+fn interval_zero_is_refused() {
+    let f = Fleet::new();
+    let err = report(
+        &f.ctx(),
+        &ReportRequest {
+            interval: 0,
+            server: None,
+            ca_cert: None,
+        },
+        NOW,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), "invalid-argument");
+}
+
+#[test]
+fn a_server_that_does_not_answer_leaves_the_fleet_part() {
+    let f = sample();
+    let ca = f.root.join("ca.pem");
+    fs::write(&ca, include_str!("fixtures/ca.pem")).unwrap();
+    let r = report(
+        &f.ctx(),
+        &ReportRequest {
+            interval: 1800,
+            server: Some("https://127.0.0.1:1".to_owned()),
+            ca_cert: Some(ca),
+        },
+        NOW,
+    )
+    .unwrap();
+    assert_eq!(r.clones.len(), 8);
+    let server = r.server.unwrap();
+    assert!(!server.ok);
+    assert!(server.error.is_some());
+}
+
+/// The report with a server view from the Puppet Server 7 fixture, as `fetch` would make it.
+fn sample_with_server() -> Report {
+    let mut r = sample().report();
+    let json: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/puppetserver-7-status-debug.json")).unwrap();
+    let s = server::summarise(&json);
+    r.server = Some(server::ServerView {
+        url: "https://puppet.example.com:8140/status/v1/services?level=debug".to_owned(),
+        ok: true,
+        error: None,
+        ca_cert: Some("/etc/puppet/ssl/certs/ca.pem".to_owned()),
+        http_status: Some(200),
+        states: s.states,
+        jruby: s.jruby,
+        compile: s.compile,
+        catalog_requests: s.catalog_requests,
+        all_requests: s.all_requests,
+        // The raw answer is the fixture itself; kept out of the snapshot for size.
+        raw: None,
+    });
+    r
+}
+
+#[test]
+fn json_snapshot() {
+    let r = sample_with_server();
+    let text = serde_json::to_string_pretty(&crate::output::Envelope::success(&r)).unwrap();
+    insta::assert_snapshot!(text);
+    // And it decodes back.
+    let back: crate::output::Envelope<Report> = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.result.unwrap(), r);
+}
+
+#[test]
+fn table_snapshot() {
+    insta::assert_snapshot!(render::table(&sample_with_server()));
+}
+
+#[test]
+fn prometheus_snapshot() {
+    let text = render::prometheus(&sample_with_server());
+    // Every family has HELP and TYPE before its samples, and every sample line parses.
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            assert!(rest.starts_with("HELP clone_army_") || rest.starts_with("TYPE clone_army_"));
+            continue;
+        }
+        let (_, value) = line.rsplit_once(' ').unwrap();
+        value.parse::<f64>().unwrap();
+    }
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn table_shows_a_server_error() {
+    let mut r = sample().report();
+    let ca = PathBuf::from("/nonexistent/ca.pem");
+    r.server = Some(server::fetch("https://127.0.0.1:1", Some(&ca), |p| {
+        p.to_owned()
+    }));
+    let text = render::table(&r);
+    let expected = concat!(
+        "server: https://127.0.0.1:1/status/v1/services?level=debug\n",
+        "  error: cannot read the CA certificate /nonexistent/ca.pem"
+    );
+    assert!(text.contains(expected), "{text}");
+}
