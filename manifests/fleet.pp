@@ -1,6 +1,10 @@
-# @summary Declares the base image and the clones `clone1` .. `cloneN`.
+# @summary Declares the base image and the clones `clone1` .. `cloneN`, and removes the surplus.
 #
 # @api private
+#
+# Surplus clones are those named `clone<N>` with N > num_clones that the
+# `clone_army` fact lists; clones with any other name were made by hand and
+# are left alone.
 #
 # @param master
 #   The Puppet Server every clone points at (already resolved by the class).
@@ -30,6 +34,27 @@ class clone_army::fleet (
         certname => "${clone}.${trusted['certname']}",
         helper   => $helper,
       }
+    }
+  }
+
+  # Shrinking: what the fact lists beyond num_clones goes. Without a listing
+  # (helper not yet installed, or failing) nothing is removed in this run.
+  $listing_error = $facts.dig('clone_army', 'error')
+  if $listing_error =~ String {
+    warning(@("MSG"/L))
+      clone_army: the clone_army fact could not list the clones (${listing_error}); \
+      clones beyond num_clones are not removed in this run
+      |- MSG
+  }
+  $listed = $facts.dig('clone_army', 'clones', 'names')
+  $surplus = ($listed ? { Array => $listed, default => [] }).filter |$name| {
+    $number = $name.match(/\Aclone([1-9][0-9]{0,8})\z/)
+    $number =~ Array and Integer($number[1]) > $num_clones
+  }
+  $surplus.each |String $clone| {
+    clone_army_clone { $clone:
+      ensure => absent,
+      helper => $helper,
     }
   }
 }

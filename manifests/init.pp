@@ -39,15 +39,27 @@
 #   whichever compiler compiled the last catalog.
 #
 # @param num_clones
-#   How many clones (`clone1` .. `cloneN`) to run. 0 is a valid count. When
-#   undef it is computed from the host's memory: the total RAM
-#   (`$facts['memory']['system']['total_bytes']`) minus a reserve of 2 GiB for
-#   the OS and the host's own agent, divided by 150 MiB per clone running the
-#   agent as a daemon, rounded down, and never below 0:
-#   `max(0, floor((total_bytes - 2 GiB) / 150 MiB))`. A 24 GiB host gets 147
-#   clones; a 2 GiB host gets none. Clones beyond `num_clones` are not
-#   removed by the class; remove them with
-#   `puppet resource clone_army_clone cloneN ensure=absent`.
+#   How many clones (`clone1` .. `cloneN`) to run. 0 is a valid count (a
+#   fleet of none). When undef, it is this host's capacity for clones running
+#   the agent as a daemon: the `clone_army` fact's `capacity.daemon`,
+#   `max(0, floor((total memory - 2 GiB) / 100 MiB))` (2 GiB are left to the
+#   OS and the host's own agent; 100 MiB is what one daemon-mode clone is
+#   given: about 70 MB measured, plus headroom for agent runs). A 24 GiB host
+#   gets 225 clones; a host with 2 GiB or less gets none. Without the fact (a
+#   host that has not synced this module's plugins yet), the same formula is
+#   computed from `$facts['memory']['system']['total_bytes']`.
+#
+#   A count beyond the capacity fails the catalog unless `force_num_clones`
+#   is true. Lowering the count removes the surplus clones completely: every
+#   clone named `clone<N>` with N > num_clones that the `clone_army` fact
+#   lists is declared `ensure => absent` (stopped, unmounted, its units and
+#   directories removed). Clones with other names (made by hand, e.g.
+#   `puppet resource clone_army_clone test1 ...`) are left alone.
+#
+# @param force_num_clones
+#   Run `num_clones` clones even when that is more than the host's capacity
+#   (see `num_clones`). Clones that do not fit in memory make the host swap
+#   or the kernel's OOM killer end agent runs, which distorts the load.
 #
 # @param clone_ensure
 #   The state every clone is kept in: `present` (exists; a new clone is
@@ -59,7 +71,8 @@
 #   OS name and major release, lower-cased, with anything outside
 #   `[a-z0-9-]` turned into `-`: `debian-12`, `ubuntu-22-04`. The helper
 #   builds it with the host's OS and release. Changing it recreates every
-#   clone on the new base (their upper layers are discarded).
+#   clone on the new base (each clone is removed, upper layer included, and
+#   created again), so anything written inside the clones is lost.
 #
 # @param helper_path
 #   Where the `clone-army` helper binary is installed. The types' providers
@@ -68,6 +81,7 @@
 class clone_army (
   Optional[Clone_army::Hostname] $master = undef,
   Optional[Integer[0]] $num_clones = undef,
+  Boolean $force_num_clones = false,
   Clone_army::Clone_ensure $clone_ensure = 'present',
   Clone_army::Name $base = regsubst(downcase("${facts['os']['name']}-${facts['os']['release']['major']}"), '[^a-z0-9-]', '-', 'G'),
   Clone_army::Absolutepath $helper_path = '/usr/local/sbin/clone-army',
@@ -92,14 +106,25 @@ class clone_army (
       |- MSG
   }
 
-  # Room for the OS and the host's own agent, and what one clone running the
-  # agent daemon costs (DESIGN.md: about 58 MB agent + 9 MB booted systemd +
-  # 3 MB nspawn, with headroom for agent runs).
-  $memory_reserve_bytes = 2 * 1024 * 1024 * 1024
-  $bytes_per_clone = 150 * 1024 * 1024
+  # What this host's memory holds in daemon mode: the fact when the host has
+  # it, else the same formula here (lib/puppet_x/clone_army/capacity.rb).
+  $fact_capacity = $facts.dig('clone_army', 'capacity', 'daemon')
+  $capacity = $fact_capacity ? {
+    Integer => $fact_capacity,
+    default => clone_army::capacity($facts['memory']['system']['total_bytes'], 'daemon'),
+  }
+
   $_num_clones = $num_clones ? {
-    undef   => max(0, ($facts['memory']['system']['total_bytes'] - $memory_reserve_bytes) / $bytes_per_clone),
+    undef   => $capacity,
     default => $num_clones,
+  }
+  if $_num_clones > $capacity and !$force_num_clones {
+    fail(@("MSG"/L))
+      clone_army: num_clones => ${_num_clones} is more than this host's memory holds: \
+      its capacity is ${capacity} clones (total memory minus 2 GiB, divided by 100 MiB \
+      per clone running the agent as a daemon). Lower num_clones, or set \
+      force_num_clones => true to run ${_num_clones} clones anyway.
+      |- MSG
   }
 
   contain clone_army::install

@@ -129,16 +129,16 @@ describe 'clone_army' do
     describe 'num_clones' do
       let(:params) { { master: 'puppet.example.com' } }
 
-      # (total - 2 GiB) / 150 MiB, rounded down, never below 0.
+      # Without the fact: (total - 2 GiB) / 100 MiB, rounded down, never below 0.
       {
-        24 * GIB => 150,
-        (2 * GIB) + (150 * MIB) => 1,
-        (2 * GIB) + (299 * MIB) => 1,
-        (2 * GIB) + (300 * MIB) => 2,
+        24 * GIB => 225,
+        (2 * GIB) + (100 * MIB) => 1,
+        (2 * GIB) + (199 * MIB) => 1,
+        (2 * GIB) + (200 * MIB) => 2,
         2 * GIB => 0,
         1 * GIB => 0,
       }.each do |total, expected|
-        context "with #{total} bytes of RAM" do
+        context "with #{total} bytes of RAM and no clone_army fact" do
           let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => total } }) }
 
           it "declares #{expected} clones" do
@@ -147,6 +147,44 @@ describe 'clone_army' do
             is_expected.not_to contain_clone_army_clone("clone#{expected + 1}")
           end
         end
+      end
+
+      context 'with the clone_army fact' do
+        let(:facts) { super().merge(clone_army: { 'capacity' => { 'daemon' => 3, 'timer' => 12 } }) }
+
+        it 'takes its daemon capacity as the default count' do
+          is_expected.to have_clone_army_clone_resource_count(3)
+          is_expected.to contain_clone_army_clone('clone3')
+        end
+
+        context 'and num_clones beyond the capacity' do
+          let(:params) { { master: 'puppet.example.com', num_clones: 4 } }
+
+          it 'fails, naming num_clones, the capacity and force_num_clones' do
+            is_expected.to compile.and_raise_error(
+              %r{num_clones => 4 is more than this host's memory holds: its capacity is 3 clones.*force_num_clones => true}m,
+            )
+          end
+
+          context 'with force_num_clones' do
+            let(:params) { { master: 'puppet.example.com', num_clones: 4, force_num_clones: true } }
+
+            it { is_expected.to have_clone_army_clone_resource_count(4) }
+          end
+        end
+
+        context 'and num_clones at the capacity' do
+          let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+
+          it { is_expected.to compile.with_all_deps }
+        end
+      end
+
+      context 'beyond the capacity computed without the fact' do
+        let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => 2 * GIB } }) }
+        let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+
+        it { is_expected.to compile.and_raise_error(%r{num_clones => 1 .* capacity is 0 clones}m) }
       end
 
       context 'when 0' do
@@ -161,6 +199,59 @@ describe 'clone_army' do
         let(:params) { { master: 'puppet.example.com', num_clones: -1 } }
 
         it { is_expected.to compile.and_raise_error(%r{parameter 'num_clones' expects}) }
+      end
+    end
+
+    describe 'shrinking' do
+      let(:params) { { master: 'puppet.example.com', num_clones: 2 } }
+      let(:listed) { ['clone1', 'clone2', 'clone3', 'clone10', 'clone01', 'clone0', 'test1', 'clone3x'] }
+      let(:facts) do
+        super().merge(clone_army: {
+                        'capacity' => { 'daemon' => 225, 'timer' => 938 },
+                        'bases' => ['debian-12'],
+                        'clones' => { 'names' => listed, 'total' => listed.size, 'running' => listed.size, 'stopped' => 0 },
+                      })
+      end
+
+      it 'removes the clones named clone<N> with N > num_clones that the fact lists' do
+        ['clone3', 'clone10'].each do |clone|
+          is_expected.to contain_clone_army_clone(clone).only_with(ensure: 'absent', helper: '/usr/local/sbin/clone-army')
+        end
+      end
+
+      it 'keeps clone1..num_clones' do
+        is_expected.to contain_clone_army_clone('clone1').with_ensure('present')
+        is_expected.to contain_clone_army_clone('clone2').with_ensure('present')
+      end
+
+      it 'leaves clones with other names (made by hand) alone' do
+        ['clone01', 'clone0', 'test1', 'clone3x'].each do |clone|
+          is_expected.not_to contain_clone_army_clone(clone)
+        end
+        is_expected.to have_clone_army_clone_resource_count(4)
+      end
+
+      context 'when num_clones is 0' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 0 } }
+
+        it 'removes every clone<N>' do
+          ['clone1', 'clone2', 'clone3', 'clone10'].each do |clone|
+            is_expected.to contain_clone_army_clone(clone).with_ensure('absent')
+          end
+          is_expected.to have_clone_army_clone_resource_count(4)
+        end
+      end
+
+      context 'when the fact carries a listing error' do
+        let(:facts) do
+          super().merge(clone_army: { 'capacity' => { 'daemon' => 225, 'timer' => 938 },
+                                      'error' => 'clone-army clone list failed [systemd]: unreachable' })
+        end
+
+        it 'removes nothing and still declares the fleet' do
+          is_expected.to compile.with_all_deps
+          is_expected.to have_clone_army_clone_resource_count(2)
+        end
       end
     end
 
