@@ -28,11 +28,13 @@ class clone_army::fleet (
     Integer[1, $num_clones].each |Integer $index| {
       $clone = "clone${index}"
       clone_army_clone { $clone:
-        ensure   => $clone_army::clone_ensure,
-        base     => $base,
-        master   => $master,
-        certname => "${clone}.${trusted['certname']}",
-        helper   => $helper,
+        ensure             => $clone_army::clone_ensure,
+        base               => $base,
+        master             => $master,
+        certname           => "${clone}.${trusted['certname']}",
+        helper             => $helper,
+        root_password_hash => $clone_army::root_password_hash,
+        challenge_password => $clone_army::challenge_password,
       }
     }
   }

@@ -74,6 +74,21 @@
 #   clone on the new base (each clone is removed, upper layer included, and
 #   created again), so anything written inside the clones is lost.
 #
+# @param root_password_hash
+#   The crypt(3) hash of the clones' root password (`mkpasswd -m yescrypt`,
+#   `openssl passwd -6`), so that `machinectl login <clone>` works. Without
+#   it root has no password in the clones and only `machinectl shell` gets
+#   in. `Sensitive`: never shown in logs, reports or diffs, and handed to the
+#   helper in a file of mode 0600, never on a command line. Set when a clone
+#   is created: changing it does not change the password of existing clones.
+#
+# @param challenge_password
+#   A challenge password every clone puts into its certificate request
+#   (`challengePassword` in its `csr_attributes.yaml`), for a Puppet Server
+#   that signs by policy (`autosign` pointing at a policy executable that
+#   checks the password): the secure alternative to `*` in `autosign.conf`.
+#   `Sensitive`, like `root_password_hash`, and set when a clone is created.
+#
 # @param helper_path
 #   Where the `clone-army` helper binary is installed. The types' providers
 #   run it from there.
@@ -85,6 +100,8 @@ class clone_army (
   Clone_army::Clone_ensure $clone_ensure = 'present',
   Clone_army::Name $base = regsubst(downcase("${facts['os']['name']}-${facts['os']['release']['major']}"), '[^a-z0-9-]', '-', 'G'),
   Clone_army::Absolutepath $helper_path = '/usr/local/sbin/clone-army',
+  Optional[Sensitive[String]] $root_password_hash = undef,
+  Optional[Sensitive[String[1]]] $challenge_password = undef,
 ) {
   # Only a catalog compiled by a Puppet Server for a remote agent has a server
   # to point the clones at; `puppet apply` and Bolt compile locally and have
@@ -103,6 +120,16 @@ class clone_army (
       clone_army: no Puppet Server to point the clones at. This catalog was not \
       compiled by a Puppet Server (puppet apply or bolt apply), so pass `master`, \
       e.g. class { 'clone_army': master => 'puppet.example.com' }
+      |- MSG
+  }
+
+  # The value is never put into the message.
+  if $root_password_hash =~ NotUndef and $root_password_hash.unwrap !~ Clone_army::Crypt_hash {
+    # A literal heredoc (no interpolation), so '$6$' stays as written.
+    fail(@(MSG/L))
+      clone_army: root_password_hash must be a crypt(3) password hash such as \
+      '$6$<salt>$<hash>' or '$y$<params>$<salt>$<hash>' (make one with \
+      `mkpasswd -m yescrypt` or `openssl passwd -6`); the value given is not one (not shown)
       |- MSG
   }
 

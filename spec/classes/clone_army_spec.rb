@@ -271,6 +271,54 @@ describe 'clone_army' do
       end
     end
 
+    describe 'root_password_hash and challenge_password' do
+      let(:hash) { '$6$saltsalt$abcdefghijklmnopqrstuvwxyz./ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' }
+
+      context 'when not given' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+
+        it 'gives the clones neither' do
+          is_expected.to contain_clone_army_clone('clone1').without_root_password_hash.without_challenge_password
+        end
+      end
+
+      context 'when given as Sensitive' do
+        let(:params) do
+          { master: 'puppet.example.com', num_clones: 2, root_password_hash: sensitive(hash), challenge_password: sensitive('s3cret') }
+        end
+
+        it 'passes them on to every clone, still Sensitive' do
+          ['clone1', 'clone2'].each do |clone|
+            is_expected.to contain_clone_army_clone(clone).with(root_password_hash: sensitive(hash),
+                                                                challenge_password: sensitive('s3cret'))
+          end
+        end
+      end
+
+      context 'when root_password_hash is not a crypt hash' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, root_password_hash: sensitive('puppetlabs') } }
+
+        it 'fails, saying what a hash looks like without showing the value' do
+          is_expected.to compile.and_raise_error(
+            %r{root_password_hash must be a crypt\(3\) password hash such as '\$6\$<salt>\$<hash>'.*\(not shown\)}m,
+          )
+          expect { catalogue }.to(raise_error { |error| expect(error.message).not_to include('puppetlabs') })
+        end
+      end
+
+      context 'when given as plain strings' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, root_password_hash: hash } }
+
+        it { is_expected.to compile.and_raise_error(%r{parameter 'root_password_hash' expects a value of type Undef or Sensitive}) }
+      end
+
+      context 'when challenge_password is empty' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, challenge_password: sensitive('') } }
+
+        it { is_expected.to compile.and_raise_error(%r{challenge_password must be a non-empty string on one line.*\(not shown\)}) }
+      end
+    end
+
     describe 'base and helper_path' do
       let(:params) do
         { master: 'puppet.example.com', num_clones: 1, base: 'bookworm-lab', helper_path: '/opt/clone-army/bin/clone-army' }

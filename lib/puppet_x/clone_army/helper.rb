@@ -95,9 +95,14 @@ module PuppetX
       end
 
       # The clone as `clone list` reports it, or nil when the helper answered
-      # with the clone's name only.
-      def clone_create(name, base:, master:, certname:, start:)
+      # with the clone's name only. The secrets are passed as paths of files
+      # that hold them (PuppetX::CloneArmy::Secrets.with_files), never as
+      # values.
+      def clone_create(name, base:, master:, certname:, start:,
+                       root_password_hash_file: nil, challenge_password_file: nil)
         options = ['--base', base, '--master', master, '--certname', certname]
+        options += ['--root-password-hash-file', root_password_hash_file] if root_password_hash_file
+        options += ['--challenge-password-file', challenge_password_file] if challenge_password_file
         options << '--start' if start
         result = run('clone', 'create', *options, '--', name)
         clone = entity(result, 'clone', name, ['clone', 'create'])
