@@ -10,17 +10,25 @@
 #   The Puppet Server every clone points at (already resolved by the class).
 # @param num_clones
 #   How many clones to declare (already resolved by the class).
+# @param puppet_source
+#   Where the base's agent comes from (already resolved by the class).
+# @param pe_ca_cert
+#   The CA certificate a `pe` base is installed against, else undef.
 #
 class clone_army::fleet (
   Clone_army::Hostname $master,
   Integer[0] $num_clones,
+  Clone_army::Puppet_source $puppet_source,
+  Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
 ) {
   $base = $clone_army::base
   $helper = $clone_army::helper_path
 
   clone_army_base { $base:
-    ensure => present,
-    helper => $helper,
+    ensure        => present,
+    puppet_source => $puppet_source,
+    pe_ca_cert    => $pe_ca_cert,
+    helper        => $helper,
   }
 
   # Integer[1, N] iterates 1..N; with N = 0 there is nothing to iterate.

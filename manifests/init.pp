@@ -74,6 +74,24 @@
 #   clone on the new base (each clone is removed, upper layer included, and
 #   created again), so anything written inside the clones is lost.
 #
+# @param puppet_source
+#   Where the Puppet agent in the base comes from: `distro` (the
+#   distribution's `puppet-agent` package), `puppet` or `openvox` (their
+#   official repositories) or `pe` (Puppet Enterprise, from the primary
+#   server's `/packages/current/`, verified against `pe_ca_cert`). When
+#   undef: `pe` when the server is PE (`$server_facts['pe_serverversion']`
+#   is set, or the host has PE's `pe_server_version` fact), else `distro`.
+#   Under `bolt apply` or `puppet apply` on a plain agent there are no server
+#   facts, so give `pe` explicitly there. Used only when the base is built:
+#   changing it does not rebuild an existing base (see `clone_army_base`).
+#
+# @param pe_ca_cert
+#   With `puppet_source => 'pe'`: the host's copy of the PE CA certificate,
+#   which the helper verifies the primary server against when it downloads
+#   the agent installer (it never skips verification). Defaults to the host
+#   agent's `/etc/puppetlabs/puppet/ssl/certs/ca.pem`. Refused with another
+#   `puppet_source`.
+#
 # @param root_password_hash
 #   The crypt(3) hash of the clones' root password (`mkpasswd -m yescrypt`,
 #   `openssl passwd -6`), so that `machinectl login <clone>` works. Without
@@ -100,6 +118,8 @@ class clone_army (
   Clone_army::Clone_ensure $clone_ensure = 'present',
   Clone_army::Name $base = regsubst(downcase("${facts['os']['name']}-${facts['os']['release']['major']}"), '[^a-z0-9-]', '-', 'G'),
   Clone_army::Absolutepath $helper_path = '/usr/local/sbin/clone-army',
+  Optional[Clone_army::Puppet_source] $puppet_source = undef,
+  Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
   Optional[Sensitive[String]] $root_password_hash = undef,
   Optional[Sensitive[String[1]]] $challenge_password = undef,
 ) {
@@ -121,6 +141,30 @@ class clone_army (
       compiled by a Puppet Server (puppet apply or bolt apply), so pass `master`, \
       e.g. class { 'clone_army': master => 'puppet.example.com' }
       |- MSG
+  }
+
+  # PE's servers add pe_serverversion to the server facts; PE infrastructure
+  # nodes also have the pe_server_version fact (Bolt, puppet apply).
+  $server_is_pe = getvar('server_facts.pe_serverversion') =~ NotUndef or $facts['pe_server_version'] =~ NotUndef
+  $_puppet_source = $puppet_source ? {
+    undef   => $server_is_pe ? {
+      true    => 'pe',
+      default => 'distro',
+    },
+    default => $puppet_source,
+  }
+  if $pe_ca_cert =~ NotUndef and $_puppet_source != 'pe' {
+    fail(@("MSG"/L))
+      clone_army: pe_ca_cert is only used with puppet_source => 'pe'; \
+      puppet_source is '${_puppet_source}'
+      |- MSG
+  }
+  $_pe_ca_cert = $_puppet_source ? {
+    'pe'    => $pe_ca_cert ? {
+      undef   => '/etc/puppetlabs/puppet/ssl/certs/ca.pem',
+      default => $pe_ca_cert,
+    },
+    default => undef,
   }
 
   # The value is never put into the message.
@@ -157,8 +201,10 @@ class clone_army (
   contain clone_army::install
 
   class { 'clone_army::fleet':
-    master     => $_master,
-    num_clones => $_num_clones,
+    master        => $_master,
+    num_clones    => $_num_clones,
+    puppet_source => $_puppet_source,
+    pe_ca_cert    => $_pe_ca_cert,
   }
   contain clone_army::fleet
 

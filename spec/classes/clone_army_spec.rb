@@ -271,6 +271,91 @@ describe 'clone_army' do
       end
     end
 
+    describe 'puppet_source and pe_ca_cert' do
+      let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+
+      it 'builds the base from the distribution by default' do
+        is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'distro', pe_ca_cert: nil)
+      end
+
+      context 'when a PE server compiled the catalog' do
+        let(:node) { 'compiler.example.com' }
+
+        around(:each) do |example|
+          RSpec.configuration.trusted_server_facts = true
+          example.run
+        ensure
+          RSpec.configuration.trusted_server_facts = false
+        end
+
+        # rspec-puppet caches catalogues by facts and parameters, not by
+        # server facts: a count of its own keeps this context's apart.
+        let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+
+        # What PE's servers add to $server_facts.
+        def server_facts_hash
+          super.merge('pe_serverversion' => '2023.8.1')
+        end
+
+        it 'builds a PE base verified against the host agent\'s CA copy' do
+          is_expected.to contain_clone_army_base('debian-12')
+            .with(puppet_source: 'pe', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+        end
+
+        context 'and puppet_source is given' do
+          let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'openvox' } }
+
+          it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'openvox', pe_ca_cert: nil) }
+        end
+      end
+
+      context 'when the host has PE\'s pe_server_version fact (bolt apply, puppet apply on PE infrastructure)' do
+        let(:facts) { super().merge(pe_server_version: '2023.8.1') }
+
+        it { is_expected.to contain_clone_army_base('debian-12').with_puppet_source('pe') }
+      end
+
+      context 'when a compiling server is not PE' do
+        let(:node) { 'compiler.example.com' }
+        let(:params) { { master: 'puppet.example.com', num_clones: 2 } }
+
+        around(:each) do |example|
+          RSpec.configuration.trusted_server_facts = true
+          example.run
+        ensure
+          RSpec.configuration.trusted_server_facts = false
+        end
+
+        it { is_expected.to contain_clone_army_base('debian-12').with_puppet_source('distro') }
+      end
+
+      ['distro', 'puppet', 'openvox'].each do |source|
+        context "when #{source}" do
+          let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: source } }
+
+          it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: source, pe_ca_cert: nil) }
+        end
+      end
+
+      context 'when pe with a CA certificate' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem' } }
+
+        it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem') }
+      end
+
+      context 'when pe_ca_cert comes without pe' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'openvox', pe_ca_cert: '/root/pe-ca.pem' } }
+
+        it { is_expected.to compile.and_raise_error(%r{pe_ca_cert is only used with puppet_source => 'pe'; puppet_source is 'openvox'}) }
+      end
+
+      context 'when unknown' do
+        let(:params) { { master: 'puppet.example.com', puppet_source: 'gems' } }
+
+        it { is_expected.to compile.and_raise_error(%r{parameter 'puppet_source' expects}) }
+      end
+    end
+
     describe 'root_password_hash and challenge_password' do
       let(:hash) { '$6$saltsalt$abcdefghijklmnopqrstuvwxyz./ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' }
 
