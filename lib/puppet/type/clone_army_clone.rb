@@ -97,7 +97,10 @@ Puppet::Type.newtype(:clone_army_clone) do
       is == should
     end
 
+    # Says what happened to the clone rather than Puppet's generic
+    # "undefined 'ensure' from 'running'" for a removal.
     def change_to_s(current, desired)
+      return "removed (was #{current})" if desired == :absent && current != :absent
       return super unless current == :absent && desired != :absent
 
       desired == :stopped ? 'created (left stopped)' : 'created and started'

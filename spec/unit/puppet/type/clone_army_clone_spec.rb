@@ -72,10 +72,11 @@ describe Puppet::Type.type(:clone_army_clone) do
       end
     end
 
-    it 'says how a clone was created' do
+    it 'says how a clone was created or removed' do
       expect(clone(ensure: 'present').property(:ensure).change_to_s(:absent, :present)).to eq('created and started')
       expect(clone(ensure: 'stopped').property(:ensure).change_to_s(:absent, :stopped)).to eq('created (left stopped)')
       expect(clone(ensure: 'running').property(:ensure).change_to_s(:stopped, :running)).to eq("ensure changed 'stopped' to 'running'")
+      expect(clone(ensure: 'absent').property(:ensure).change_to_s(:running, :absent)).to eq('removed (was running)')
     end
 
     it 'names its events like a service does' do
