@@ -109,7 +109,9 @@
 #
 # @param helper_path
 #   Where the `clone-army` helper binary is installed. The types' providers
-#   run it from there.
+#   run it from there. The `clone_army` fact looks for it only at the default
+#   path and on the PATH: elsewhere, the fact lists no clones and shrinking
+#   `num_clones` removes nothing.
 #
 class clone_army (
   Optional[Clone_army::Hostname] $master = undef,
