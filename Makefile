@@ -23,7 +23,7 @@ lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
 	puppet-lint --fail-on-warnings manifests types
-	rubocop lib spec Rakefile
+	rubocop lib spec tasks Rakefile
 	shellcheck scripts/*.sh .ci/run
 
 unit: deps

@@ -1,22 +1,34 @@
-# @summary Declares the base image and the clones `clone1` .. `cloneN`.
+# @summary Declares the base image and the clones `clone1` .. `cloneN`, and removes the surplus.
 #
 # @api private
+#
+# Surplus clones are those named `clone<N>` with N > num_clones that the
+# `clone_army` fact lists; clones with any other name were made by hand and
+# are left alone.
 #
 # @param master
 #   The Puppet Server every clone points at (already resolved by the class).
 # @param num_clones
 #   How many clones to declare (already resolved by the class).
+# @param puppet_source
+#   Where the base's agent comes from (already resolved by the class).
+# @param pe_ca_cert
+#   The CA certificate a `pe` base is installed against, else undef.
 #
 class clone_army::fleet (
   Clone_army::Hostname $master,
   Integer[0] $num_clones,
+  Clone_army::Puppet_source $puppet_source,
+  Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
 ) {
   $base = $clone_army::base
   $helper = $clone_army::helper_path
 
   clone_army_base { $base:
-    ensure => present,
-    helper => $helper,
+    ensure        => present,
+    puppet_source => $puppet_source,
+    pe_ca_cert    => $pe_ca_cert,
+    helper        => $helper,
   }
 
   # Integer[1, N] iterates 1..N; with N = 0 there is nothing to iterate.
@@ -24,12 +36,35 @@ class clone_army::fleet (
     Integer[1, $num_clones].each |Integer $index| {
       $clone = "clone${index}"
       clone_army_clone { $clone:
-        ensure   => $clone_army::clone_ensure,
-        base     => $base,
-        master   => $master,
-        certname => "${clone}.${trusted['certname']}",
-        helper   => $helper,
+        ensure             => $clone_army::clone_ensure,
+        base               => $base,
+        master             => $master,
+        certname           => "${clone}.${trusted['certname']}",
+        helper             => $helper,
+        root_password_hash => $clone_army::root_password_hash,
+        challenge_password => $clone_army::challenge_password,
       }
+    }
+  }
+
+  # Shrinking: what the fact lists beyond num_clones goes. Without a listing
+  # (helper not yet installed, or failing) nothing is removed in this run.
+  $listing_error = $facts.dig('clone_army', 'error')
+  if $listing_error =~ String {
+    warning(@("MSG"/L))
+      clone_army: the clone_army fact could not list the clones (${listing_error}); \
+      clones beyond num_clones are not removed in this run
+      |- MSG
+  }
+  $listed = $facts.dig('clone_army', 'clones', 'names')
+  $surplus = ($listed ? { Array => $listed, default => [] }).filter |$name| {
+    $number = $name.match(/\Aclone([1-9][0-9]{0,8})\z/)
+    $number =~ Array and Integer($number[1]) > $num_clones
+  }
+  $surplus.each |String $clone| {
+    clone_army_clone { $clone:
+      ensure => absent,
+      helper => $helper,
     }
   }
 }

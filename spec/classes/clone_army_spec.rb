@@ -129,16 +129,16 @@ describe 'clone_army' do
     describe 'num_clones' do
       let(:params) { { master: 'puppet.example.com' } }
 
-      # (total - 2 GiB) / 150 MiB, rounded down, never below 0.
+      # Without the fact: (total - 2 GiB) / 100 MiB, rounded down, never below 0.
       {
-        24 * GIB => 150,
-        (2 * GIB) + (150 * MIB) => 1,
-        (2 * GIB) + (299 * MIB) => 1,
-        (2 * GIB) + (300 * MIB) => 2,
+        24 * GIB => 225,
+        (2 * GIB) + (100 * MIB) => 1,
+        (2 * GIB) + (199 * MIB) => 1,
+        (2 * GIB) + (200 * MIB) => 2,
         2 * GIB => 0,
         1 * GIB => 0,
       }.each do |total, expected|
-        context "with #{total} bytes of RAM" do
+        context "with #{total} bytes of RAM and no clone_army fact" do
           let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => total } }) }
 
           it "declares #{expected} clones" do
@@ -147,6 +147,44 @@ describe 'clone_army' do
             is_expected.not_to contain_clone_army_clone("clone#{expected + 1}")
           end
         end
+      end
+
+      context 'with the clone_army fact' do
+        let(:facts) { super().merge(clone_army: { 'capacity' => { 'daemon' => 3, 'timer' => 12 } }) }
+
+        it 'takes its daemon capacity as the default count' do
+          is_expected.to have_clone_army_clone_resource_count(3)
+          is_expected.to contain_clone_army_clone('clone3')
+        end
+
+        context 'and num_clones beyond the capacity' do
+          let(:params) { { master: 'puppet.example.com', num_clones: 4 } }
+
+          it 'fails, naming num_clones, the capacity and force_num_clones' do
+            is_expected.to compile.and_raise_error(
+              %r{num_clones => 4 is more than this host's memory holds: its capacity is 3 clones.*force_num_clones => true}m,
+            )
+          end
+
+          context 'with force_num_clones' do
+            let(:params) { { master: 'puppet.example.com', num_clones: 4, force_num_clones: true } }
+
+            it { is_expected.to have_clone_army_clone_resource_count(4) }
+          end
+        end
+
+        context 'and num_clones at the capacity' do
+          let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+
+          it { is_expected.to compile.with_all_deps }
+        end
+      end
+
+      context 'beyond the capacity computed without the fact' do
+        let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => 2 * GIB } }) }
+        let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+
+        it { is_expected.to compile.and_raise_error(%r{num_clones => 1 .* capacity is 0 clones}m) }
       end
 
       context 'when 0' do
@@ -164,6 +202,59 @@ describe 'clone_army' do
       end
     end
 
+    describe 'shrinking' do
+      let(:params) { { master: 'puppet.example.com', num_clones: 2 } }
+      let(:listed) { ['clone1', 'clone2', 'clone3', 'clone10', 'clone01', 'clone0', 'test1', 'clone3x'] }
+      let(:facts) do
+        super().merge(clone_army: {
+                        'capacity' => { 'daemon' => 225, 'timer' => 938 },
+                        'bases' => ['debian-12'],
+                        'clones' => { 'names' => listed, 'total' => listed.size, 'running' => listed.size, 'stopped' => 0 },
+                      })
+      end
+
+      it 'removes the clones named clone<N> with N > num_clones that the fact lists' do
+        ['clone3', 'clone10'].each do |clone|
+          is_expected.to contain_clone_army_clone(clone).only_with(ensure: 'absent', helper: '/usr/local/sbin/clone-army')
+        end
+      end
+
+      it 'keeps clone1..num_clones' do
+        is_expected.to contain_clone_army_clone('clone1').with_ensure('present')
+        is_expected.to contain_clone_army_clone('clone2').with_ensure('present')
+      end
+
+      it 'leaves clones with other names (made by hand) alone' do
+        ['clone01', 'clone0', 'test1', 'clone3x'].each do |clone|
+          is_expected.not_to contain_clone_army_clone(clone)
+        end
+        is_expected.to have_clone_army_clone_resource_count(4)
+      end
+
+      context 'when num_clones is 0' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 0 } }
+
+        it 'removes every clone<N>' do
+          ['clone1', 'clone2', 'clone3', 'clone10'].each do |clone|
+            is_expected.to contain_clone_army_clone(clone).with_ensure('absent')
+          end
+          is_expected.to have_clone_army_clone_resource_count(4)
+        end
+      end
+
+      context 'when the fact carries a listing error' do
+        let(:facts) do
+          super().merge(clone_army: { 'capacity' => { 'daemon' => 225, 'timer' => 938 },
+                                      'error' => 'clone-army clone list failed [systemd]: unreachable' })
+        end
+
+        it 'removes nothing and still declares the fleet' do
+          is_expected.to compile.with_all_deps
+          is_expected.to have_clone_army_clone_resource_count(2)
+        end
+      end
+    end
+
     describe 'clone_ensure' do
       ['present', 'running', 'stopped'].each do |state|
         context "when #{state}" do
@@ -177,6 +268,139 @@ describe 'clone_army' do
         let(:params) { { master: 'puppet.example.com', clone_ensure: 'absent' } }
 
         it { is_expected.to compile.and_raise_error(%r{parameter 'clone_ensure' expects}) }
+      end
+    end
+
+    describe 'puppet_source and pe_ca_cert' do
+      let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+
+      it 'builds the base from the distribution by default' do
+        is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'distro', pe_ca_cert: nil)
+      end
+
+      context 'when a PE server compiled the catalog' do
+        let(:node) { 'compiler.example.com' }
+
+        around(:each) do |example|
+          RSpec.configuration.trusted_server_facts = true
+          example.run
+        ensure
+          RSpec.configuration.trusted_server_facts = false
+        end
+
+        # rspec-puppet caches catalogues by facts and parameters, not by
+        # server facts: a count of its own keeps this context's apart.
+        let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+
+        # What PE's servers add to $server_facts.
+        def server_facts_hash
+          super.merge('pe_serverversion' => '2023.8.1')
+        end
+
+        it 'builds a PE base verified against the host agent\'s CA copy' do
+          is_expected.to contain_clone_army_base('debian-12')
+            .with(puppet_source: 'pe', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+        end
+
+        context 'and puppet_source is given' do
+          let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'openvox' } }
+
+          it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'openvox', pe_ca_cert: nil) }
+        end
+      end
+
+      context 'when the host has PE\'s pe_server_version fact (bolt apply, puppet apply on PE infrastructure)' do
+        let(:facts) { super().merge(pe_server_version: '2023.8.1') }
+
+        it { is_expected.to contain_clone_army_base('debian-12').with_puppet_source('pe') }
+      end
+
+      context 'when a compiling server is not PE' do
+        let(:node) { 'compiler.example.com' }
+        let(:params) { { master: 'puppet.example.com', num_clones: 2 } }
+
+        around(:each) do |example|
+          RSpec.configuration.trusted_server_facts = true
+          example.run
+        ensure
+          RSpec.configuration.trusted_server_facts = false
+        end
+
+        it { is_expected.to contain_clone_army_base('debian-12').with_puppet_source('distro') }
+      end
+
+      ['distro', 'puppet', 'openvox'].each do |source|
+        context "when #{source}" do
+          let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: source } }
+
+          it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: source, pe_ca_cert: nil) }
+        end
+      end
+
+      context 'when pe with a CA certificate' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem' } }
+
+        it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem') }
+      end
+
+      context 'when pe_ca_cert comes without pe' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'openvox', pe_ca_cert: '/root/pe-ca.pem' } }
+
+        it { is_expected.to compile.and_raise_error(%r{pe_ca_cert is only used with puppet_source => 'pe'; puppet_source is 'openvox'}) }
+      end
+
+      context 'when unknown' do
+        let(:params) { { master: 'puppet.example.com', puppet_source: 'gems' } }
+
+        it { is_expected.to compile.and_raise_error(%r{parameter 'puppet_source' expects}) }
+      end
+    end
+
+    describe 'root_password_hash and challenge_password' do
+      let(:hash) { '$6$saltsalt$abcdefghijklmnopqrstuvwxyz./ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' }
+
+      context 'when not given' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+
+        it 'gives the clones neither' do
+          is_expected.to contain_clone_army_clone('clone1').without_root_password_hash.without_challenge_password
+        end
+      end
+
+      context 'when given as Sensitive' do
+        let(:params) do
+          { master: 'puppet.example.com', num_clones: 2, root_password_hash: sensitive(hash), challenge_password: sensitive('s3cret') }
+        end
+
+        it 'passes them on to every clone, still Sensitive' do
+          ['clone1', 'clone2'].each do |clone|
+            is_expected.to contain_clone_army_clone(clone).with(root_password_hash: sensitive(hash),
+                                                                challenge_password: sensitive('s3cret'))
+          end
+        end
+      end
+
+      context 'when root_password_hash is not a crypt hash' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, root_password_hash: sensitive('puppetlabs') } }
+
+        it 'fails, saying what a hash looks like without showing the value' do
+          is_expected.to compile.and_raise_error(
+            %r{root_password_hash must be a crypt\(3\) password hash such as '\$6\$<salt>\$<hash>'.*\(not shown\)}m,
+          )
+          expect { catalogue }.to(raise_error { |error| expect(error.message).not_to include('puppetlabs') })
+        end
+      end
+
+      context 'when given as plain strings' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, root_password_hash: hash } }
+
+        it { is_expected.to compile.and_raise_error(%r{parameter 'root_password_hash' expects a value of type Undef or Sensitive}) }
+      end
+
+      context 'when challenge_password is empty' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, challenge_password: sensitive('') } }
+
+        it { is_expected.to compile.and_raise_error(%r{challenge_password must be a non-empty string on one line.*\(not shown\)}) }
       end
     end
 

@@ -18,8 +18,8 @@ Puppet::Type.newtype(:clone_army_base) do
     only when it is complete, so a half-built base is never used. Building a
     Debian 12 base with debootstrap takes about a minute.
 
-    `os`, `release`, `mirror` and `puppet_source` are used only when the base
-    is built: changing them later does not rebuild an existing base. To
+    `os`, `release`, `mirror`, `puppet_source` and `pe_ca_cert` are used
+    only when the base is built: changing them later does not rebuild an existing base. To
     rebuild, remove the base (`ensure => absent`, which the helper refuses
     while clones use it) and let it be built again.
 
@@ -103,11 +103,35 @@ Puppet::Type.newtype(:clone_army_base) do
 
   newparam(:puppet_source) do
     desc <<-DOC
-      Where the Puppet agent in the base comes from. `distro`: the
-      distribution's own `puppet-agent` package (the default). Used only when
-      the base is built.
+      Where the Puppet agent in the base comes from:
+
+      * `distro`: the distribution's own `puppet-agent` package (the
+        helper's default).
+      * `puppet`: Puppet's official repositories (their release package,
+        then `puppet-agent`).
+      * `openvox`: OpenVox's official repositories (likewise).
+      * `pe`: Puppet Enterprise, from the primary server's
+        `/packages/current/` (`install.bash`), verifying the server's
+        certificate against `pe_ca_cert` (never `curl -k`), with the agent
+        service left to start in the clones.
+
+      Used only when the base is built.
     DOC
-    newvalues(:distro)
+    newvalues(:distro, :puppet, :openvox, :pe)
+  end
+
+  newparam(:pe_ca_cert) do
+    desc <<-DOC
+      With `puppet_source => pe`: the absolute path, on the host, of the PE
+      CA certificate the helper verifies the primary server against when it
+      downloads the installer (e.g. `/etc/puppetlabs/puppet/ssl/certs/ca.pem`,
+      the host agent's own copy). Refused with any other `puppet_source`.
+      Used only when the base is built.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Names.validate_absolute_path('pe_ca_cert', value)
+    end
   end
 
   newparam(:helper) do
@@ -120,6 +144,13 @@ Puppet::Type.newtype(:clone_army_base) do
 
     validate do |value|
       PuppetX::CloneArmy::Names.validate_absolute_path('helper', value)
+    end
+  end
+
+  validate do
+    if self[:pe_ca_cert] && self[:puppet_source] != :pe
+      raise ArgumentError,
+            "pe_ca_cert is only used with puppet_source => pe (puppet_source is #{self[:puppet_source] || 'not set'})"
     end
   end
 

@@ -2,6 +2,7 @@
 
 require_relative '../../puppet_x/clone_army/helper'
 require_relative '../../puppet_x/clone_army/names'
+require_relative '../../puppet_x/clone_army/secrets'
 
 Puppet::Type.newtype(:clone_army_clone) do
   @doc = <<-DOC
@@ -96,7 +97,10 @@ Puppet::Type.newtype(:clone_army_clone) do
       is == should
     end
 
+    # Says what happened to the clone rather than Puppet's generic
+    # "undefined 'ensure' from 'running'" for a removal.
     def change_to_s(current, desired)
+      return "removed (was #{current})" if desired == :absent && current != :absent
       return super unless current == :absent && desired != :absent
 
       desired == :stopped ? 'created (left stopped)' : 'created and started'
@@ -160,6 +164,51 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
+  newparam(:root_password_hash) do
+    desc <<-DOC
+      The crypt(3) hash of the clone's root password (e.g. from
+      `mkpasswd -m yescrypt` or `openssl passwd -6`), so that
+      `machinectl login <name>` works. Without it root has no password and
+      only `machinectl shell` gets in. Pass it as `Sensitive`; it is always
+      treated as sensitive, never shown in logs or reports, and handed to
+      the helper in a file of mode 0600, never on its command line.
+
+      Used only when the clone is created (or recreated on a new base):
+      changing it does not change an existing clone's password.
+    DOC
+    sensitive true
+
+    validate do |value|
+      PuppetX::CloneArmy::Secrets.validate_crypt_hash('root_password_hash', value)
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Secrets.unwrap(value)
+    end
+  end
+
+  newparam(:challenge_password) do
+    desc <<-DOC
+      A challenge password the clone's agent puts into its certificate
+      request (`challengePassword` in `csr_attributes.yaml`), for a Puppet
+      Server that signs by policy (`autosign` set to a policy executable that
+      checks it): the secure alternative to `*` in `autosign.conf`. Pass it
+      as `Sensitive`; it is always treated as sensitive and handed to the
+      helper in a file of mode 0600, never on its command line.
+
+      Used only when the clone is created (or recreated on a new base).
+    DOC
+    sensitive true
+
+    validate do |value|
+      PuppetX::CloneArmy::Secrets.validate_secret('challenge_password', value)
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Secrets.unwrap(value)
+    end
+  end
+
   newparam(:helper) do
     desc <<-DOC
       The path of the `clone-army` helper the provider runs. Defaults to
@@ -201,6 +250,15 @@ Puppet::Type.newtype(:clone_army_clone) do
       property.notice(property.change_to_s(current, property.should))
     end
     provider.flush_changes
+  end
+
+  # Secrets are parameters, which Puppet only warns about when they arrive
+  # as Sensitive ("cannot be automatically redacted"). They are never shown
+  # (parameters make no change events), so mark them sensitive quietly.
+  def set_sensitive_parameters(sensitive_parameters) # rubocop:disable Naming/AccessorMethodName
+    secrets = sensitive_parameters & PuppetX::CloneArmy::Secrets::PARAMETERS
+    secrets.each { |name| parameter(name)&.sensitive = true }
+    super(sensitive_parameters - secrets)
   end
 
   # A notify restarts a running clone, as it does a running service.

@@ -72,12 +72,13 @@ module PuppetX
 
       # The base as `base list` reports it, or nil when the helper answered
       # with the base's name only.
-      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil)
+      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil, pe_ca_cert: nil)
         options = []
         options += ['--os', os.to_s] if os
         options += ['--release', release.to_s] if release
         options += ['--mirror', mirror.to_s] if mirror
         options += ['--puppet-source', puppet_source.to_s] if puppet_source
+        options += ['--pe-ca-cert', pe_ca_cert.to_s] if pe_ca_cert
         result = run('base', 'create', *options, '--', name)
         entity(result, 'base', name, ['base', 'create'])
       end
@@ -95,9 +96,14 @@ module PuppetX
       end
 
       # The clone as `clone list` reports it, or nil when the helper answered
-      # with the clone's name only.
-      def clone_create(name, base:, master:, certname:, start:)
+      # with the clone's name only. The secrets are passed as paths of files
+      # that hold them (PuppetX::CloneArmy::Secrets.with_files), never as
+      # values.
+      def clone_create(name, base:, master:, certname:, start:,
+                       root_password_hash_file: nil, challenge_password_file: nil)
         options = ['--base', base, '--master', master, '--certname', certname]
+        options += ['--root-password-hash-file', root_password_hash_file] if root_password_hash_file
+        options += ['--challenge-password-file', challenge_password_file] if challenge_password_file
         options << '--start' if start
         result = run('clone', 'create', *options, '--', name)
         clone = entity(result, 'clone', name, ['clone', 'create'])

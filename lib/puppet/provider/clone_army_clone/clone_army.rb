@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative '../../../puppet_x/clone_army/helper'
+require_relative '../../../puppet_x/clone_army/secrets'
 
 Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   desc <<-DOC
@@ -154,8 +155,15 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # Runs `clone create`; the helper may answer with the clone or its name.
+  # The root password hash and challenge password go to the helper in files
+  # of mode 0600 that exist only while it runs.
   def create_clone(wanted, start)
-    clone = helper.clone_create(name, **wanted, start: start)
+    secrets = { root_password_hash: resource[:root_password_hash], challenge_password: resource[:challenge_password] }
+    clone = PuppetX::CloneArmy::Secrets.with_files(secrets) do |files|
+      helper.clone_create(name, **wanted, start: start,
+                                          root_password_hash_file: files[:root_password_hash],
+                                          challenge_password_file: files[:challenge_password])
+    end
     @property_hash = if clone
                        self.class.from_helper(clone)
                      else

@@ -63,9 +63,24 @@ describe Puppet::Type.type(:clone_army_base) do
       expect { base(mirror: 'http://a b') }.to raise_error(Puppet::ResourceError, %r{mirror must be})
     end
 
-    it 'accepts puppet_source distro' do
-      expect(base(puppet_source: 'distro')[:puppet_source]).to eq(:distro)
+    it 'accepts puppet_source distro, puppet, openvox and pe' do
+      ['distro', 'puppet', 'openvox', 'pe'].each do |source|
+        expect(base(puppet_source: source)[:puppet_source]).to eq(source.to_sym)
+      end
       expect { base(puppet_source: 'gems') }.to raise_error(Puppet::ResourceError, %r{Invalid value "gems"})
+    end
+
+    it 'takes pe_ca_cert with puppet_source pe' do
+      expect(base(puppet_source: 'pe', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')[:pe_ca_cert])
+        .to eq('/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+      expect { base(puppet_source: 'pe', pe_ca_cert: 'ca.pem') }
+        .to raise_error(Puppet::ResourceError, %r{pe_ca_cert must be an absolute path})
+    end
+
+    it 'refuses pe_ca_cert with another puppet_source' do
+      expect { base(puppet_source: 'openvox', pe_ca_cert: '/ca.pem') }
+        .to raise_error(Puppet::ResourceError, %r{pe_ca_cert is only used with puppet_source => pe \(puppet_source is openvox\)})
+      expect { base(pe_ca_cert: '/ca.pem') }.to raise_error(Puppet::ResourceError, %r{puppet_source is not set})
     end
 
     it 'wants an absolute helper path' do

@@ -72,10 +72,11 @@ describe Puppet::Type.type(:clone_army_clone) do
       end
     end
 
-    it 'says how a clone was created' do
+    it 'says how a clone was created or removed' do
       expect(clone(ensure: 'present').property(:ensure).change_to_s(:absent, :present)).to eq('created and started')
       expect(clone(ensure: 'stopped').property(:ensure).change_to_s(:absent, :stopped)).to eq('created (left stopped)')
       expect(clone(ensure: 'running').property(:ensure).change_to_s(:stopped, :running)).to eq("ensure changed 'stopped' to 'running'")
+      expect(clone(ensure: 'absent').property(:ensure).change_to_s(:running, :absent)).to eq('removed (was running)')
     end
 
     it 'names its events like a service does' do
@@ -228,5 +229,84 @@ describe Puppet::Type.type(:clone_army_clone) do
         ['Clone_army_clone[clone1]', 'Clone_army_base[debian-12]'],
       )
     end
+  end
+end
+
+describe Puppet::Type.type(:clone_army_clone), 'secrets' do
+  let(:hash) { '$y$j9T$0123456789abcdefABCDE.$ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop/' }
+
+  def clone(attributes = {})
+    described_class.new({ name: 'clone1', catalog: Puppet::Resource::Catalog.new }.merge(attributes))
+  end
+
+  def sensitive(value)
+    Puppet::Pops::Types::PSensitiveType::Sensitive.new(value)
+  end
+
+  describe 'root_password_hash' do
+    [
+      '$y$j9T$0123456789abcdefABCDE.$ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop/',
+      '$6$saltsalt$Pn0Bxv7N0n9w1QFbfpWKVHqVtb2Ag5BKJqQEo8B4mX6Q0c9B5xjdQ8Gl7BvCfIoVi/3HMW1vDGSJpnDzVcmQf.',
+      '$6$rounds=5000$saltsalt$abc/def.',
+      '$5$salt$hash',
+      '$1$salt$hash',
+      '$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW',
+    ].each do |good|
+      it "accepts #{good[0, 12]}..." do
+        expect(clone(root_password_hash: good)[:root_password_hash]).to eq(good)
+      end
+    end
+
+    ['puppetlabs', '!', '*', '$6$salt', '$6$salt$has h', '$9$salt$hash', "$6$salt$hash\n", 'root:$6$salt$hash'].each do |bad|
+      it "refuses #{bad.inspect} without showing it" do
+        expect { clone(root_password_hash: bad) }.to raise_error(Puppet::ResourceError, %r{must be a crypt\(3\)}) do |error|
+          expect(error.message).not_to include(bad.strip) unless ['!', '*'].include?(bad)
+        end
+      end
+    end
+
+    it 'takes a Sensitive value and keeps the plain hash for the provider' do
+      expect(clone(root_password_hash: sensitive(hash))[:root_password_hash]).to eq(hash)
+    end
+
+    it 'is always sensitive, even when given as a plain string' do
+      expect(clone(root_password_hash: hash).parameter(:root_password_hash).sensitive).to be true
+    end
+  end
+
+  describe 'challenge_password' do
+    it 'takes a Sensitive value' do
+      expect(clone(challenge_password: sensitive('s3cret'))[:challenge_password]).to eq('s3cret')
+    end
+
+    it 'is always sensitive' do
+      expect(clone(challenge_password: 's3cret').parameter(:challenge_password).sensitive).to be true
+    end
+
+    ['', "two\nlines"].each do |bad|
+      it "refuses #{bad.inspect} without showing it" do
+        expect {
+          clone(challenge_password: bad)
+        }.to raise_error(Puppet::ResourceError,
+                         %r{challenge_password must be a non-empty string on one line.*\(not shown\)})
+      end
+    end
+  end
+
+  it 'takes both from a catalog that marks them sensitive, without warning that parameters cannot be redacted' do
+    expect(Puppet::Util::Log).not_to receive(:create).with(hash_including(level: :warning))
+    resource = Puppet::Resource.new(:clone_army_clone, 'clone1',
+                                    parameters: { root_password_hash: hash, challenge_password: 's3cret', base: 'debian-12' },
+                                    sensitive_parameters: [:root_password_hash, :challenge_password])
+    instance = described_class.new(resource)
+    expect(instance.parameter(:root_password_hash).sensitive).to be true
+    expect(instance.parameter(:challenge_password).sensitive).to be true
+    expect(instance[:root_password_hash]).to eq(hash)
+  end
+
+  it 'still marks sensitive properties, as Puppet does' do
+    resource = Puppet::Resource.new(:clone_army_clone, 'clone1',
+                                    parameters: { master: 'puppet.example.com' }, sensitive_parameters: [:master])
+    expect(described_class.new(resource).property(:master).sensitive).to be true
   end
 end

@@ -68,6 +68,21 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
       expect(resource.provider.exists?).to be true
     end
 
+    ['puppet', 'openvox'].each do |source|
+      it "passes puppet_source #{source}" do
+        resource = base_resource('debian-12', puppet_source: source)
+        expect_helper(['base', 'create', '--puppet-source', source, '--', 'debian-12'], 'base_create.json')
+        resource.provider.create
+      end
+    end
+
+    it 'passes puppet_source pe with the CA certificate to verify the server against' do
+      resource = base_resource('debian-12', puppet_source: 'pe', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+      expect_helper(['base', 'create', '--puppet-source', 'pe', '--pe-ca-cert', '/etc/puppetlabs/puppet/ssl/certs/ca.pem',
+                     '--', 'debian-12'], 'base_create.json')
+      resource.provider.create
+    end
+
     it 'fails with the helper\'s error' do
       resource = base_resource('debian-12')
       expect_helper(['base', 'create', '--', 'debian-12'], 'error_usage.json', 2)

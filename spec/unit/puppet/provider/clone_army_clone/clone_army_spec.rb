@@ -113,6 +113,72 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
   end
 
+  describe '#create with secrets' do
+    let(:hash) { '$6$saltsalt$abcdefghijklmnopqrstuvwxyz./ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' }
+    let(:resource) do
+      clone_resource('clone3', full.merge(ensure: 'present', root_password_hash: hash, challenge_password: 's3cret'))
+    end
+
+    # Expects `clone create` with the two file flags; checks the files while
+    # the helper "runs" and hands their paths to the example.
+    def expect_create_with_secret_files(fixture, exitstatus = 0) # rubocop:disable Metrics/AbcSize
+      seen = {}
+      expect(Puppet::Util::Execution).to receive(:execute) do |argv, options|
+        expect(options).to eq(failonfail: false, combine: false)
+        hash_file = argv[argv.index('--root-password-hash-file') + 1]
+        challenge_file = argv[argv.index('--challenge-password-file') + 1]
+        expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+                            '--certname', 'clone3.loadhost.example.com', '--root-password-hash-file', hash_file,
+                            '--challenge-password-file', challenge_file, '--start', '--', 'clone3'])
+        expect(argv.join(' ')).not_to include(hash, 's3cret')
+        expect(File.read(hash_file)).to eq(hash)
+        expect(File.read(challenge_file)).to eq('s3cret')
+        [hash_file, challenge_file].each { |file| expect(File.stat(file).mode & 0o777).to eq(0o600) }
+        expect(File.stat(File.dirname(hash_file)).mode & 0o777).to eq(0o700)
+        expect(File.dirname(challenge_file)).to eq(File.dirname(hash_file))
+        seen[:files] = [hash_file, challenge_file]
+        helper_output(fixture, exitstatus)
+      end
+      seen
+    end
+
+    it 'passes them as files of mode 0600 in a private directory, and removes them afterwards' do
+      seen = expect_create_with_secret_files('clone_create.json')
+      resource.provider.create(start: true)
+      expect(resource.provider.state).to eq(:running)
+      expect(seen[:files].map { |file| File.exist?(file) }).to eq([false, false])
+      expect(File.exist?(File.dirname(seen[:files].first))).to be false
+    end
+
+    it 'removes them when the helper fails too' do
+      seen = expect_create_with_secret_files('error_not_found.json', 1)
+      expect { resource.provider.create(start: true) }.to raise_error(Puppet::Error, %r{\[not-found\]})
+      expect(File.exist?(File.dirname(seen[:files].first))).to be false
+    end
+
+    it 'passes only the flags of the secrets given' do
+      resource = clone_resource('clone3', full.merge(ensure: 'stopped', challenge_password: 's3cret'))
+      expect(Puppet::Util::Execution).to receive(:execute) do |argv, _options|
+        expect(argv).not_to include('--root-password-hash-file')
+        expect(argv[argv.index('--challenge-password-file') + 2]).to eq('--')
+        helper_output('clone_create_stopped.json')
+      end
+      resource.provider.create(start: false)
+    end
+
+    it 'passes them again when a new base recreates the clone' do
+      provider = prefetched(resource, :stopped, base: 'debian-11')
+      provider.base = 'debian-12'
+      expect_helper(['clone', 'remove', '--', 'clone3'], 'clone_remove.json')
+      expect(Puppet::Util::Execution).to receive(:execute).ordered do |argv, _options|
+        expect(argv).to include('--root-password-hash-file', '--challenge-password-file')
+        expect(argv).not_to include('--start')
+        helper_output('clone_create_stopped.json')
+      end
+      provider.flush
+    end
+  end
+
   describe '#destroy' do
     it 'removes the clone' do
       resource = clone_resource('clone1', ensure: 'absent')

@@ -1,0 +1,55 @@
+# frozen_string_literal: true
+
+require_relative 'capacity'
+require_relative 'helper'
+
+module PuppetX
+  module CloneArmy
+    # The value of the `clone_army` fact (lib/facter/clone_army.rb):
+    #
+    #   {
+    #     'capacity' => { 'daemon' => 225, 'timer' => 938 },  # from memory alone
+    #     'helper'   => '/usr/local/sbin/clone-army',         # only when installed
+    #     'bases'    => ['debian-12'],
+    #     'clones'   => { 'names' => ['clone1', 'clone2'], 'total' => 2,
+    #                     'running' => 1, 'stopped' => 1 },
+    #   }
+    #
+    # `capacity` is computed in Ruby, so it exists on the very first run,
+    # before the helper is installed. `bases` and `clones` come from one
+    # `clone-army base list` and one `clone-army clone list` when the helper
+    # is installed. When the helper fails they are left out and `error` says
+    # why: a fact must not fail resolution, and the class must not take a
+    # failed listing for "no clones".
+    module FleetFact
+      def self.value(total_bytes:, helper_path: nil)
+        fact = {}
+        fact['capacity'] = Capacity.for_memory(total_bytes) if total_bytes
+        fact.merge(fleet(helper_path))
+      end
+
+      # The bases and clones the helper at `helper_path` (or the default
+      # place) lists; {} when it is not installed.
+      def self.fleet(helper_path)
+        helper = Helper.new(helper_path)
+        return {} unless File.file?(helper.path) && File.executable?(helper.path)
+
+        begin
+          bases = helper.base_list
+          clones = helper.clone_list
+        rescue StandardError => e
+          return { 'helper' => helper.path, 'error' => e.message }
+        end
+        { 'helper' => helper.path, 'bases' => bases.map { |base| base['name'] }, 'clones' => clone_counts(clones) }
+      end
+
+      def self.clone_counts(clones)
+        counts = { 'names' => clones.map { |clone| clone['name'] }, 'total' => clones.size }
+        Helper::CLONE_STATES.each do |state|
+          counts[state] = clones.count { |clone| clone['state'] == state }
+        end
+        counts
+      end
+    end
+  end
+end

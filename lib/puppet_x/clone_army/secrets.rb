@@ -1,0 +1,65 @@
+# frozen_string_literal: true
+
+require 'tmpdir'
+
+module PuppetX
+  module CloneArmy
+    # Secrets handed to the helper (root password hash, challenge password).
+    #
+    # They never go on a command line, where `ps` and Puppet's debug log would
+    # show them: each is written to a file of mode 0600 in a private
+    # directory (mode 0700) that exists only while the helper runs, and whose
+    # path is passed instead (`--root-password-hash-file PATH`).
+    module Secrets
+      # The clone_army_clone parameters that hold secrets.
+      PARAMETERS = [:root_password_hash, :challenge_password].freeze
+
+      # crypt(3) hashes: MD5 ($1$), bcrypt ($2a$, $2b$, $2x$, $2y$), SHA-256
+      # ($5$), SHA-512 ($6$), scrypt ($7$), yescrypt ($y$, Debian's default)
+      # and gost-yescrypt ($gy$). A locked password ('!', '*') is not a hash:
+      # leave the parameter out for that.
+      CRYPT_HASH = %r{\A\$(?:1|2[abxy]|5|6|7|y|gy)\$[^\s:]+\$[./0-9A-Za-z]+\z}.freeze
+
+      # The plain value of a parameter that may arrive wrapped in Sensitive.
+      def self.unwrap(value)
+        value.respond_to?(:unwrap) ? value.unwrap : value
+      end
+
+      # Never names the value in the message.
+      def self.validate_crypt_hash(attribute, value)
+        plain = unwrap(value)
+        return if plain.is_a?(String) && plain.match?(CRYPT_HASH)
+
+        raise ArgumentError,
+              "#{attribute} must be a crypt(3) password hash such as '$6$<salt>$<hash>' or '$y$<params>$<salt>$<hash>' " \
+              '(make one with `mkpasswd -m yescrypt` or `openssl passwd -6`); the value given is not one (not shown)'
+      end
+
+      def self.validate_secret(attribute, value)
+        plain = unwrap(value)
+        return if plain.is_a?(String) && !plain.empty? && !plain.match?(%r{[\r\n]})
+
+        raise ArgumentError, "#{attribute} must be a non-empty string on one line; the value given is not (not shown)"
+      end
+
+      # Writes each non-nil secret of `secrets` ({ name => value }) into its
+      # own file and yields { name => path } (empty when there is none). The
+      # files and their directory are removed when the block returns or
+      # raises.
+      def self.with_files(secrets)
+        present = secrets.compact
+        return yield({}) if present.empty?
+
+        Dir.mktmpdir('clone-army-secrets-') do |dir|
+          File.chmod(0o700, dir)
+          paths = present.to_h do |name, value|
+            path = File.join(dir, name.to_s)
+            File.open(path, File::WRONLY | File::CREAT | File::EXCL, 0o600) { |file| file.write(unwrap(value)) }
+            [name, path]
+          end
+          yield paths
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,243 @@
+# frozen_string_literal: true
+
+require 'json'
+require 'open3'
+
+module PuppetX
+  module CloneArmy
+    # What the Bolt tasks in tasks/ share: reading their parameters (JSON on
+    # stdin), turning them into the helper's argv, running it without a
+    # shell, and printing its JSON answer for Bolt.
+    #
+    # Plain Ruby and the json library only: a task runs with whatever Ruby
+    # the target has (Debian's, or the AIO agent's), without Puppet loaded.
+    # Bolt copies this file next to the task (the tasks' metadata lists it
+    # in "files").
+    module Task
+      DEFAULT_HELPER = '/usr/local/sbin/clone-army'
+
+      # Clone names, as the helper accepts them (helper/PROTOCOL.md).
+      CLONE_NAME = %r{\A[a-z0-9][a-z0-9-]{0,63}\z}.freeze
+      REPORT_FORMATS = ['json', 'table', 'prometheus'].freeze
+      FLEET_ACTIONS = ['start', 'stop', 'status'].freeze
+
+      # A parameter that does not fit, or a helper that is not there;
+      # reported as Bolt's `_error` (kind `clone_army/<kind>`).
+      class ParameterError < StandardError
+        attr_reader :field, :kind
+
+        def initialize(field, message, kind: 'invalid-parameter')
+          super(message)
+          @field = field
+          @kind = kind
+        end
+      end
+
+      module_function
+
+      # --- argv of each task (everything after the helper's path) ---
+
+      # clone-army report [--interval S] [--server URL] [--ca-cert PATH] [--format F]
+      def report_args(params)
+        args = ['report']
+        args += ['--interval', positive_integer(params, 'interval').to_s] if given?(params, 'interval')
+        args += ['--server', server_url(params)] if given?(params, 'server')
+        args += ['--ca-cert', absolute_path(params, 'ca_cert')] if given?(params, 'ca_cert')
+        args += ['--format', one_of(params, 'format', REPORT_FORMATS)] if given?(params, 'format')
+        args
+      end
+
+      # clone-army exec (--clone NAME... | --all) [--concurrency N] [--timeout S] -- COMMAND...
+      # Without `clones` the command runs in every clone.
+      def exec_args(params)
+        command = params['command']
+        unless string_list?(command, %r{\A.}m)
+          raise ParameterError.new('command', 'command must be a non-empty array of non-empty strings, e.g. ["puppet", "agent", "-t"]')
+        end
+
+        args = ['exec', *clone_selection(params)]
+        args += ['--concurrency', positive_integer(params, 'concurrency').to_s] if given?(params, 'concurrency')
+        args += ['--timeout', positive_integer(params, 'timeout').to_s] if given?(params, 'timeout')
+        args + ['--', *command]
+      end
+
+      def fleet_action(params)
+        raise ParameterError.new('action', "action must be one of #{FLEET_ACTIONS.join(', ')}") unless given?(params, 'action')
+
+        one_of(params, 'action', FLEET_ACTIONS)
+      end
+
+      # The argv that starts or stops every clone of a `clone list` result.
+      def fleet_args(action, clones)
+        ['clone', action, '--', *clones.map { |clone| clone['name'] }]
+      end
+
+      # --- running the helper ---
+
+      # The helper's path: the `helper` parameter, else DEFAULT_HELPER (where
+      # class clone_army installs it), else `clone-army` on the PATH.
+      def helper_path(params)
+        return absolute_path(params, 'helper') if given?(params, 'helper')
+        return DEFAULT_HELPER if File.executable?(DEFAULT_HELPER)
+
+        ENV.fetch('PATH', '').split(File::PATH_SEPARATOR).map { |dir| File.join(dir, 'clone-army') }
+           .find { |path| File.file?(path) && File.executable?(path) } || DEFAULT_HELPER
+      end
+
+      # Runs argv (no shell) and returns [stdout, exit status]. The helper's
+      # stderr (progress, logs) goes to the task's stderr.
+      def run(argv)
+        unless File.file?(argv.first) && File.executable?(argv.first)
+          raise ParameterError.new('helper', "the clone-army helper is not installed at #{argv.first} " \
+                                             '(class clone_army installs it; or pass the helper parameter)',
+                                   kind: 'helper-missing')
+        end
+
+        stdout, stderr, status = Open3.capture3(*argv)
+        $stderr.write(stderr)
+        [stdout, status.exitstatus]
+      end
+
+      # The helper's answer, for Bolt: its JSON document as it is, with
+      # Bolt's `_error` added when it failed; [document, exit status].
+      def answer(stdout, exitstatus)
+        document = JSON.parse(stdout)
+        raise JSON::ParserError, 'not a JSON object' unless document.is_a?(Hash)
+
+        return [document, exitstatus] if document['ok'] == true && exitstatus.zero?
+
+        [document.merge('_error' => helper_error(document, exitstatus)), exitstatus.zero? ? 1 : exitstatus]
+      rescue JSON::ParserError => e
+        malformed(e.message, stdout, exitstatus)
+      end
+
+      # Bolt's `_error` for an answer that is not what the protocol says.
+      def malformed(what, stdout, exitstatus)
+        [{ '_error' => { 'kind' => 'clone_army/malformed-output',
+                         'msg' => "clone-army gave a malformed answer (exit status #{exitstatus}): #{what}",
+                         'details' => { 'stdout' => stdout[0, 2000], 'exitstatus' => exitstatus } } },
+         exitstatus.zero? ? 1 : exitstatus]
+      end
+
+      # --- the tasks ---
+
+      # clone_army::report: the helper's report; with --format table or
+      # prometheus its text as it is.
+      def report_task(params)
+        stdout, exitstatus = run([helper_path(params), *report_args(params)])
+        text = given?(params, 'format') && params['format'] != 'json'
+        text && exitstatus.zero? ? [stdout, 0] : answer(stdout, exitstatus)
+      end
+
+      # clone_army::exec: the helper's answer (each clone's exit and time).
+      def exec_task(params)
+        answer(*run([helper_path(params), *exec_args(params)]))
+      end
+
+      # clone_army::fleet: `status` is the `clone list` answer; `start` and
+      # `stop` act on every clone it lists, answering with the helper's
+      # `clone start|stop` answer (or the listing when there is no clone).
+      def fleet_task(params)
+        action = fleet_action(params)
+        helper = helper_path(params)
+        stdout, exitstatus = run([helper, 'clone', 'list'])
+        listing, exitstatus = answer(stdout, exitstatus)
+        return [listing, exitstatus] if action == 'status' || !exitstatus.zero?
+
+        clones = listed_clones(listing)
+        return malformed('"result"."clones" of clone list is not a list of clones', stdout, 0) unless clones
+        return [listing, 0] if clones.empty?
+
+        answer(*run([helper, *fleet_args(action, clones)]))
+      end
+
+      # The clones of a `clone list` answer; nil when it holds no such list.
+      def listed_clones(listing)
+        clones = listing.dig('result', 'clones')
+        clones if clones.is_a?(Array) && clones.all? { |clone| clone.is_a?(Hash) && clone['name'].is_a?(String) }
+      end
+
+      # Reads the parameters from `input`, runs the task `name` with them,
+      # prints its result to `output` and returns the exit status.
+      def main(name, input = $stdin, output = $stdout)
+        result, exitstatus = begin
+          public_send(:"#{name}_task", read_params(input))
+        rescue ParameterError => e
+          [{ '_error' => { 'kind' => "clone_army/#{e.kind}", 'msg' => e.message,
+                           'details' => { 'field' => e.field } } }, 1]
+        end
+        output.puts(result.is_a?(String) ? result : JSON.generate(result))
+        exitstatus
+      end
+
+      def read_params(input)
+        text = input.read.to_s
+        params = text.strip.empty? ? {} : JSON.parse(text)
+        raise ParameterError.new('parameters', 'the parameters on stdin are not a JSON object') unless params.is_a?(Hash)
+
+        params.reject { |key, value| key.start_with?('_') || value.nil? }
+      rescue JSON::ParserError => e
+        raise ParameterError.new('parameters', "the parameters on stdin are not JSON: #{e.message}")
+      end
+
+      # --- parameter checks (Bolt checks the metadata's types too; a task
+      # run by hand or by an older orchestrator is checked here) ---
+
+      def given?(params, key)
+        params.key?(key) && !params[key].nil?
+      end
+
+      def clone_selection(params)
+        return ['--all'] unless given?(params, 'clones')
+
+        clones = params['clones']
+        unless string_list?(clones, CLONE_NAME)
+          raise ParameterError.new('clones', 'clones must be a non-empty array of clone names ' \
+                                             "(lower-case letters, digits and '-'), or left out for all clones")
+        end
+        clones.flat_map { |name| ['--clone', name] }
+      end
+
+      def positive_integer(params, key)
+        value = params[key]
+        check(key, value, value.is_a?(Integer) && value.positive?, 'a positive integer')
+      end
+
+      def server_url(params)
+        value = params['server']
+        check('server', value, value.is_a?(String) && value.match?(%r{\Ahttps?://\S+\z}), 'an https:// (or http://) URL')
+      end
+
+      def absolute_path(params, key)
+        value = params[key]
+        check(key, value, value.is_a?(String) && value.start_with?('/'), 'an absolute path')
+      end
+
+      def one_of(params, key, allowed)
+        value = params[key]
+        check(key, value, allowed.include?(value), "one of #{allowed.join(', ')}")
+      end
+
+      # Whether `value` is a non-empty array of strings that match `pattern`.
+      def string_list?(value, pattern)
+        value.is_a?(Array) && !value.empty? && value.all? { |item| item.is_a?(String) && item.match?(pattern) }
+      end
+
+      # `value` when `good`, else a ParameterError saying what `key` must be.
+      def check(key, value, good, what)
+        raise ParameterError.new(key, "#{key} must be #{what}; got #{value.inspect}") unless good
+
+        value
+      end
+
+      def helper_error(document, exitstatus)
+        error = document['error'].is_a?(Hash) ? document['error'] : {}
+        {
+          'kind' => "clone_army/#{error['kind'] || 'failed'}",
+          'msg' => error['message'] || "clone-army failed (exit status #{exitstatus})",
+          'details' => { 'field' => error['field'], 'causes' => error['causes'] || [], 'exitstatus' => exitstatus }.compact,
+        }
+      end
+    end
+  end
+end

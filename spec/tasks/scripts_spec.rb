@@ -1,0 +1,146 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+require 'open3'
+require 'fileutils'
+
+# The task files as Bolt runs them: an executable fed JSON on stdin, with a
+# stand-in helper that records its argv, once from the module checkout and
+# once from a copy laid out as Bolt lays out $PT__installdir.
+describe 'the Bolt tasks' do
+  root = File.expand_path('../..', __dir__)
+  tasks = ['report', 'exec', 'fleet']
+
+  around(:each) do |example|
+    Dir.mktmpdir('clone-army-task-spec') do |dir|
+      @dir = dir
+      example.run
+    end
+  end
+
+  # A stand-in for clone-army: appends its argv (as JSON) to argv.log and
+  # answers like the helper; FAKE_FAIL=1 makes it fail.
+  let(:helper) do
+    path = File.join(@dir, 'clone-army')
+    File.write(path, <<~RUBY)
+      #!/usr/bin/env ruby
+      require 'json'
+      File.open(File.join(__dir__, 'argv.log'), 'a') { |log| log.puts(JSON.generate(ARGV)) }
+      if ENV['FAKE_FAIL']
+        puts JSON.generate('protocol' => 1, 'ok' => false, 'error' => { 'kind' => 'not-found', 'message' => 'no clone "clone9"', 'causes' => [] })
+        exit 1
+      end
+      clones = [{ 'name' => 'clone1', 'state' => 'running' }, { 'name' => 'clone2', 'state' => 'stopped' }]
+      puts JSON.generate('protocol' => 1, 'ok' => true, 'result' => { 'clones' => clones, 'argv' => ARGV })
+    RUBY
+    File.chmod(0o755, path)
+    path
+  end
+
+  def argv_log
+    File.readlines(File.join(@dir, 'argv.log')).map { |line| JSON.parse(line) }
+  end
+
+  def run_script(script, params, env = {})
+    stdout, stderr, status = Open3.capture3(env, script, stdin_data: JSON.generate(params))
+    [stdout, stderr, status.exitstatus]
+  end
+
+  tasks.each do |task|
+    describe "tasks/#{task}" do
+      let(:metadata) { JSON.parse(File.read(File.join(root, 'tasks', "#{task}.json"))) }
+
+      it 'is executable' do
+        expect(File.executable?(File.join(root, 'tasks', "#{task}.rb"))).to be true
+      end
+
+      it 'has metadata with stdin input, its shared file, and a description and valid Puppet type per parameter' do
+        expect(metadata['input_method']).to eq('stdin')
+        expect(metadata['files']).to eq(['clone_army/lib/puppet_x/clone_army/task.rb'])
+        metadata['files'].each { |file| expect(File.file?(File.join(root, file.delete_prefix('clone_army/')))).to be true }
+        metadata['parameters'].each do |name, parameter|
+          expect(parameter['description']).to be_a(String), "#{name} has no description"
+          expect { Puppet::Pops::Types::TypeParser.singleton.parse(parameter['type']) }.not_to raise_error
+        end
+      end
+    end
+  end
+
+  def parameter_type(task, name)
+    metadata = JSON.parse(File.read(File.expand_path("../../tasks/#{task}.json", __dir__)))
+    Puppet::Pops::Types::TypeParser.singleton.parse(metadata['parameters'][name]['type'])
+  end
+
+  # Checks params against the metadata's types, as Bolt does.
+  def expect_valid(task, params)
+    metadata = JSON.parse(File.read(File.expand_path("../../tasks/#{task}.json", __dir__)))
+    metadata['parameters'].each do |name, parameter|
+      type = Puppet::Pops::Types::TypeParser.singleton.parse(parameter['type'])
+      expect(type.instance?(params[name])).to be(true), "#{name} = #{params[name].inspect} is not a #{parameter['type']}"
+    end
+  end
+
+  it 'exec metadata takes what the task takes and refuses what it refuses' do
+    expect_valid('exec', 'command' => ['puppet', 'agent', '-t'], 'clones' => ['clone1'], 'concurrency' => 10, 'timeout' => 60)
+    type = parameter_type('exec', 'clones')
+    expect(type.instance?(['--all'])).to be false
+    expect(type.instance?([])).to be false
+  end
+
+  it 'report and fleet metadata take their parameters' do
+    expect_valid('report', 'interval' => 1800, 'server' => 'https://puppet.example.com:8140', 'format' => 'prometheus',
+                           'ca_cert' => '/etc/puppetlabs/puppet/ssl/certs/ca.pem', 'helper' => '/usr/local/sbin/clone-army')
+    expect_valid('fleet', 'action' => 'stop')
+  end
+
+  context 'run from the module checkout' do
+    it 'exec passes the command to the helper word for word, never through a shell' do
+      command = ['sh', '-c', 'touch "$0"; echo pwned', File.join(@dir, 'pwned'), '$(touch /tmp/x)', ';', '|']
+      stdout, _, status = run_script(File.join(root, 'tasks/exec.rb'),
+                                     'helper' => helper, 'command' => command, 'clones' => ['clone1'], 'concurrency' => 2,
+                                     '_task' => 'clone_army::exec')
+      expect(status).to eq(0)
+      expect(argv_log).to eq([['exec', '--clone', 'clone1', '--concurrency', '2', '--', *command]])
+      expect(JSON.parse(stdout)['result']['argv']).to eq(argv_log.first)
+      expect(File.exist?(File.join(@dir, 'pwned'))).to be false
+    end
+
+    it 'fleet start lists the clones and starts every one' do
+      stdout, _, status = run_script(File.join(root, 'tasks/fleet.rb'), 'helper' => helper, 'action' => 'start')
+      expect(status).to eq(0)
+      expect(argv_log).to eq([['clone', 'list'], ['clone', 'start', '--', 'clone1', 'clone2']])
+      expect(JSON.parse(stdout)['ok']).to be true
+    end
+
+    it 'report fails with the helper\'s exit status and Bolt\'s _error' do
+      stdout, _, status = run_script(File.join(root, 'tasks/report.rb'), { 'helper' => helper, 'interval' => 60 }, 'FAKE_FAIL' => '1')
+      expect(status).to eq(1)
+      expect(argv_log).to eq([['report', '--interval', '60']])
+      expect(JSON.parse(stdout)['_error']).to include('kind' => 'clone_army/not-found', 'msg' => 'no clone "clone9"')
+    end
+
+    it 'a bad parameter fails before the helper runs' do
+      stdout, _, status = run_script(File.join(root, 'tasks/exec.rb'), 'helper' => helper, 'command' => 'puppet agent -t')
+      expect(status).to eq(1)
+      expect(File.exist?(File.join(@dir, 'argv.log'))).to be false
+      expect(JSON.parse(stdout)['_error']['kind']).to eq('clone_army/invalid-parameter')
+    end
+  end
+
+  context 'run from a copy laid out as Bolt lays out $PT__installdir' do
+    it 'finds the shared code through PT__installdir' do
+      installdir = File.join(@dir, 'installdir')
+      FileUtils.mkdir_p(File.join(installdir, 'clone_army/tasks'))
+      FileUtils.mkdir_p(File.join(installdir, 'clone_army/lib/puppet_x/clone_army'))
+      FileUtils.cp(File.join(root, 'tasks/fleet.rb'), File.join(installdir, 'clone_army/tasks/fleet.rb'))
+      FileUtils.cp(File.join(root, 'lib/puppet_x/clone_army/task.rb'), File.join(installdir, 'clone_army/lib/puppet_x/clone_army/task.rb'))
+      # Bolt may run the task from elsewhere; only PT__installdir says where the files are.
+      script = File.join(@dir, 'fleet.rb')
+      FileUtils.cp(File.join(root, 'tasks/fleet.rb'), script)
+      stdout, stderr, status = run_script(script, { 'helper' => helper, 'action' => 'status' }, 'PT__installdir' => installdir)
+      expect(stderr).to eq('')
+      expect(status).to eq(0)
+      expect(JSON.parse(stdout)['result']['clones'].size).to eq(2)
+    end
+  end
+end

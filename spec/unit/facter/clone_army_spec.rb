@@ -1,0 +1,36 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+require 'facter'
+
+describe 'the clone_army fact' do
+  gib = 1024 * 1024 * 1024
+
+  before(:each) do
+    Facter.clear
+    allow(Facter).to receive(:value).and_call_original
+    allow(Facter).to receive(:value).with(:memory).and_return('system' => { 'total_bytes' => 24 * gib })
+    allow(Facter).to receive(:value).with(:kernel).and_return('Linux')
+    # No helper on this machine's default path: the fact stays at capacity.
+    allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).and_return('/nonexistent/clone-army')
+    load File.expand_path('../../../lib/facter/clone_army.rb', __dir__)
+  end
+
+  after(:each) { Facter.clear }
+
+  it 'gives the capacity of each run mode from the total memory' do
+    expect(Facter.fact(:clone_army).value).to eq('capacity' => { 'daemon' => 225, 'timer' => 938 })
+  end
+
+  context 'when the helper is installed but fails' do
+    include_context 'with a helper binary'
+
+    it 'resolves with an error string instead of failing' do
+      allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).and_return(helper_path)
+      expect_helper(['base', 'list'], 'captured_systemd_unreachable.json', 1)
+      value = Facter.fact(:clone_army).value
+      expect(value['capacity']).to eq('daemon' => 225, 'timer' => 938)
+      expect(value['error']).to match(%r{clone-army base list failed \[systemd\]})
+    end
+  end
+end

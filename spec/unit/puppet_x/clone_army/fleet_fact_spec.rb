@@ -1,0 +1,63 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+require 'puppet_x/clone_army/fleet_fact'
+
+describe PuppetX::CloneArmy::FleetFact do
+  gib = 1024 * 1024 * 1024
+
+  describe '.value' do
+    context 'when the helper is installed' do
+      include_context 'with a helper binary'
+
+      it 'adds the bases and the clones counted by state, from one base list and one clone list' do
+        expect_helper(['base', 'list'], 'base_list.json')
+        expect_helper(['clone', 'list'], 'clone_list.json')
+        expect(described_class.value(total_bytes: 24 * gib, helper_path: helper_path)).to eq(
+          'capacity' => { 'daemon' => 225, 'timer' => 938 },
+          'helper' => helper_path,
+          'bases' => ['debian-12'],
+          'clones' => { 'names' => ['clone1', 'clone2'], 'total' => 2, 'running' => 1, 'stopped' => 1 },
+        )
+      end
+
+      it 'reports an empty fleet as such' do
+        expect_helper(['base', 'list'], 'captured_base_list_empty.json')
+        expect_helper(['clone', 'list'], 'captured_clone_list_empty.json')
+        fact = described_class.value(total_bytes: 24 * gib, helper_path: helper_path)
+        expect(fact['bases']).to eq([])
+        expect(fact['clones']).to eq('names' => [], 'total' => 0, 'running' => 0, 'stopped' => 0)
+      end
+
+      it 'puts a helper failure into `error` instead of failing, and lists nothing' do
+        expect_helper(['base', 'list'], 'base_list.json')
+        expect_helper(['clone', 'list'], 'error_systemd.json', 1)
+        fact = described_class.value(total_bytes: 24 * gib, helper_path: helper_path)
+        expect(fact['error']).to match(%r{clone-army clone list failed \[systemd\]})
+        expect(fact['capacity']).to eq('daemon' => 225, 'timer' => 938)
+        expect(fact).not_to include('bases', 'clones')
+      end
+
+      it 'puts a malformed answer into `error`' do
+        expect_helper(['base', 'list'], 'malformed.txt', 101)
+        fact = described_class.value(total_bytes: 24 * gib, helper_path: helper_path)
+        expect(fact['error']).to match(%r{malformed answer})
+        expect(fact).not_to include('bases', 'clones')
+      end
+    end
+
+    context 'when the helper is not installed (the very first run)' do
+      it 'still gives the capacity, and nothing else' do
+        expect(Puppet::Util::Execution).not_to receive(:execute)
+        fact = described_class.value(total_bytes: 24 * gib, helper_path: '/nonexistent/clone-army')
+        expect(fact).to eq('capacity' => { 'daemon' => 225, 'timer' => 938 })
+      end
+    end
+
+    context 'when the memory is unknown' do
+      it 'leaves the capacity out' do
+        expect(described_class.value(total_bytes: nil, helper_path: '/nonexistent/clone-army')).to eq({})
+      end
+    end
+  end
+end
