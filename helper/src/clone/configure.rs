@@ -22,8 +22,9 @@ pub fn configure(
 }
 
 /// `configure` with load-shape flags: only the parts whose flags are given change (see
-/// [`super::shape`]). Run mode and facts take effect at the clone's next start; limits at
-/// the daemon-reload this does (systemd applies them to a running clone's cgroup).
+/// [`super::shape`]). The clone's systemd reads its new run units at its next start; facts
+/// are read at the next agent run; limits are reloaded on the host by the daemon-reload
+/// this does, and hold at the latest from the clone's next start.
 pub fn configure_with(
     ctx: &Context,
     clone: &str,
