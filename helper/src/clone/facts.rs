@@ -138,6 +138,7 @@ pub fn generated_script(generated: &Generated) -> String {
 # Generated external facts for load tests (like Puppet's clamps): {count} facts named
 # clone_army_fact_0001 and up; the first {churn} change value on every run.
 count={count}
+# shellcheck disable=SC2034 # not used here: recorded for `clone-army clone list`
 churn_percent={percent}
 churn={churn}
 seed=$(uname -n | cksum | cut -d ' ' -f 1)
@@ -279,6 +280,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn generated_script_passes_shellcheck() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("clone_army_generated");
+        std::fs::write(
+            &script,
+            generated_script(&Generated {
+                count: 5,
+                churn_percent: 40,
+            }),
+        )
+        .unwrap();
+        let Ok(output) = Command::new("shellcheck")
+            .arg("-s")
+            .arg("sh")
+            .arg(&script)
+            .output()
+        else {
+            eprintln!("skipped: no shellcheck");
+            return;
+        };
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stdout)
+        );
     }
 
     #[test]

@@ -474,6 +474,60 @@ mod tests {
         )));
     }
 
+    /// systemd's own parser on the generated units: an unknown or misspelt key, a bad
+    /// value or a missing unit shows up as output. Skipped where systemd-analyze is missing.
+    #[test]
+    fn generated_units_pass_systemd_analyze_verify() {
+        let Ok(version) = std::process::Command::new("systemd-analyze")
+            .arg("--version")
+            .output()
+        else {
+            eprintln!("skipped: no systemd-analyze");
+            return;
+        };
+        assert!(version.status.success());
+        let dir = tempfile::tempdir().unwrap();
+        let limits = crate::clone::limits::Limits {
+            memory_max: Some("512M".into()),
+            cpu_quota: Some("50%".into()),
+            tasks_max: Some(4096),
+        };
+        let daemon = RunSettings {
+            mode: RunMode::Daemon,
+            ..phased()
+        };
+        let units = [
+            ("clone-army-agent.timer", agent_timer(&phased())),
+            // An executable that exists on any test host stands in for puppet.
+            (
+                "clone-army-agent.service",
+                agent_service("/bin/true", &phased()),
+            ),
+            ("clone-army-agent-phase.timer", phase_timer(&daemon)),
+            ("clone-army-agent-phase.service", phase_service()),
+            (
+                "limits-test.service",
+                format!(
+                    "[Service]\nExecStart=/bin/true\n{}",
+                    crate::clone::limits::render(&limits).replace("[Service]\n", "")
+                ),
+            ),
+        ];
+        let mut args = vec!["verify".to_owned(), "--man=no".to_owned()];
+        for (name, text) in &units {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            args.push(path.display().to_string());
+        }
+        let output = std::process::Command::new("systemd-analyze")
+            .args(&args)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr).into_owned()
+            + &String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success() && said.trim().is_empty(), "{said}");
+    }
+
     #[test]
     fn puppet_conf_carries_the_daemon_settings_only() {
         let conf = puppet_conf::render("m", "c");
