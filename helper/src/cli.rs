@@ -105,7 +105,7 @@ pub enum CloneVerb {
         #[arg(required = true)]
         names: Vec<String>,
     },
-    /// Change a clone's master and/or certname (puppet.conf, /etc/hostname).
+    /// Change a clone's master, certname, run mode, limits or facts.
     Configure(CloneConfigureArgs),
 }
 
@@ -120,6 +120,8 @@ pub struct CloneCreateArgs {
     pub certname: String,
     #[arg(long)]
     pub start: bool,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -129,6 +131,65 @@ pub struct CloneConfigureArgs {
     pub master: Option<String>,
     #[arg(long)]
     pub certname: Option<String>,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+}
+
+/// Run mode, limits and facts (PROTOCOL.md, "Load shape"). On `create` an absent flag
+/// means its default; on `configure` it leaves that setting as it is.
+#[derive(Debug, Args)]
+pub struct ShapeArgs {
+    /// When the agent runs: the puppet.service daemon, a systemd timer of one-shot runs, or never by itself [default on create: daemon].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub run_mode: Option<crate::clone::run_mode::RunMode>,
+    /// Seconds between agent runs, 60 to 604800 [default on create: 1800].
+    #[arg(long, value_name = "SECONDS")]
+    pub runinterval: Option<u64>,
+    /// Random delay of up to this many seconds before each run [default on create: 0].
+    #[arg(long, value_name = "SECONDS")]
+    pub splay: Option<u64>,
+    /// This clone's phase: it runs at offset I·T/N within each interval T (with --phase-count).
+    #[arg(long, value_name = "I", requires = "phase_count")]
+    pub phase_index: Option<u32>,
+    /// The number of phases (clones) the interval is divided into (with --phase-index).
+    #[arg(long, value_name = "N", requires = "phase_index")]
+    pub phase_count: Option<u32>,
+    /// MemoryMax of the clone's service: bytes or a K/M/G/T size, e.g. 512M; none to unset.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_max: Option<String>,
+    /// CPUQuota of the clone's service in percent of one CPU, e.g. 50%; none to unset.
+    #[arg(long, value_name = "PERCENT")]
+    pub cpu_quota: Option<String>,
+    /// TasksMax of the clone's service; none to unset.
+    #[arg(long, value_name = "N")]
+    pub tasks_max: Option<String>,
+    /// A JSON object of per-clone external facts ({} for none).
+    #[arg(long, value_name = "PATH")]
+    pub facts_file: Option<std::path::PathBuf>,
+    /// How many generated facts (clone_army_fact_0001...) the clone reports; 0 for none.
+    #[arg(long, value_name = "COUNT")]
+    pub generated_facts: Option<u32>,
+    /// Percent of the generated facts whose values change on every run.
+    #[arg(long, value_name = "P")]
+    pub churn_percent: Option<u32>,
+}
+
+impl ShapeArgs {
+    pub fn into_request(self) -> crate::clone::shape::ShapeRequest {
+        crate::clone::shape::ShapeRequest {
+            run_mode: self.run_mode,
+            runinterval: self.runinterval,
+            splay: self.splay,
+            phase_index: self.phase_index,
+            phase_count: self.phase_count,
+            memory_max: self.memory_max,
+            cpu_quota: self.cpu_quota,
+            tasks_max: self.tasks_max,
+            facts_file: self.facts_file,
+            generated_facts: self.generated_facts,
+            churn_percent: self.churn_percent,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -213,6 +274,91 @@ mod tests {
                 "the following required arguments were not provided: --master <MASTER>, --certname <CERTNAME>; Usage: "
             ),
             "{missing}"
+        );
+    }
+
+    #[test]
+    fn shape_flags_parse_on_create_and_configure() {
+        let cli = Cli::try_parse_from([
+            "clone-army",
+            "clone",
+            "create",
+            "c1",
+            "--base",
+            "b",
+            "--master",
+            "m",
+            "--certname",
+            "c",
+            "--run-mode",
+            "timer",
+            "--runinterval",
+            "900",
+            "--splay",
+            "5",
+            "--phase-index",
+            "2",
+            "--phase-count",
+            "8",
+            "--memory-max",
+            "512M",
+            "--cpu-quota",
+            "50%",
+            "--tasks-max",
+            "256",
+            "--facts-file",
+            "/f.json",
+            "--generated-facts",
+            "500",
+            "--churn-percent",
+            "15",
+        ])
+        .unwrap();
+        let Command::Clone {
+            verb: CloneVerb::Create(args),
+        } = cli.command
+        else {
+            panic!("not a clone create");
+        };
+        let request = args.shape.into_request();
+        assert_eq!(
+            request.run_mode,
+            Some(crate::clone::run_mode::RunMode::Timer)
+        );
+        assert_eq!(
+            (request.phase_index, request.phase_count),
+            (Some(2), Some(8))
+        );
+        assert_eq!(request.cpu_quota.as_deref(), Some("50%"));
+        assert_eq!(request.churn_percent, Some(15));
+
+        let configure =
+            Cli::try_parse_from(["clone-army", "clone", "configure", "c1", "--splay", "0"]);
+        assert!(configure.is_ok());
+        assert_eq!(
+            usage_of(&[
+                "clone-army",
+                "clone",
+                "configure",
+                "c1",
+                "--run-mode",
+                "cron"
+            ]),
+            "invalid value 'cron' for '--run-mode <MODE>' [possible values: daemon, timer, manual]"
+        );
+        let lonely = usage_of(&[
+            "clone-army",
+            "clone",
+            "configure",
+            "c1",
+            "--phase-index",
+            "1",
+        ]);
+        assert!(
+            lonely.starts_with(
+                "the following required arguments were not provided: --phase-count <N>"
+            ),
+            "{lonely}"
         );
     }
 

@@ -138,7 +138,7 @@ fn dispatch(cli: Cli) -> Result<Value> {
             BaseVerb::Remove { name } => json(base::remove(&ctx, &name)),
         },
         Command::Clone { verb } => match verb {
-            CloneVerb::Create(args) => json(clone::create(
+            CloneVerb::Create(args) => json(clone::create_with(
                 &ctx,
                 &clone::CloneRequest {
                     name: args.name,
@@ -147,16 +147,18 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     certname: args.certname,
                     start: args.start,
                 },
+                &args.shape.into_request(),
             )),
             CloneVerb::List => json(clone::list(&ctx)),
             CloneVerb::Start { names } => json(clone::start(&ctx, &names)),
             CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),
             CloneVerb::Remove { names } => json(clone::remove(&ctx, &names)),
-            CloneVerb::Configure(args) => json(clone::configure(
+            CloneVerb::Configure(args) => json(clone::configure_with(
                 &ctx,
                 &args.name,
                 args.master.as_deref(),
                 args.certname.as_deref(),
+                &args.shape.into_request(),
             )),
         },
         Command::Exec(args) => json(exec::exec(

@@ -156,6 +156,36 @@ pub struct CloneInfo {
     /// Stale state found on disk, each with the command that fixes it; empty when none.
     #[serde(default)]
     pub problems: Vec<Problem>,
+    /// Run mode, limits and facts, read back from the files that set them.
+    #[serde(flatten)]
+    pub shape: CloneShape,
+}
+
+/// How a clone loads the server, as read back from the files that set it (the clone's
+/// upper layer and its limits drop-in on the host).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CloneShape {
+    /// `daemon`, `timer` or `manual`; `null` when the clone has none of clone-army's run
+    /// files (then runinterval, splay and the phase are `null` too; so they are in `manual`).
+    pub run_mode: Option<crate::clone::run_mode::RunMode>,
+    pub runinterval: Option<u64>,
+    pub splay: Option<u64>,
+    pub phase_index: Option<u32>,
+    pub phase_count: Option<u32>,
+    /// `MemoryMax=` of the limits drop-in, as given (`512M`); `null` when unset.
+    pub memory_max: Option<String>,
+    /// `CPUQuota=`, e.g. `50%`; `null` when unset.
+    pub cpu_quota: Option<String>,
+    /// `TasksMax=`; `null` when unset (the template's 16384 applies).
+    pub tasks_max: Option<u64>,
+    /// Per-clone external facts; `{}` when none.
+    #[serde(default)]
+    pub facts: serde_json::Map<String, serde_json::Value>,
+    /// Number of generated facts; 0 when none.
+    #[serde(default)]
+    pub generated_facts: u32,
+    /// Share of generated facts that change each run; `null` when there are none.
+    pub churn_percent: Option<u32>,
 }
 
 /// Stale state (a crash's leftovers, a hand-removed directory) and how to fix it.
@@ -383,6 +413,22 @@ mod tests {
             unit: "puppet-clone-army@clone1.service".into(),
             mounted: true,
             problems: Vec::new(),
+            shape: CloneShape {
+                run_mode: Some(crate::clone::run_mode::RunMode::Timer),
+                runinterval: Some(1800),
+                splay: Some(0),
+                phase_index: Some(3),
+                phase_count: Some(10),
+                memory_max: Some("512M".into()),
+                cpu_quota: Some("50%".into()),
+                tasks_max: Some(4096),
+                facts: serde_json::json!({"role": "web", "tier": 3})
+                    .as_object()
+                    .cloned()
+                    .unwrap(),
+                generated_facts: 500,
+                churn_percent: Some(15),
+            },
         };
         let stopped = CloneInfo {
             name: "clone2".into(),
@@ -397,6 +443,7 @@ mod tests {
                 message: "its upper dir is missing".into(),
                 fix: "clone-army clone remove -- clone2".into(),
             }],
+            shape: CloneShape::default(),
         };
         round_trip(CloneChanged {
             clone: running.clone(),

@@ -101,6 +101,101 @@ pub fn update(content: &str, server: Option<&str>, certname: Option<&str>) -> St
     text
 }
 
+/// The `key = value` settings of one section (`main` also takes lines before any header).
+pub fn section(content: &str, name: &str) -> Vec<(String, String)> {
+    let mut current = String::from("main");
+    let mut settings = Vec::new();
+    for line in content.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            current = line
+                .trim_matches(|c| c == '[' || c == ']')
+                .trim()
+                .to_owned();
+            continue;
+        }
+        if current != name || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('=') {
+            settings.push((key.trim().to_owned(), value.trim().to_owned()));
+        }
+    }
+    settings
+}
+
+/// Sets (`Some`) or removes (`None`) keys in section `name` (not `main`), keeping every
+/// other line; a missing section is appended. A section left empty is removed.
+pub fn set_in_section<'k>(content: &str, name: &str, keys: &[(&'k str, Option<&str>)]) -> String {
+    let header = format!("[{name}]");
+    let mut out: Vec<String> = Vec::new();
+    let mut written: Vec<&'k str> = Vec::new();
+    let mut in_section = false;
+    let mut section_start = None;
+    let flush = |out: &mut Vec<String>, written: &mut Vec<&'k str>| {
+        for (key, value) in keys {
+            if let (Some(value), false) = (value, written.contains(key)) {
+                out.push(format!("{key} = {value}"));
+                written.push(key);
+            }
+        }
+    };
+    for line in content.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            if in_section {
+                flush(&mut out, &mut written);
+            }
+            in_section = trimmed == header;
+            if in_section {
+                section_start = Some(out.len());
+            }
+            out.push(line.to_owned());
+            continue;
+        }
+        if in_section {
+            if let Some((key, _)) = trimmed.split_once('=') {
+                if let Some((k, v)) = keys.iter().find(|(k, _)| *k == key.trim()) {
+                    if let (Some(v), false) = (v, written.contains(k)) {
+                        out.push(format!("{k} = {v}"));
+                        written.push(k);
+                    }
+                    continue;
+                }
+            }
+        }
+        out.push(line.to_owned());
+    }
+    if in_section {
+        flush(&mut out, &mut written);
+    }
+    if section_start.is_none() && keys.iter().any(|(_, v)| v.is_some()) {
+        if out.last().is_some_and(|l| !l.trim().is_empty()) {
+            out.push(String::new());
+        }
+        section_start = Some(out.len());
+        out.push(header.clone());
+        flush(&mut out, &mut written);
+    }
+    // A section of ours with nothing left in it goes, with the blank line before it.
+    if let Some(start) = section_start {
+        let rest = &out[start + 1..];
+        let end = rest
+            .iter()
+            .position(|l| l.trim().starts_with('['))
+            .map_or(out.len(), |p| start + 1 + p);
+        if out[start + 1..end].iter().all(|l| l.trim().is_empty()) {
+            out.drain(start..end);
+            if start > 0 && start == out.len() && out[start - 1].trim().is_empty() {
+                out.pop();
+            }
+        }
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +237,42 @@ mod tests {
         let updated = update("[agent]\nx = 1\n", Some("m"), None);
         assert_eq!(updated, "[main]\nserver = m\n\n[agent]\nx = 1\n");
         assert_eq!(parse(&updated).server.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn agent_section_is_set_read_and_removed() {
+        let base = render("m", "c");
+        let with = set_in_section(
+            &base,
+            "agent",
+            &[("runinterval", Some("900")), ("splay", None)],
+        );
+        assert_eq!(
+            with,
+            "[main]\nserver = m\ncertname = c\n\n[agent]\nruninterval = 900\n"
+        );
+        assert_eq!(
+            section(&with, "agent"),
+            vec![("runinterval".to_owned(), "900".to_owned())]
+        );
+        let again = set_in_section(&with, "agent", &[("runinterval", Some("900"))]);
+        assert_eq!(again, with);
+        let changed = set_in_section(
+            &with,
+            "agent",
+            &[("runinterval", Some("60")), ("splay", Some("true"))],
+        );
+        assert_eq!(
+            changed,
+            "[main]\nserver = m\ncertname = c\n\n[agent]\nruninterval = 60\nsplay = true\n"
+        );
+        let removed = set_in_section(&changed, "agent", &[("runinterval", None), ("splay", None)]);
+        assert_eq!(removed, base);
+        let kept = set_in_section(
+            "[agent]\nnoop = true\nsplay = true\n[user]\nx = 1\n",
+            "agent",
+            &[("splay", None)],
+        );
+        assert_eq!(kept, "[agent]\nnoop = true\n[user]\nx = 1\n");
     }
 }

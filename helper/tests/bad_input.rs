@@ -368,6 +368,89 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             mentions: vec!["timeout \"0\"", "1 to 86400"],
         },
     ));
+    // Load-shape flags: each refused on create and on configure, naming the flag and
+    // what is allowed, before the lock or any file is touched.
+    let bad_facts = "/nonexistent/facts.json";
+    for (flag_args, field, allowed) in [
+        (
+            &["--runinterval", "59"][..],
+            "runinterval",
+            "allowed: 60 to 604800",
+        ),
+        (&["--splay", "604801"], "splay", "allowed: 0 to 604800"),
+        (
+            &["--phase-index", "4", "--phase-count", "4"],
+            "phase-index",
+            "allowed: 0 to 3",
+        ),
+        (
+            &["--phase-index", "0", "--phase-count", "0"],
+            "phase-count",
+            "allowed: 1 to",
+        ),
+        (
+            &["--memory-max", "512MB"],
+            "memory-max",
+            "allowed: a positive number of bytes",
+        ),
+        (
+            &["--memory-max=1G\nExecStart=/bin/sh"],
+            "memory-max",
+            "allowed: ",
+        ),
+        (
+            &["--cpu-quota", "50"],
+            "cpu-quota",
+            "allowed: 1% to 100000%",
+        ),
+        (&["--tasks-max", "0"], "tasks-max", "allowed: 1 to 4194304"),
+        (&["--facts-file", bad_facts], "facts-file", "cannot read it"),
+        (
+            &["--generated-facts", "10000"],
+            "generated-facts",
+            "allowed: 0 to 9999",
+        ),
+        (
+            &["--churn-percent", "101"],
+            "churn-percent",
+            "allowed: 0 to 100",
+        ),
+    ] {
+        let mut create = strings(&[
+            "clone",
+            "create",
+            "c2",
+            "--base",
+            "debian-12",
+            "--master",
+            "puppet.example.com",
+            "--certname",
+            "c2.load.example.com",
+        ]);
+        create.extend(strings(flag_args));
+        let mut configure = strings(&["clone", "configure", "c1"]);
+        configure.extend(strings(flag_args));
+        for args in [create, configure] {
+            table.push((
+                args,
+                Expect {
+                    kind: "invalid-argument",
+                    exit: 2,
+                    field: Some(field),
+                    mentions: vec![allowed],
+                },
+            ));
+        }
+    }
+    table.push((
+        strings(&["clone", "configure", "c1", "--run-mode", "cron"]),
+        Expect {
+            kind: "usage",
+            exit: 2,
+            field: None,
+            mentions: vec!["[possible values: daemon, timer, manual]"],
+        },
+    ));
     table
 }
 

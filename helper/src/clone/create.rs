@@ -24,11 +24,35 @@ pub struct CloneRequest {
     pub start: bool,
 }
 
+/// `create` without any load-shape flags: run mode, limits and facts are left as they are.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
+    create_clone(ctx, request, None)
+}
+
+/// `create` with its load shape (run mode, limits, facts): the whole shape, unset flags
+/// at their defaults; see [`super::shape`].
+pub fn create_with(
+    ctx: &Context,
+    request: &CloneRequest,
+    shape: &super::shape::ShapeRequest,
+) -> Result<CloneChanged> {
+    create_clone(ctx, request, Some(shape))
+}
+
+fn create_clone(
+    ctx: &Context,
+    request: &CloneRequest,
+    shape: Option<&super::shape::ShapeRequest>,
+) -> Result<CloneChanged> {
     validate_name("clone", "name", &request.name)?;
     validate_name("base", "base", &request.base)?;
     validate_hostname("master", &request.master)?;
     validate_hostname("certname", &request.certname)?;
+    let plan = shape
+        .map(|s| s.validate())
+        .transpose()?
+        .map(|change| change.plan(super::shape::Current::defaults(), true));
     let layout = &ctx.layout;
     let clone = request.name.as_str();
     // Checked before taking the lock too, so an unknown base is refused before anything
@@ -76,11 +100,15 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
     let view = CloneView::open(ctx, clone, &request.base)?;
     let confdir = confdir_of(layout, &base.name)?;
     let conf_path = format!("{}/puppet.conf", confdir.trim_end_matches('/'));
-    changed |= view.write(
-        &conf_path,
-        &puppet_conf::render(&request.master, &request.certname),
-    )?;
+    let mut conf = puppet_conf::render(&request.master, &request.certname);
+    if let Some(plan) = &plan {
+        conf = plan.puppet_conf(conf);
+    }
+    changed |= view.write(&conf_path, &conf)?;
     changed |= view.write("/etc/hostname", &format!("{}\n", request.certname))?;
+    if let Some(plan) = &plan {
+        changed |= plan.apply_in_clone(&view, &confdir)?;
+    }
 
     let mut units_changed = write_shared_units(layout)?;
     units_changed |= write_atomic(
@@ -92,6 +120,9 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
         &layout.fs(layout.clone_enable_link(clone)),
         &layout.unit_path(SERVICE_TEMPLATE),
     )?;
+    if let Some(plan) = &plan {
+        units_changed |= plan.apply_on_host(layout, clone)?;
+    }
     if units_changed {
         ctx.systemd.daemon_reload()?;
     }

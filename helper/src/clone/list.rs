@@ -82,9 +82,17 @@ fn describe_with_states(
             .fs(&mount.upperdir)
             .join(confdir.trim_start_matches('/'))
             .join("puppet.conf");
-        let settings = read_optional(&conf_path)?
-            .map(|t| puppet_conf::parse(&t))
+        let conf_text = read_optional(&conf_path)?;
+        let settings = conf_text
+            .as_deref()
+            .map(puppet_conf::parse)
             .unwrap_or_default();
+        let shape = super::shape::describe(
+            layout,
+            &mount.clone,
+            &layout.fs(&mount.upperdir),
+            conf_text.as_deref(),
+        )?;
         let unit = layout.service_unit_name(&mount.clone);
         let state = states
             .get(&unit)
@@ -105,6 +113,7 @@ fn describe_with_states(
             certname: settings.certname,
             state,
             unit,
+            shape,
         });
     }
     Ok(clones)

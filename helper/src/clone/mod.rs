@@ -3,15 +3,22 @@
 
 mod configure;
 mod create;
+pub mod facts;
 mod lifecycle;
+pub mod limits;
 mod list;
 pub mod problems;
 mod remove;
+pub mod run_mode;
+pub mod shape;
 #[cfg(test)]
 mod tests;
 
-pub use configure::configure;
-pub use create::{create, CloneRequest};
+// The flag-less forms serve the tests and any caller that leaves the load shape alone.
+#[cfg_attr(not(test), allow(unused_imports))]
+pub use configure::{configure, configure_with};
+#[cfg_attr(not(test), allow(unused_imports))]
+pub use create::{create, create_with, CloneRequest};
 pub use lifecycle::{start, stop};
 pub use list::{describe_named, describe_without_systemd_failing, list};
 pub use remove::remove;
@@ -21,7 +28,9 @@ use std::path::{Path, PathBuf};
 use crate::base::{read_metadata, DISTRO_PUPPET_CONFDIR};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::fsutil::{create_dir_all, create_dir_like, read_optional, write_atomic};
+use crate::fsutil::{
+    create_dir_all, create_dir_like, ensure_symlink, read_optional, remove_file, write_atomic,
+};
 use crate::mounts::MountTable;
 use crate::paths::{Layout, UNIT_DIR};
 use crate::units::{parse_clone_mount, CloneMount};
@@ -122,6 +131,64 @@ impl CloneView {
         if self.read(path)?.as_deref() == Some(content) {
             return Ok(false);
         }
+        write_atomic(&self.target_of(path)?, content.as_bytes(), 0o644)
+    }
+
+    /// Writes a file that only clone-army puts into the clone (never one from the base),
+    /// with `mode`, unless it already has that content and mode. Returns whether it wrote.
+    pub fn write_own(&self, path: &str, content: &str, mode: u32) -> Result<bool> {
+        write_atomic(&self.target_of(path)?, content.as_bytes(), mode)
+    }
+
+    /// Points the symlink `path` in the clone at `target` (a path inside the clone).
+    pub fn symlink(&self, path: &str, target: &str) -> Result<bool> {
+        ensure_symlink(&self.target_of(path)?, Path::new(target))
+    }
+
+    /// Removes a file or symlink that only clone-army puts into the clone. Files of the
+    /// base are never removed this way (that would need a whiteout). Returns whether it removed.
+    pub fn remove_own(&self, path: &str) -> Result<bool> {
+        let relative = path.trim_start_matches('/');
+        let root = self.mounted_root.as_ref().unwrap_or(&self.upper_root);
+        remove_file(&root.join(relative))
+    }
+
+    /// Where the symlink `path` of the clone's view points, `None` when it is no symlink.
+    pub fn read_link(&self, path: &str) -> Result<Option<PathBuf>> {
+        let relative = path.trim_start_matches('/');
+        let roots: Vec<&PathBuf> = match &self.mounted_root {
+            Some(root) => vec![root],
+            None => vec![&self.upper_root, &self.base_root],
+        };
+        for root in roots {
+            let full = root.join(relative);
+            match std::fs::symlink_metadata(&full) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return std::fs::read_link(&full)
+                        .map(Some)
+                        .map_err(|e| Error::io("read the link", full, e))
+                }
+                Ok(_) => return Ok(None),
+                Err(_) => continue,
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether the clone sees anything at `path` (a dangling symlink counts).
+    pub fn exists(&self, path: &str) -> bool {
+        let relative = path.trim_start_matches('/');
+        let roots: Vec<&PathBuf> = match &self.mounted_root {
+            Some(root) => vec![root],
+            None => vec![&self.upper_root, &self.base_root],
+        };
+        roots
+            .iter()
+            .any(|root| std::fs::symlink_metadata(root.join(relative)).is_ok())
+    }
+
+    /// Where writing `path` of the clone's view goes, with its directories made.
+    fn target_of(&self, path: &str) -> Result<PathBuf> {
         let relative = Path::new(path.trim_start_matches('/'));
         let target = match &self.mounted_root {
             Some(root) => {
@@ -141,6 +208,6 @@ impl CloneView {
                 self.upper_root.join(relative)
             }
         };
-        write_atomic(&target, content.as_bytes(), 0o644)
+        Ok(target)
     }
 }

@@ -81,6 +81,7 @@ fn remove_one(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
 
     let mut units = remove_file(&layout.fs(layout.clone_enable_link(clone)))?;
     units |= remove_file(&mount_unit_path)?;
+    units |= super::limits::remove(layout, clone)?;
     let mut any = units;
     for dir in &dirs {
         any |= remove_dir_all(&layout.fs(dir))?;

@@ -610,3 +610,418 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
     assert!(c2.problems.is_empty(), "{:?}", c2.problems);
     assert_eq!(c2.master.as_deref(), Some("puppet.example.com"));
 }
+
+// --- load shape: run modes, limits, facts ------------------------------------------------
+
+use super::run_mode::RunMode;
+use super::shape::ShapeRequest;
+
+const UPPER_C1: &str = "/var/lib/puppet-clone-army/c1-overlay";
+
+impl Fixture {
+    fn create_shaped(&self, name: &str, shape: ShapeRequest) -> crate::output::CloneChanged {
+        create_with(
+            &self.ctx(),
+            &CloneRequest {
+                name: name.into(),
+                base: "debian-12".into(),
+                master: "puppet.example.com".into(),
+                certname: format!("{name}.load.example.com"),
+                start: false,
+            },
+            &shape,
+        )
+        .unwrap()
+    }
+
+    fn configure_shape(&self, name: &str, shape: ShapeRequest) -> crate::output::CloneChanged {
+        configure_with(&self.ctx(), name, None, None, &shape).unwrap()
+    }
+
+    fn in_upper(&self, clone_path: &str) -> PathBuf {
+        self.path(&format!("{UPPER_C1}{clone_path}"))
+    }
+
+    fn link_in_upper(&self, clone_path: &str) -> Option<PathBuf> {
+        fs::read_link(self.in_upper(clone_path)).ok()
+    }
+}
+
+fn timer_shape() -> ShapeRequest {
+    ShapeRequest {
+        run_mode: Some(RunMode::Timer),
+        runinterval: Some(600),
+        splay: Some(20),
+        phase_index: Some(1),
+        phase_count: Some(4),
+        ..ShapeRequest::default()
+    }
+}
+
+#[test]
+fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
+    use super::run_mode::*;
+    let f = Fixture::new();
+    let created = f.create_shaped("c1", timer_shape());
+    assert!(created.changed);
+    let shape = &created.clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Timer));
+    assert_eq!(shape.runinterval, Some(600));
+    assert_eq!(shape.splay, Some(20));
+    assert_eq!((shape.phase_index, shape.phase_count), (Some(1), Some(4)));
+
+    assert_eq!(
+        f.link_in_upper(PUPPET_SERVICE).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
+    assert_eq!(
+        f.link_in_upper(AGENT_TIMER_LINK).as_deref(),
+        Some(Path::new(AGENT_TIMER))
+    );
+    let timer = fs::read_to_string(f.in_upper(AGENT_TIMER)).unwrap();
+    assert!(timer.contains("\nOnActiveSec=150\n"), "{timer}");
+    assert!(fs::read_to_string(f.in_upper(AGENT_SERVICE))
+        .unwrap()
+        .contains("ExecStart=/usr/bin/puppet agent --onetime --no-daemonize --verbose\n"));
+    assert!(!f.in_upper(PHASE_TIMER).exists());
+    // Nothing of the daemon's in puppet.conf, and nothing written into the base.
+    assert_eq!(
+        f.read(&format!("{UPPER_C1}/etc/puppet/puppet.conf")),
+        "[main]\nserver = puppet.example.com\ncertname = c1.load.example.com\n"
+    );
+    assert!(!f
+        .path("/var/lib/puppet-clone-army/debian-12/etc/systemd")
+        .exists());
+
+    // The same request again changes nothing.
+    assert!(!f.create_shaped("c1", timer_shape()).changed);
+    let listed = list(&f.ctx()).unwrap();
+    assert_eq!(listed.clones[0].shape, created.clone.shape);
+}
+
+#[test]
+fn switching_modes_removes_the_other_modes_files() {
+    use super::run_mode::*;
+    let f = Fixture::new();
+    f.create_shaped("c1", timer_shape());
+
+    let daemon = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Daemon),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(daemon.changed);
+    // Interval, splay and phase are kept from the timer mode.
+    let shape = &daemon.clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Daemon));
+    assert_eq!(
+        (
+            shape.runinterval,
+            shape.splay,
+            shape.phase_index,
+            shape.phase_count
+        ),
+        (Some(600), Some(20), Some(1), Some(4))
+    );
+    for gone in [PUPPET_SERVICE, AGENT_TIMER, AGENT_SERVICE, AGENT_TIMER_LINK] {
+        assert!(
+            fs::symlink_metadata(f.in_upper(gone)).is_err(),
+            "{gone} should be gone"
+        );
+    }
+    for there in [PHASE_TIMER, PHASE_SERVICE, PHASE_DROPIN, PHASE_TIMER_LINK] {
+        assert!(
+            fs::symlink_metadata(f.in_upper(there)).is_ok(),
+            "{there} missing"
+        );
+    }
+    // The base does not enable puppet.service in this fixture, so the upper layer does.
+    assert_eq!(
+        f.link_in_upper(PUPPET_SERVICE_WANTS).as_deref(),
+        Some(Path::new(PUPPET_UNIT_FILE))
+    );
+    let conf = f.read(&format!("{UPPER_C1}/etc/puppet/puppet.conf"));
+    assert!(
+        conf.ends_with("[agent]\nruninterval = 600\nsplay = true\nsplaylimit = 20\n"),
+        "{conf}"
+    );
+    assert_eq!(
+        crate::puppet_conf::parse(&conf).server.as_deref(),
+        Some("puppet.example.com")
+    );
+
+    let manual = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Manual),
+            ..ShapeRequest::default()
+        },
+    );
+    let shape = &manual.clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Manual));
+    assert_eq!(
+        (shape.runinterval, shape.splay, shape.phase_index),
+        (None, None, None)
+    );
+    assert_eq!(
+        f.link_in_upper(PUPPET_SERVICE).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
+    for gone in [
+        PHASE_TIMER,
+        PHASE_SERVICE,
+        PHASE_DROPIN,
+        PHASE_TIMER_LINK,
+        AGENT_TIMER,
+    ] {
+        assert!(fs::symlink_metadata(f.in_upper(gone)).is_err(), "{gone}");
+    }
+    assert!(!f
+        .read(&format!("{UPPER_C1}/etc/puppet/puppet.conf"))
+        .contains("[agent]"));
+    // A clone made without shape flags has no run files: its mode reads as null.
+    f.create("c2", false);
+    let c2 = describe_one(&f.ctx(), "c2").unwrap();
+    assert_eq!(c2.shape.run_mode, None);
+}
+
+#[test]
+fn create_defaults_to_a_daemon_at_phase_zero() {
+    let f = Fixture::new();
+    let shape = f.create_shaped("c1", ShapeRequest::default()).clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Daemon));
+    assert_eq!(
+        (
+            shape.runinterval,
+            shape.splay,
+            shape.phase_index,
+            shape.phase_count
+        ),
+        (Some(1800), Some(0), Some(0), Some(1))
+    );
+    assert_eq!(
+        (shape.memory_max, shape.cpu_quota, shape.tasks_max),
+        (None, None, None)
+    );
+    assert!(shape.facts.is_empty());
+    assert_eq!((shape.generated_facts, shape.churn_percent), (0, None));
+    // Converging with create again to timer mode works from there.
+    assert!(f.create_shaped("c1", timer_shape()).changed);
+}
+
+#[test]
+fn limits_are_a_host_drop_in_reloaded_read_back_and_removed() {
+    let f = Fixture::new();
+    let dropin = "/etc/systemd/system/puppet-clone-army@c1.service.d/50-limits.conf";
+    let created = f.create_shaped(
+        "c1",
+        ShapeRequest {
+            memory_max: Some("512M".into()),
+            cpu_quota: Some("50%".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert_eq!(created.clone.shape.memory_max.as_deref(), Some("512M"));
+    assert_eq!(created.clone.shape.cpu_quota.as_deref(), Some("50%"));
+    assert!(f.read(dropin).contains("\nMemoryMax=512M\nCPUQuota=50%\n"));
+
+    // configure changes only the limits it names.
+    let before = f.actions().len();
+    let configured = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            tasks_max: Some("256".into()),
+            memory_max: Some("none".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(configured.changed);
+    let shape = &configured.clone.shape;
+    assert_eq!(
+        (
+            shape.memory_max.as_deref(),
+            shape.cpu_quota.as_deref(),
+            shape.tasks_max
+        ),
+        (None, Some("50%"), Some(256))
+    );
+    assert_eq!(f.actions()[before..], ["daemon_reload".to_owned()]);
+    // Unchanged limits: no reload.
+    let before = f.actions().len();
+    let again = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            tasks_max: Some("256".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(!again.changed);
+    assert_eq!(f.actions().len(), before);
+
+    f.configure_shape(
+        "c1",
+        ShapeRequest {
+            cpu_quota: Some("none".into()),
+            tasks_max: Some("none".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(!f.path(dropin).exists());
+
+    f.configure_shape(
+        "c1",
+        ShapeRequest {
+            tasks_max: Some("64".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(f.path(dropin).exists());
+    remove(&f.ctx(), &["c1".to_owned()]).unwrap();
+    assert!(!f.path(dropin).exists());
+    assert!(!f.path(dropin).parent().unwrap().exists());
+}
+
+#[test]
+fn bad_shape_values_are_refused_before_anything_is_written() {
+    let f = Fixture::new();
+    let facts = f.root.join("facts.json");
+    fs::write(&facts, r#"{"Bad-Name": 1}"#).unwrap();
+    for (shape, field) in [
+        (
+            ShapeRequest {
+                runinterval: Some(59),
+                ..ShapeRequest::default()
+            },
+            "runinterval",
+        ),
+        (
+            ShapeRequest {
+                phase_index: Some(2),
+                phase_count: Some(2),
+                ..ShapeRequest::default()
+            },
+            "phase-index",
+        ),
+        (
+            ShapeRequest {
+                memory_max: Some("1G\nExecStartPre=/bin/false".into()),
+                ..ShapeRequest::default()
+            },
+            "memory-max",
+        ),
+        (
+            ShapeRequest {
+                facts_file: Some(facts.clone()),
+                ..ShapeRequest::default()
+            },
+            "facts-file",
+        ),
+        (
+            ShapeRequest {
+                churn_percent: Some(101),
+                ..ShapeRequest::default()
+            },
+            "churn-percent",
+        ),
+    ] {
+        let request = CloneRequest {
+            name: "c1".into(),
+            base: "debian-12".into(),
+            master: "m.example.com".into(),
+            certname: "c1.example.com".into(),
+            start: false,
+        };
+        match create_with(&f.ctx(), &request, &shape) {
+            Err(crate::error::Error::InvalidArgument { field: got, .. }) => assert_eq!(got, field),
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    assert!(!f.path("/var/lib/puppet-clone-army/.lock").exists());
+    assert!(!f.path(UPPER_C1).exists());
+}
+
+#[test]
+fn facts_are_written_into_the_clone_read_back_and_removed() {
+    use super::facts::{FACTS_JSON, GENERATED_SCRIPT};
+    let f = Fixture::new();
+    let facts = f.root.join("facts.json");
+    fs::write(&facts, r#"{"role": "web", "tier": 3, "canary": false}"#).unwrap();
+    let created = f.create_shaped(
+        "c1",
+        ShapeRequest {
+            facts_file: Some(facts.clone()),
+            generated_facts: Some(500),
+            churn_percent: Some(15),
+            ..ShapeRequest::default()
+        },
+    );
+    let shape = &created.clone.shape;
+    assert_eq!(
+        serde_json::Value::Object(shape.facts.clone()),
+        serde_json::json!({"role": "web", "tier": 3, "canary": false})
+    );
+    assert_eq!(
+        (shape.generated_facts, shape.churn_percent),
+        (500, Some(15))
+    );
+    assert_eq!(mode(&f.in_upper(GENERATED_SCRIPT)), 0o755);
+    assert_eq!(mode(&f.in_upper(FACTS_JSON)), 0o644);
+
+    // Only the churn changes; the count is kept.
+    let shape = f
+        .configure_shape(
+            "c1",
+            ShapeRequest {
+                churn_percent: Some(50),
+                ..ShapeRequest::default()
+            },
+        )
+        .clone
+        .shape;
+    assert_eq!(
+        (shape.generated_facts, shape.churn_percent),
+        (500, Some(50))
+    );
+    assert!(fs::read_to_string(f.in_upper(GENERATED_SCRIPT))
+        .unwrap()
+        .contains("\nchurn=250\n"));
+
+    fs::write(&facts, "{}").unwrap();
+    let shape = f
+        .configure_shape(
+            "c1",
+            ShapeRequest {
+                facts_file: Some(facts),
+                generated_facts: Some(0),
+                ..ShapeRequest::default()
+            },
+        )
+        .clone
+        .shape;
+    assert!(shape.facts.is_empty());
+    assert_eq!((shape.generated_facts, shape.churn_percent), (0, None));
+    assert!(!f.in_upper(FACTS_JSON).exists());
+    assert!(!f.in_upper(GENERATED_SCRIPT).exists());
+}
+
+#[test]
+fn run_mode_of_a_running_clone_is_written_through_the_mount() {
+    let f = Fixture::new();
+    f.create("c1", true);
+    f.mount(&["c1"]);
+    f.configure_shape("c1", timer_shape());
+    assert!(fs::read_link(f.path(&format!(
+        "/var/lib/machines/c1{}",
+        super::run_mode::PUPPET_SERVICE
+    )))
+    .is_ok());
+    assert!(f
+        .path(&format!(
+            "/var/lib/machines/c1{}",
+            super::run_mode::AGENT_TIMER
+        ))
+        .exists());
+    assert!(!f.in_upper(super::run_mode::AGENT_TIMER).exists());
+}

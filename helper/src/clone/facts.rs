@@ -1,0 +1,327 @@
+//! External facts in a clone's layer: per-clone facts from a JSON file, and generated
+//! facts like Puppet's clamps load test (a fixed set of names, a share of them changing
+//! value on every run), so PuppetDB and compiles see realistic churn.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::CloneView;
+use crate::error::{Error, Result};
+use crate::fsutil::read_optional;
+use crate::units::header;
+
+pub const FACTS_JSON: &str = "/etc/facter/facts.d/clone_army.json";
+pub const GENERATED_SCRIPT: &str = "/etc/facter/facts.d/clone_army_generated";
+/// Names are `clone_army_fact_0001` to `_9999`.
+pub const MAX_GENERATED_FACTS: u32 = 9999;
+const MAX_FACTS_FILE_BYTES: u64 = 1024 * 1024;
+const MAX_FACT_NAME: usize = 128;
+const MAX_FACT_STRING: usize = 4096;
+
+pub type Facts = Map<String, Value>;
+
+fn invalid(field: &'static str, value: impl Into<String>, reason: impl Into<String>) -> Error {
+    Error::InvalidArgument {
+        field,
+        value: value.into(),
+        reason: reason.into(),
+    }
+}
+
+/// Reads and validates `--facts-file`: a JSON object of fact names (`[a-z0-9_]+`) to
+/// flat string, number or boolean values. `{}` means no per-clone facts.
+pub fn load(path: &Path) -> Result<Facts> {
+    let shown = path.display().to_string();
+    let metadata = std::fs::metadata(path)
+        .map_err(|e| invalid("facts-file", &shown, format!("cannot read it: {e}")))?;
+    if metadata.len() > MAX_FACTS_FILE_BYTES {
+        return Err(invalid(
+            "facts-file",
+            &shown,
+            format!("allowed: at most {MAX_FACTS_FILE_BYTES} bytes"),
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| invalid("facts-file", &shown, format!("cannot read it: {e}")))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        invalid(
+            "facts-file",
+            &shown,
+            format!("not JSON ({e}); allowed: one JSON object"),
+        )
+    })?;
+    validate(value).map_err(|reason| invalid("facts-file", &shown, reason))
+}
+
+/// The object, or why it is refused (saying what is allowed).
+pub fn validate(value: Value) -> std::result::Result<Facts, String> {
+    let Value::Object(facts) = value else {
+        return Err("allowed: one JSON object of facts".to_owned());
+    };
+    for (name, value) in &facts {
+        let name_ok = !name.is_empty()
+            && name.len() <= MAX_FACT_NAME
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+        if !name_ok {
+            return Err(format!(
+                "fact name {name:?} is invalid; allowed: 1 to {MAX_FACT_NAME} characters of a-z, 0-9 and '_'"
+            ));
+        }
+        match value {
+            Value::String(s) if s.chars().count() <= MAX_FACT_STRING => {}
+            Value::Number(_) | Value::Bool(_) => {}
+            _ => {
+                return Err(format!(
+                    "fact {name:?} has an invalid value; allowed: a string of at most {MAX_FACT_STRING} characters, a number or a boolean"
+                ))
+            }
+        }
+    }
+    Ok(facts)
+}
+
+/// Writes the facts file (removes it for no facts). Returns whether it changed.
+pub fn apply_facts(view: &CloneView, facts: &Facts) -> Result<bool> {
+    if facts.is_empty() {
+        return view.remove_own(FACTS_JSON);
+    }
+    let mut text = serde_json::to_string_pretty(facts)
+        .map_err(|e| Error::Internal(format!("facts do not serialize: {e}")))?;
+    text.push('\n');
+    view.write_own(FACTS_JSON, &text, 0o644)
+}
+
+/// Generated facts: how many, and the share (percent) that change on every run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Generated {
+    pub count: u32,
+    pub churn_percent: u32,
+}
+
+impl Generated {
+    pub fn validate(count: Option<u32>, churn_percent: Option<u32>) -> Result<()> {
+        if let Some(count) = count.filter(|c| *c > MAX_GENERATED_FACTS) {
+            return Err(invalid(
+                "generated-facts",
+                count.to_string(),
+                format!("allowed: 0 to {MAX_GENERATED_FACTS} (0: none)"),
+            ));
+        }
+        if let Some(percent) = churn_percent.filter(|p| *p > 100) {
+            return Err(invalid(
+                "churn-percent",
+                percent.to_string(),
+                "allowed: 0 to 100",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The facts that change every run: the first ceil(count·percent/100).
+    pub fn churned(&self) -> u32 {
+        (self.count * self.churn_percent).div_ceil(100)
+    }
+}
+
+/// The external fact script. Only validated integers are substituted into it.
+///
+/// Churned facts carry the time and a random number, so they differ on every run;
+/// stable ones are derived from the clone's hostname, so they differ between clones
+/// and stay the same in each.
+pub fn generated_script(generated: &Generated) -> String {
+    format!(
+        "#!/bin/sh
+{header}\
+# Generated external facts for load tests (like Puppet's clamps): {count} facts named
+# clone_army_fact_0001 and up; the first {churn} change value on every run.
+count={count}
+# shellcheck disable=SC2034 # not used here: recorded for `clone-army clone list`
+churn_percent={percent}
+churn={churn}
+seed=$(uname -n | cksum | cut -d ' ' -f 1)
+now=$(date +%s)
+nonce=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+exec awk -v count=\"$count\" -v churn=\"$churn\" -v seed=\"$seed\" -v now=\"$now\" -v nonce=\"$nonce\" 'BEGIN {{
+    for (i = 1; i <= count; i++) {{
+        if (i <= churn) printf \"clone_army_fact_%04d=%s-%s-%d\\n\", i, now, nonce, i
+        else printf \"clone_army_fact_%04d=%d\\n\", i, (seed * 31 + i * 7919) % 1000000007
+    }}
+}}'
+",
+        header = header(),
+        count = generated.count,
+        percent = generated.churn_percent,
+        churn = generated.churned(),
+    )
+}
+
+/// Writes the script (mode 0755), or removes it for a count of 0.
+pub fn apply_generated(view: &CloneView, generated: &Generated) -> Result<bool> {
+    if generated.count == 0 {
+        return view.remove_own(GENERATED_SCRIPT);
+    }
+    view.write_own(GENERATED_SCRIPT, &generated_script(generated), 0o755)
+}
+
+/// What the clone's upper layer holds: its facts (`{}` when none) and its generated
+/// facts (`None` when there is no script of ours).
+pub fn read_back(upper: &Path) -> Result<(Facts, Option<Generated>)> {
+    let at = |path: &str| upper.join(path.trim_start_matches('/'));
+    let facts = read_optional(&at(FACTS_JSON))?
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|value| match value {
+            Value::Object(map) => Some(map),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let generated = read_optional(&at(GENERATED_SCRIPT))?.and_then(|text| {
+        let ours = text.lines().nth(1).is_some_and(crate::units::is_ours);
+        let get = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix('=')?.parse::<u32>().ok())
+        };
+        ours.then(|| {
+            Some(Generated {
+                count: get("count")?,
+                churn_percent: get("churn_percent")?,
+            })
+        })
+        .flatten()
+    });
+    Ok((facts, generated))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::process::Command;
+
+    #[test]
+    fn facts_are_flat_with_plain_names() {
+        assert!(validate(json!({"role": "web", "tier": 3, "canary": true, "x_1": 1.5})).is_ok());
+        for bad in [
+            json!([1]),
+            json!("x"),
+            json!({"Role": "x"}),
+            json!({"a-b": "x"}),
+            json!({"": "x"}),
+            json!({"a": {"b": 1}}),
+            json!({"a": [1]}),
+            json!({"a": null}),
+        ] {
+            assert!(validate(bad.clone()).is_err(), "{bad}");
+        }
+        let message = validate(json!({"a.b": 1})).unwrap_err();
+        assert!(message.contains("allowed: "), "{message}");
+    }
+
+    #[test]
+    fn the_churned_share_rounds_up() {
+        let g = |count, churn_percent| Generated {
+            count,
+            churn_percent,
+        };
+        assert_eq!(g(500, 15).churned(), 75);
+        assert_eq!(g(10, 25).churned(), 3);
+        assert_eq!(g(3, 1).churned(), 1);
+        assert_eq!(g(10, 0).churned(), 0);
+        assert_eq!(g(9999, 100).churned(), 9999);
+        assert!(Generated::validate(Some(10_000), None).is_err());
+        assert!(Generated::validate(None, Some(101)).is_err());
+        assert!(Generated::validate(Some(9999), Some(100)).is_ok());
+    }
+
+    fn run_script(path: &Path) -> Vec<(String, String)> {
+        let output = Command::new("sh").arg(path).output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (k, v) = l.split_once('=').unwrap();
+                (k.to_owned(), v.to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn generated_facts_churn_the_first_share_and_keep_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("clone_army_generated");
+        let generated = Generated {
+            count: 10,
+            churn_percent: 25,
+        };
+        std::fs::write(&script, generated_script(&generated)).unwrap();
+        let first = run_script(&script);
+        let second = run_script(&script);
+        let names: Vec<&str> = first.iter().map(|(k, _)| k.as_str()).collect();
+        let expected: Vec<String> = (1..=10)
+            .map(|i| format!("clone_army_fact_{i:04}"))
+            .collect();
+        assert_eq!(names, expected);
+        assert_eq!(
+            second.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            first.iter().map(|(k, _)| k).collect::<Vec<_>>()
+        );
+        for i in 0..10 {
+            assert!(!first[i].1.is_empty());
+            if i < 3 {
+                assert_ne!(first[i].1, second[i].1, "fact {} should churn", first[i].0);
+            } else {
+                assert_eq!(
+                    first[i].1, second[i].1,
+                    "fact {} should be stable",
+                    first[i].0
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn generated_script_passes_shellcheck() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("clone_army_generated");
+        std::fs::write(
+            &script,
+            generated_script(&Generated {
+                count: 5,
+                churn_percent: 40,
+            }),
+        )
+        .unwrap();
+        let Ok(output) = Command::new("shellcheck")
+            .arg("-s")
+            .arg("sh")
+            .arg(&script)
+            .output()
+        else {
+            eprintln!("skipped: no shellcheck");
+            return;
+        };
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+    }
+
+    #[test]
+    fn generated_script_snapshot_and_read_back() {
+        let generated = Generated {
+            count: 500,
+            churn_percent: 15,
+        };
+        let script = generated_script(&generated);
+        insta::assert_snapshot!(script.replace(env!("CARGO_PKG_VERSION"), "[version]"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(GENERATED_SCRIPT.trim_start_matches('/'));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, script).unwrap();
+        assert_eq!(read_back(dir.path()).unwrap().1, Some(generated));
+    }
+}

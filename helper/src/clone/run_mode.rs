@@ -1,0 +1,586 @@
+//! Run modes: when the agent inside a clone runs, written into the clone's own layer.
+//!
+//! - `daemon`: the distribution's `puppet.service` (enabled in the base) with `runinterval`
+//!   (and `splay`/`splaylimit`) in puppet.conf's `[agent]`. Its first start is delayed by
+//!   the clone's phase offset with a one-shot timer, see [`phase_timer`].
+//! - `timer`: `puppet.service` masked (`/etc/systemd/system/puppet.service` → `/dev/null`
+//!   in the upper layer) and `clone-army-agent.timer` starting the one-shot
+//!   `clone-army-agent.service` at the offset and every interval after, so an idle clone
+//!   holds no Ruby process.
+//! - `manual`: `puppet.service` masked, no timer.
+//!
+//! Switching modes removes the other modes' files. `clone list` reads the mode back from
+//! these files; nothing else records it.
+//!
+//! Phasing: clone `i` of `N` starts its runs at `i·T/N` seconds into each interval `T`,
+//! so the server sees an even stream of runs instead of a herd at boot.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::CloneView;
+use crate::error::{Error, Result};
+use crate::fsutil::read_optional;
+use crate::puppet_conf;
+use crate::units::{header, is_ours};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunMode {
+    Daemon,
+    Timer,
+    Manual,
+}
+
+pub const DEFAULT_RUNINTERVAL: u64 = 1800;
+pub const MIN_RUNINTERVAL: u64 = 60;
+/// One week: longer intervals are not a load test any more.
+pub const MAX_RUNINTERVAL: u64 = 7 * 86_400;
+/// Clones per phase set; far beyond what one host runs.
+pub const MAX_PHASE_COUNT: u32 = 100_000;
+
+/// The agent's `puppet.service`, as the distribution ships and the base enables it.
+pub const PUPPET_SERVICE: &str = "/etc/systemd/system/puppet.service";
+pub const PUPPET_SERVICE_WANTS: &str = "/etc/systemd/system/multi-user.target.wants/puppet.service";
+pub const PUPPET_UNIT_FILE: &str = "/lib/systemd/system/puppet.service";
+pub const AGENT_TIMER: &str = "/etc/systemd/system/clone-army-agent.timer";
+pub const AGENT_SERVICE: &str = "/etc/systemd/system/clone-army-agent.service";
+pub const AGENT_TIMER_LINK: &str = "/etc/systemd/system/timers.target.wants/clone-army-agent.timer";
+pub const PHASE_TIMER: &str = "/etc/systemd/system/clone-army-agent-phase.timer";
+pub const PHASE_SERVICE: &str = "/etc/systemd/system/clone-army-agent-phase.service";
+pub const PHASE_TIMER_LINK: &str =
+    "/etc/systemd/system/timers.target.wants/clone-army-agent-phase.timer";
+pub const PHASE_DROPIN: &str = "/etc/systemd/system/puppet.service.d/50-clone-army-phase.conf";
+/// Exists (on the clone's /run, so only until its next boot) once the phase offset elapsed.
+pub const PHASE_FLAG: &str = "/run/clone-army-agent-phase-elapsed";
+
+/// A clone's complete run settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunSettings {
+    pub mode: RunMode,
+    pub runinterval: u64,
+    pub splay: u64,
+    pub phase_index: u32,
+    pub phase_count: u32,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            mode: RunMode::Daemon,
+            runinterval: DEFAULT_RUNINTERVAL,
+            splay: 0,
+            phase_index: 0,
+            phase_count: 1,
+        }
+    }
+}
+
+impl RunSettings {
+    /// Seconds into each interval at which this clone runs: `i·T/N`, rounded down.
+    pub fn offset(&self) -> u64 {
+        self.runinterval * u64::from(self.phase_index) / u64::from(self.phase_count.max(1))
+    }
+}
+
+/// What the command line asks to change; `None` keeps the current (or default) value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunChange {
+    pub mode: Option<RunMode>,
+    pub runinterval: Option<u64>,
+    pub splay: Option<u64>,
+    /// Index and count come together (clap requires both).
+    pub phase: Option<(u32, u32)>,
+}
+
+impl RunChange {
+    pub fn is_empty(&self) -> bool {
+        *self == RunChange::default()
+    }
+
+    /// Refuses values out of range before anything is touched.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(t) = self.runinterval {
+            if !(MIN_RUNINTERVAL..=MAX_RUNINTERVAL).contains(&t) {
+                return Err(Error::InvalidArgument {
+                    field: "runinterval",
+                    value: t.to_string(),
+                    reason: format!("allowed: {MIN_RUNINTERVAL} to {MAX_RUNINTERVAL} seconds"),
+                });
+            }
+        }
+        if let Some(s) = self.splay {
+            if s > MAX_RUNINTERVAL {
+                return Err(Error::InvalidArgument {
+                    field: "splay",
+                    value: s.to_string(),
+                    reason: format!("allowed: 0 to {MAX_RUNINTERVAL} seconds"),
+                });
+            }
+        }
+        if let Some((index, count)) = self.phase {
+            if count == 0 || count > MAX_PHASE_COUNT {
+                return Err(Error::InvalidArgument {
+                    field: "phase-count",
+                    value: count.to_string(),
+                    reason: format!("allowed: 1 to {MAX_PHASE_COUNT}"),
+                });
+            }
+            if index >= count {
+                return Err(Error::InvalidArgument {
+                    field: "phase-index",
+                    value: index.to_string(),
+                    reason: format!("allowed: 0 to {} (below --phase-count {count})", count - 1),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    pub fn applied_to(&self, current: RunSettings) -> RunSettings {
+        let (phase_index, phase_count) = self
+            .phase
+            .unwrap_or((current.phase_index, current.phase_count));
+        RunSettings {
+            mode: self.mode.unwrap_or(current.mode),
+            runinterval: self.runinterval.unwrap_or(current.runinterval),
+            splay: self.splay.unwrap_or(current.splay),
+            phase_index,
+            phase_count,
+        }
+    }
+}
+
+/// The run settings as read back from a clone's upper layer (all `None` when the clone
+/// has none of clone-army's run files: made before run modes existed, or by hand).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunReadBack {
+    pub run_mode: Option<RunMode>,
+    pub runinterval: Option<u64>,
+    pub splay: Option<u64>,
+    pub phase_index: Option<u32>,
+    pub phase_count: Option<u32>,
+}
+
+impl RunReadBack {
+    pub fn settings(&self) -> Option<RunSettings> {
+        let defaults = RunSettings::default();
+        Some(RunSettings {
+            mode: self.run_mode?,
+            runinterval: self.runinterval.unwrap_or(defaults.runinterval),
+            splay: self.splay.unwrap_or(defaults.splay),
+            phase_index: self.phase_index.unwrap_or(defaults.phase_index),
+            phase_count: self.phase_count.unwrap_or(defaults.phase_count),
+        })
+    }
+}
+
+/// The agent binary in a base whose puppet.conf lives in `confdir`: Puppet's AIO
+/// packages keep both under /opt and /etc/puppetlabs, Debian's and Ubuntu's in /usr/bin.
+pub fn puppet_bin(confdir: &str) -> &'static str {
+    if confdir.starts_with("/etc/puppetlabs") {
+        "/opt/puppetlabs/bin/puppet"
+    } else {
+        "/usr/bin/puppet"
+    }
+}
+
+/// puppet.conf with `[agent]` as the mode wants it: the daemon's `runinterval` and
+/// `splay`/`splaylimit`; nothing of ours in the other modes (other keys are kept).
+pub fn puppet_conf_with(content: &str, settings: &RunSettings) -> String {
+    let runinterval = settings.runinterval.to_string();
+    let splaylimit = settings.splay.to_string();
+    let daemon = settings.mode == RunMode::Daemon;
+    let splay = daemon && settings.splay > 0;
+    puppet_conf::set_in_section(
+        content,
+        "agent",
+        &[
+            ("runinterval", daemon.then_some(runinterval.as_str())),
+            ("splay", splay.then_some("true")),
+            ("splaylimit", splay.then_some(splaylimit.as_str())),
+        ],
+    )
+}
+
+/// Writes the mode's unit files and links into the clone and removes the other modes'.
+/// puppet.conf is [`puppet_conf_with`]'s business. Returns whether anything changed.
+pub fn apply(view: &CloneView, settings: &RunSettings, puppet_bin: &str) -> Result<bool> {
+    let mut changed = false;
+    let timer_files = [AGENT_TIMER_LINK, AGENT_TIMER, AGENT_SERVICE];
+    let phase_files = [PHASE_TIMER_LINK, PHASE_TIMER, PHASE_SERVICE, PHASE_DROPIN];
+    match settings.mode {
+        RunMode::Daemon => {
+            if view.read_link(PUPPET_SERVICE)?.as_deref() == Some(Path::new("/dev/null")) {
+                changed |= view.remove_own(PUPPET_SERVICE)?;
+            }
+            if !view.exists(PUPPET_SERVICE_WANTS) {
+                changed |= view.symlink(PUPPET_SERVICE_WANTS, PUPPET_UNIT_FILE)?;
+            }
+            changed |= view.write_own(PHASE_SERVICE, &phase_service(), 0o644)?;
+            changed |= view.write_own(PHASE_TIMER, &phase_timer(settings), 0o644)?;
+            changed |= view.write_own(PHASE_DROPIN, &phase_dropin(), 0o644)?;
+            changed |= view.symlink(PHASE_TIMER_LINK, PHASE_TIMER)?;
+            for path in timer_files {
+                changed |= view.remove_own(path)?;
+            }
+        }
+        RunMode::Timer => {
+            changed |= view.symlink(PUPPET_SERVICE, "/dev/null")?;
+            for path in phase_files {
+                changed |= view.remove_own(path)?;
+            }
+            changed |=
+                view.write_own(AGENT_SERVICE, &agent_service(puppet_bin, settings), 0o644)?;
+            changed |= view.write_own(AGENT_TIMER, &agent_timer(settings), 0o644)?;
+            changed |= view.symlink(AGENT_TIMER_LINK, AGENT_TIMER)?;
+        }
+        RunMode::Manual => {
+            changed |= view.symlink(PUPPET_SERVICE, "/dev/null")?;
+            for path in phase_files.into_iter().chain(timer_files) {
+                changed |= view.remove_own(path)?;
+            }
+        }
+    }
+    Ok(changed)
+}
+
+/// Timer mode: one agent run, then the process is gone. A run still going after one
+/// interval is stopped, so a hung run cannot hold back all later ones.
+pub fn agent_service(puppet_bin: &str, settings: &RunSettings) -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=One Puppet agent run (clone-army timer mode)
+After=network.target
+
+[Service]
+Type=oneshot
+ExecStart={puppet_bin} agent --onetime --no-daemonize --verbose
+TimeoutStartSec={timeout}
+",
+        header = header(),
+        timeout = settings.runinterval,
+    )
+}
+
+/// Timer mode: the first run at the phase offset after the clone's start (so within one
+/// interval of it), then one every interval, each delayed by up to `splay` at random.
+pub fn agent_timer(settings: &RunSettings) -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=Puppet agent runs every {t} s, phase {i} of {n} (clone-army timer mode)
+
+[Timer]
+OnActiveSec={offset}
+OnUnitActiveSec={t}
+RandomizedDelaySec={splay}
+AccuracySec=1s
+Unit=clone-army-agent.service
+X-CloneArmyPhaseIndex={i}
+X-CloneArmyPhaseCount={n}
+
+[Install]
+WantedBy=timers.target
+",
+        header = header(),
+        t = settings.runinterval,
+        i = settings.phase_index,
+        n = settings.phase_count,
+        offset = settings.offset(),
+        splay = settings.splay,
+    )
+}
+
+/// Daemon mode: starts `puppet.service` once, at the phase offset after boot.
+///
+/// Why a timer and not `ExecStartPre=/bin/sleep <offset>` in puppet.service: a sleeping
+/// ExecStartPre keeps the service `activating`, multi-user.target waits for it, so the
+/// clone's boot (and with it `systemd-nspawn`'s READY, and `clone start`) would not finish
+/// for up to a whole interval, and the default start timeout would kill it at 90 s.
+/// The base enables puppet.service at boot; [`phase_dropin`] lets that start pass only
+/// once this timer has fired, so the daemon's first run (and so all later ones) is phased.
+pub fn phase_timer(settings: &RunSettings) -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=Start the Puppet agent daemon {offset} s after boot, phase {i} of {n} (clone-army)
+
+[Timer]
+OnActiveSec={offset}
+AccuracySec=1s
+Unit=clone-army-agent-phase.service
+X-CloneArmyPhaseIndex={i}
+X-CloneArmyPhaseCount={n}
+
+[Install]
+WantedBy=timers.target
+",
+        header = header(),
+        i = settings.phase_index,
+        n = settings.phase_count,
+        offset = settings.offset(),
+    )
+}
+
+pub fn phase_service() -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=Start the Puppet agent daemon at this clone's phase (clone-army)
+
+[Service]
+Type=oneshot
+ExecStart=/bin/touch {PHASE_FLAG}
+ExecStart=/bin/systemctl --no-block start puppet.service
+",
+        header = header(),
+    )
+}
+
+/// Holds back the boot-time start of puppet.service until the phase timer fired.
+pub fn phase_dropin() -> String {
+    format!(
+        "{header}\
+[Unit]
+ConditionPathExists={PHASE_FLAG}
+",
+        header = header(),
+    )
+}
+
+/// Reads the mode back from the clone's upper layer (`upper`, as a host path) and its
+/// puppet.conf text.
+pub fn read_back(upper: &Path, puppet_conf: Option<&str>) -> Result<RunReadBack> {
+    let at = |path: &str| upper.join(path.trim_start_matches('/'));
+    let masked =
+        std::fs::read_link(at(PUPPET_SERVICE)).ok().as_deref() == Some(Path::new("/dev/null"));
+    let timer = read_optional(&at(AGENT_TIMER))?.filter(|t| is_ours(t));
+    let phase = read_optional(&at(PHASE_TIMER))?.filter(|t| is_ours(t));
+    let phase_of = |text: &str| {
+        (
+            unit_key(text, "X-CloneArmyPhaseIndex"),
+            unit_key(text, "X-CloneArmyPhaseCount"),
+        )
+    };
+    Ok(match (masked, timer, phase) {
+        (true, Some(timer), _) => {
+            let (phase_index, phase_count) = phase_of(&timer);
+            RunReadBack {
+                run_mode: Some(RunMode::Timer),
+                runinterval: unit_key(&timer, "OnUnitActiveSec"),
+                splay: unit_key(&timer, "RandomizedDelaySec"),
+                phase_index: phase_index.and_then(|v| u32::try_from(v).ok()),
+                phase_count: phase_count.and_then(|v| u32::try_from(v).ok()),
+            }
+        }
+        (true, None, _) => RunReadBack {
+            run_mode: Some(RunMode::Manual),
+            ..RunReadBack::default()
+        },
+        (false, _, Some(phase)) => {
+            let agent = puppet_conf
+                .map(|c| puppet_conf::section(c, "agent"))
+                .unwrap_or_default();
+            let get = |key: &str| {
+                agent
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.as_str())
+            };
+            let splay = match get("splay") {
+                Some("true") => get("splaylimit").and_then(|v| v.parse().ok()),
+                _ => Some(0),
+            };
+            let (phase_index, phase_count) = phase_of(&phase);
+            RunReadBack {
+                run_mode: Some(RunMode::Daemon),
+                runinterval: get("runinterval").and_then(|v| v.parse().ok()),
+                splay,
+                phase_index: phase_index.and_then(|v| u32::try_from(v).ok()),
+                phase_count: phase_count.and_then(|v| u32::try_from(v).ok()),
+            }
+        }
+        (false, _, None) => RunReadBack::default(),
+    })
+}
+
+/// An integer-valued `Key=` of a unit file (the last one wins, as in systemd).
+fn unit_key(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .rev()
+        .find_map(|line| line.trim().strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn without_version(text: String) -> String {
+        text.replace(env!("CARGO_PKG_VERSION"), "[version]")
+    }
+
+    fn phased() -> RunSettings {
+        RunSettings {
+            mode: RunMode::Timer,
+            runinterval: 1800,
+            splay: 30,
+            phase_index: 3,
+            phase_count: 10,
+        }
+    }
+
+    #[test]
+    fn offsets_spread_the_clones_evenly_over_the_interval() {
+        let offsets: Vec<u64> = (0..4)
+            .map(|i| {
+                RunSettings {
+                    phase_index: i,
+                    phase_count: 4,
+                    ..RunSettings::default()
+                }
+                .offset()
+            })
+            .collect();
+        assert_eq!(offsets, [0, 450, 900, 1350]);
+        assert_eq!(phased().offset(), 540);
+    }
+
+    #[test]
+    fn agent_timer_snapshot() {
+        insta::assert_snapshot!(without_version(agent_timer(&phased())));
+    }
+
+    #[test]
+    fn agent_service_snapshot() {
+        insta::assert_snapshot!(without_version(agent_service("/usr/bin/puppet", &phased())));
+    }
+
+    #[test]
+    fn phase_units_snapshot() {
+        let daemon = RunSettings {
+            mode: RunMode::Daemon,
+            ..phased()
+        };
+        insta::assert_snapshot!(without_version(format!(
+            "--- {PHASE_TIMER}\n{}--- {PHASE_SERVICE}\n{}--- {PHASE_DROPIN}\n{}",
+            phase_timer(&daemon),
+            phase_service(),
+            phase_dropin()
+        )));
+    }
+
+    /// systemd's own parser on the generated units: an unknown or misspelt key, a bad
+    /// value or a missing unit shows up as output. Skipped where systemd-analyze is missing.
+    #[test]
+    fn generated_units_pass_systemd_analyze_verify() {
+        let Ok(version) = std::process::Command::new("systemd-analyze")
+            .arg("--version")
+            .output()
+        else {
+            eprintln!("skipped: no systemd-analyze");
+            return;
+        };
+        assert!(version.status.success());
+        let dir = tempfile::tempdir().unwrap();
+        let limits = crate::clone::limits::Limits {
+            memory_max: Some("512M".into()),
+            cpu_quota: Some("50%".into()),
+            tasks_max: Some(4096),
+        };
+        let daemon = RunSettings {
+            mode: RunMode::Daemon,
+            ..phased()
+        };
+        let units = [
+            ("clone-army-agent.timer", agent_timer(&phased())),
+            // An executable that exists on any test host stands in for puppet.
+            (
+                "clone-army-agent.service",
+                agent_service("/bin/true", &phased()),
+            ),
+            ("clone-army-agent-phase.timer", phase_timer(&daemon)),
+            ("clone-army-agent-phase.service", phase_service()),
+            (
+                "limits-test.service",
+                format!(
+                    "[Service]\nExecStart=/bin/true\n{}",
+                    crate::clone::limits::render(&limits).replace("[Service]\n", "")
+                ),
+            ),
+        ];
+        let mut args = vec!["verify".to_owned(), "--man=no".to_owned()];
+        for (name, text) in &units {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            args.push(path.display().to_string());
+        }
+        let output = std::process::Command::new("systemd-analyze")
+            .args(&args)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr).into_owned()
+            + &String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success() && said.trim().is_empty(), "{said}");
+    }
+
+    #[test]
+    fn puppet_conf_carries_the_daemon_settings_only() {
+        let conf = puppet_conf::render("m", "c");
+        let daemon = RunSettings {
+            mode: RunMode::Daemon,
+            ..phased()
+        };
+        let with = puppet_conf_with(&conf, &daemon);
+        assert_eq!(
+            puppet_conf::section(&with, "agent"),
+            [
+                ("runinterval", "1800"),
+                ("splay", "true"),
+                ("splaylimit", "30")
+            ]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        );
+        assert_eq!(puppet_conf_with(&with, &phased()), conf);
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_naming_the_flag() {
+        let refused = |change: RunChange| match change.validate() {
+            Err(Error::InvalidArgument { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            refused(RunChange {
+                runinterval: Some(59),
+                ..RunChange::default()
+            }),
+            "runinterval"
+        );
+        assert_eq!(
+            refused(RunChange {
+                phase: Some((4, 4)),
+                ..RunChange::default()
+            }),
+            "phase-index"
+        );
+        assert_eq!(
+            refused(RunChange {
+                phase: Some((0, 0)),
+                ..RunChange::default()
+            }),
+            "phase-count"
+        );
+        assert!(RunChange {
+            runinterval: Some(60),
+            phase: Some((3, 4)),
+            ..RunChange::default()
+        }
+        .validate()
+        .is_ok());
+    }
+}
