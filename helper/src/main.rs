@@ -87,6 +87,8 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     release: args.release,
                     mirror: args.mirror,
                     puppet_source: args.puppet_source,
+                    master: args.master,
+                    pe_ca_cert: args.pe_ca_cert,
                 },
             )),
             BaseVerb::List => json(base::list(&ctx)),

@@ -87,6 +87,9 @@ pub struct BaseInfo {
     pub release: String,
     pub puppet_source: String,
     pub puppet_confdir: String,
+    /// Where the clones' agents write their run summaries (`last_run_summary.yaml`).
+    #[serde(default)]
+    pub puppet_publicdir: String,
     pub created_at: String,
     pub clones: Vec<String>,
 }
@@ -197,6 +200,7 @@ mod tests {
             release: "bookworm".into(),
             puppet_source: "distro".into(),
             puppet_confdir: "/etc/puppet".into(),
+            puppet_publicdir: "/var/cache/puppet/public".into(),
             created_at: "2026-11-22T03:30:00Z".into(),
             clones: vec!["clone1".into()],
         };

@@ -43,6 +43,7 @@ impl Fixture {
             mirror: "http://deb.debian.org/debian".into(),
             puppet_source: "distro".into(),
             puppet_confdir: "/etc/puppet".into(),
+            puppet_publicdir: "/var/cache/puppet/public".into(),
             created_at: "2026-11-22T03:30:00Z".into(),
             builder: "debootstrap".into(),
         };
