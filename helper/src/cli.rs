@@ -102,6 +102,12 @@ pub struct CloneCreateArgs {
     pub certname: String,
     #[arg(long)]
     pub start: bool,
+    /// File holding root's crypt(3) password hash ($id$...), for `machinectl login`.
+    #[arg(long, value_name = "PATH")]
+    pub root_password_hash_file: Option<std::path::PathBuf>,
+    /// File holding the CSR challenge password for policy-based autosigning.
+    #[arg(long, value_name = "PATH")]
+    pub challenge_password_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

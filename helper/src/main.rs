@@ -95,7 +95,7 @@ fn dispatch(cli: Cli) -> Result<Value> {
             BaseVerb::Remove { name } => json(base::remove(&ctx, &name)),
         },
         Command::Clone { verb } => match verb {
-            CloneVerb::Create(args) => json(clone::create(
+            CloneVerb::Create(args) => json(clone::create_with_secrets(
                 &ctx,
                 &clone::CloneRequest {
                     name: args.name,
@@ -103,6 +103,10 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     master: args.master,
                     certname: args.certname,
                     start: args.start,
+                },
+                &clone::SecretFiles {
+                    root_password_hash_file: args.root_password_hash_file,
+                    challenge_password_file: args.challenge_password_file,
                 },
             )),
             CloneVerb::List => json(clone::list(&ctx)),

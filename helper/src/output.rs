@@ -108,6 +108,20 @@ pub struct CloneChanged {
     pub changed: bool,
 }
 
+/// `clone create`: the clone, and whether it has a root password and a CSR challenge
+/// password (never their values).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CloneCreated {
+    pub clone: CloneInfo,
+    pub changed: bool,
+    /// root has a password hash in the clone's /etc/shadow (for `machinectl login`).
+    #[serde(default)]
+    pub root_password: bool,
+    /// the clone's csr_attributes.yaml carries a challengePassword (policy autosigning).
+    #[serde(default)]
+    pub challenge_password: bool,
+}
+
 /// `clone list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CloneList {
@@ -234,6 +248,12 @@ mod tests {
         round_trip(CloneChanged {
             clone: running.clone(),
             changed: true,
+        });
+        round_trip(CloneCreated {
+            clone: running.clone(),
+            changed: true,
+            root_password: true,
+            challenge_password: false,
         });
         round_trip(CloneList {
             clones: vec![running.clone(), stopped.clone()],

@@ -304,3 +304,45 @@ fn non_root_is_refused_for_every_verb() {
     }
     assert!(entries(root.path()).is_empty());
 }
+
+#[test]
+fn secrets_never_show_in_the_answer_or_on_stderr() {
+    if !is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let secrets = tempfile::tempdir().unwrap();
+    let hash = secrets.path().join("hash");
+    let password = secrets.path().join("password");
+    std::fs::write(&hash, "$6$salt$SECRET-HASH:oops\n").unwrap();
+    std::fs::write(&password, "SECRET-PASSWORD\n").unwrap();
+    let output = run(
+        root.path(),
+        &[
+            "clone",
+            "create",
+            "c1",
+            "--base",
+            "b",
+            "--master",
+            "puppet.example.com",
+            "--certname",
+            "c1.example.com",
+            "--root-password-hash-file",
+            hash.to_str().unwrap(),
+            "--challenge-password-file",
+            password.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stdout.contains("SECRET"), "{stdout}");
+    assert!(!stderr.contains("SECRET"), "{stderr}");
+    let error = failure(&output);
+    assert_eq!(error.kind, "invalid-argument");
+    assert_eq!(error.field.as_deref(), Some("root-password-hash-file"));
+    assert!(error.message.contains(hash.to_str().unwrap()));
+    assert!(entries(root.path()).is_empty());
+}

@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
+use super::secrets::{self, SecretFiles};
 use super::{confdir_of, describe_one, CloneView};
 use crate::base::read_metadata;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
 use crate::names::{validate_hostname, validate_name};
-use crate::output::CloneChanged;
+use crate::output::{CloneChanged, CloneCreated};
 use crate::paths::{Layout, SERVICE_TEMPLATE, STATE_DIR, TARGET};
 use crate::puppet_conf;
 use crate::systemd::wait_for_state;
@@ -24,11 +25,29 @@ pub struct CloneRequest {
     pub start: bool,
 }
 
+/// `clone create` without secrets.
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
+    let created = create_with_secrets(ctx, request, &SecretFiles::default())?;
+    Ok(CloneChanged {
+        clone: created.clone,
+        changed: created.changed,
+    })
+}
+
+/// `clone create` with `--root-password-hash-file` / `--challenge-password-file`: the
+/// secrets are read and validated before anything is touched, written only into the
+/// clone's view, and the answer says whether the clone has each, never what it is.
+pub fn create_with_secrets(
+    ctx: &Context,
+    request: &CloneRequest,
+    secret_files: &SecretFiles,
+) -> Result<CloneCreated> {
     validate_name("clone", "name", &request.name)?;
     validate_name("base", "base", &request.base)?;
     validate_hostname("master", &request.master)?;
     validate_hostname("certname", &request.certname)?;
+    let secrets = secret_files.read()?;
     let layout = &ctx.layout;
     let clone = request.name.as_str();
     let _lock = ctx.lock()?;
@@ -78,6 +97,8 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
         &puppet_conf::render(&request.master, &request.certname),
     )?;
     changed |= view.write("/etc/hostname", &format!("{}\n", request.certname))?;
+    changed |= secrets::apply(&view, &confdir, &secrets)?;
+    let (root_password, challenge_password) = secrets::report(&view, &confdir)?;
 
     let mut units_changed = write_shared_units(layout)?;
     units_changed |= write_atomic(
@@ -110,9 +131,11 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
             changed = true;
         }
     }
-    Ok(CloneChanged {
+    Ok(CloneCreated {
         clone: describe_one(ctx, clone)?,
         changed,
+        root_password,
+        challenge_password,
     })
 }
 

@@ -6,14 +6,19 @@ mod create;
 mod lifecycle;
 mod list;
 mod remove;
+mod secrets;
 #[cfg(test)]
 mod tests;
 
 pub use configure::configure;
-pub use create::{create, CloneRequest};
+// `create` (without secrets) stays for callers that have none; the CLI uses the other.
+#[allow(unused_imports)]
+pub use create::create;
+pub use create::{create_with_secrets, CloneRequest};
 pub use lifecycle::{start, stop};
 pub use list::{describe_named, list};
 pub use remove::remove;
+pub use secrets::SecretFiles;
 
 use std::path::{Path, PathBuf};
 
