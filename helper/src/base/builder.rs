@@ -10,8 +10,10 @@
 //! from the repository it adds), or from a PE primary server (`pe`: its `install.bash`,
 //! fetched with the server's CA verified and run inside the staging root).
 //!
-//! Commands that run inside the staging root use `systemd-nspawn --register=no` (no
-//! machined and no systemd as PID 1 needed on the host; /proc, /dev and resolv.conf set up).
+//! Commands that run inside the staging root use `systemd-nspawn --register=no
+//! --keep-unit` (no machined, no system bus and no systemd as PID 1 needed on the host;
+//! /proc, /dev and resolv.conf set up; /tmp is a fresh tmpfs there, so downloads go to
+//! /root).
 //! Downloads run on the host with `curl --proto =https`, TLS always verified: never `-k`.
 
 use std::fs;
@@ -79,12 +81,16 @@ fn inside(staging: &Path, relative: &str) -> String {
     path_arg(&staging.join(relative.trim_start_matches('/')))
 }
 
-/// A command run inside the staging root (not booted: no init, no machined registration).
+/// A command run inside the staging root (not booted). `--register=no --keep-unit`: no
+/// machined and no transient scope, so no system bus is needed (tried on this project's
+/// machines, where systemd is not PID 1: without `--keep-unit` nspawn fails with
+/// "Failed to open system bus").
 fn in_root(staging: &Path, command: &[&str]) -> Argv {
     let mut out = argv(&[
         "systemd-nspawn",
         "--quiet",
         "--register=no",
+        "--keep-unit",
         "--resolv-conf=copy-host",
         "--setenv=DEBIAN_FRONTEND=noninteractive",
     ]);
@@ -194,6 +200,13 @@ pub fn distro_agent_package(os: Os, release: &str) -> &'static str {
     }
 }
 
+/// Where a download lands inside the staging root: root's home, which commands run
+/// inside it with systemd-nspawn see as the host left it (not /tmp, where nspawn mounts
+/// a fresh tmpfs). Removed again before the base is finished.
+fn download_path(url: &str) -> String {
+    format!("/root/{}", url.rsplit('/').next().unwrap_or("download"))
+}
+
 const PE_INSTALLER: &str = "/root/clone-army-pe-install.bash";
 /// Where AIO agents (PE's included) look for the CA certificate; `install.bash` finds the
 /// CA here and the clones' agents verify the server with it from their first run.
@@ -289,7 +302,7 @@ impl RootfsBuilder for DebootstrapBuilder {
             release_package_url(spec)?,
             vendor_agent_package(spec.puppet_source),
         ) {
-            let file = format!("/tmp/{}", url.rsplit('/').next().unwrap_or("release.deb"));
+            let file = download_path(&url);
             commands.push(fetch(&url, &inside(staging, &file), None));
             commands.push(in_root(staging, &["dpkg", "--install", &file]));
             commands.push(in_root(staging, &["apt-get", "update"]));
@@ -442,7 +455,7 @@ impl RootfsBuilder for ZypperBuilder {
             release_package_url(spec)?,
             vendor_agent_package(spec.puppet_source),
         ) {
-            let file = format!("/tmp/{}", url.rsplit('/').next().unwrap_or("release.rpm"));
+            let file = download_path(&url);
             commands.push(fetch(&url, &inside(staging, &file), None));
             commands.push(vec![
                 "rpm".to_owned(),
