@@ -134,6 +134,8 @@ pub fn vendor_agent_package(source: PuppetSource) -> Option<&'static str> {
 
 /// The URL of the vendor's release package (which adds the repository and its signing
 /// key) for `puppet` / `openvox` on this OS and release; `None` for the other sources.
+/// Names as the vendors publish them; **untested here** (apt.puppet.com,
+/// apt.voxpupuli.org and the yum hosts are not reachable from this project's machines).
 /// An error for a release the vendor publishes no release package for (by this table).
 pub fn release_package_url(spec: &BuildSpec) -> Result<Option<String>> {
     let (apt, yum, prefix) = match spec.puppet_source {
@@ -216,6 +218,11 @@ pub const AIO_LOCAL_CA: &str = "/etc/puppetlabs/puppet/ssl/certs/ca.pem";
 /// the agent expects it, run the script inside the staging root with the agent service
 /// stopped and not enabled (finish_rootfs enables it, so it starts in each clone, never
 /// in the build), then remove the script.
+///
+/// Ran here on Debian against a stand-in primary (a local TLS server with its own CA and
+/// a fake `install.bash`); a real PE `install.bash` is **untested here** (PE cannot be
+/// installed on this project's machines). It is assumed to use the CA at
+/// [`AIO_LOCAL_CA`] for its own downloads from the primary.
 fn pe_commands(pe: &PeSpec, staging: &Path) -> Vec<Argv> {
     let url = format!("https://{}:8140/packages/current/install.bash", pe.master);
     vec![
