@@ -8,7 +8,7 @@
 //! the file, not its content.
 
 use std::fs;
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -71,13 +71,23 @@ impl SecretFiles {
     }
 }
 
+/// Longer is not a secret of ours (and `/dev/zero` must not exhaust memory).
+const MAX_SECRET_FILE: u64 = 4096;
+
 /// The file's content without one trailing newline (`echo ... > file` adds one).
 fn read_secret_file(field: &'static str, path: &Path) -> Result<String> {
-    let mut text = fs::read_to_string(path).map_err(|e| Error::InvalidArgument {
+    let refuse = |reason: String| Error::InvalidArgument {
         field,
         value: path.display().to_string(),
-        reason: format!("cannot read it: {}", e.kind()),
-    })?;
+        reason,
+    };
+    let mut text = String::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_SECRET_FILE + 1).read_to_string(&mut text))
+        .map_err(|e| refuse(format!("cannot read it as text: {}", e.kind())))?;
+    if text.len() as u64 > MAX_SECRET_FILE {
+        return Err(refuse(format!("it is longer than {MAX_SECRET_FILE} bytes")));
+    }
     if text.ends_with('\n') {
         text.pop();
         if text.ends_with('\r') {
@@ -320,6 +330,8 @@ mod tests {
         }
         let error = read_root_password_hash(&dir.path().join("missing")).unwrap_err();
         assert_eq!(error.kind(), "invalid-argument");
+        let error = read_root_password_hash(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(error.field(), Some("root-password-hash-file"));
     }
 
     #[test]
