@@ -339,8 +339,9 @@ impl RootfsBuilder for DebootstrapBuilder {
 /// `reposdir` from the installroot when they exist there and from the host otherwise, so
 /// the first `dnf install` uses **the host's repositories** with `$releasever` set to the
 /// base's release. This assumes a RHEL-family host whose repositories serve that release
-/// (a Rocky 9 host builds Rocky 8 or 9 bases; a RHEL host needs its subscription's
-/// repositories for that release). That is why the release package of the base's own OS
+/// and whose GPG keys sign it: simplest, a host of the base's own OS and major release
+/// (another major needs that release's keys under the host's /etc/pki/rpm-gpg; a RHEL
+/// host needs its subscription's repositories). That is why the release package of the base's own OS
 /// is installed first: it brings the OS's repository files and keys (not on RHEL, whose
 /// repositories come from subscription-manager). The second `dnf install`, of the agent,
 /// names both repository directories explicitly (command-line paths are host paths):
