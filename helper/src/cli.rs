@@ -59,7 +59,7 @@ pub struct ReportArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BaseVerb {
-    /// Build a base with debootstrap (idempotent).
+    /// Build a base: debootstrap, dnf --installroot or zypper --root (idempotent).
     Create(BaseCreateArgs),
     /// List the complete bases and their clones.
     List,
@@ -70,18 +70,26 @@ pub enum BaseVerb {
 #[derive(Debug, Args)]
 pub struct BaseCreateArgs {
     pub name: String,
-    /// OS family; default: the host's.
+    /// OS; default: the host's (os-release ID, else ID_LIKE).
     #[arg(long, value_enum)]
     pub os: Option<Os>,
-    /// Release codename; default: the host's VERSION_CODENAME.
+    /// Release: a codename (Debian, Ubuntu), 8|9 (RHEL family), 15.x (SUSE);
+    /// default: the host's.
     #[arg(long)]
     pub release: Option<String>,
-    /// Mirror URL; default: from the host's apt sources.
+    /// Distribution repository URL; default: the host's apt sources (Debian family),
+    /// download.opensuse.org (openSUSE). Refused for the RHEL family (host's dnf repos).
     #[arg(long)]
     pub mirror: Option<String>,
-    /// Where the agent comes from.
-    #[arg(long, value_enum, default_value_t = PuppetSource::Distro)]
-    pub puppet_source: PuppetSource,
+    /// Where the agent comes from; default: distro on Debian and Ubuntu, required elsewhere.
+    #[arg(long, value_enum)]
+    pub puppet_source: Option<PuppetSource>,
+    /// PE primary server to fetch install.bash from (with --puppet-source pe).
+    #[arg(long)]
+    pub master: Option<String>,
+    /// The PE primary server's CA certificate, PEM (required with --puppet-source pe).
+    #[arg(long, value_name = "PATH")]
+    pub pe_ca_cert: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -122,6 +130,12 @@ pub struct CloneCreateArgs {
     pub start: bool,
     #[command(flatten)]
     pub shape: ShapeArgs,
+    /// File holding root's crypt(3) password hash ($id$...), for `machinectl login`.
+    #[arg(long, value_name = "PATH")]
+    pub root_password_hash_file: Option<std::path::PathBuf>,
+    /// File holding the CSR challenge password for policy-based autosigning.
+    #[arg(long, value_name = "PATH")]
+    pub challenge_password_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -260,7 +274,7 @@ mod tests {
     fn usage_messages_name_the_argument_and_what_is_allowed() {
         assert_eq!(
             usage_of(&["clone-army", "base", "create", "b", "--os", "windows"]),
-            "invalid value 'windows' for '--os <OS>' [possible values: debian, ubuntu]"
+            "invalid value 'windows' for '--os <OS>' [possible values: debian, ubuntu, rhel, rocky, almalinux, centos, sles, opensuse]"
         );
         let unknown = usage_of(&["clone-army", "clone", "list", "--bogus"]);
         assert!(

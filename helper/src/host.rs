@@ -7,11 +7,15 @@ use crate::error::Result;
 use crate::fsutil::read_optional;
 use crate::paths::Layout;
 
-/// `ID` and `VERSION_CODENAME` of an os-release file.
+/// `ID`, `ID_LIKE`, `VERSION_ID` and `VERSION_CODENAME` of an os-release file.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct OsRelease {
     pub id: Option<String>,
     pub version_codename: Option<String>,
+    /// Space-separated in the file (`ID_LIKE="rhel centos fedora"`).
+    pub id_like: Vec<String>,
+    /// `9.4` on Rocky, `15.6` on openSUSE Leap: the default release outside Debian's family.
+    pub version_id: Option<String>,
 }
 
 pub fn parse_os_release(text: &str) -> OsRelease {
@@ -30,6 +34,8 @@ pub fn parse_os_release(text: &str) -> OsRelease {
         match key.trim() {
             "ID" => os.id = Some(value),
             "VERSION_CODENAME" => os.version_codename = Some(value),
+            "ID_LIKE" => os.id_like = value.split_whitespace().map(str::to_owned).collect(),
+            "VERSION_ID" => os.version_id = Some(value),
             _ => {}
         }
     }
@@ -164,6 +170,10 @@ mod tests {
         let os = parse_os_release("ID=\"ubuntu\"\nVERSION_CODENAME=\n");
         assert_eq!(os.id.as_deref(), Some("ubuntu"));
         assert_eq!(os.version_codename, None);
+        let os =
+            parse_os_release("ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\n");
+        assert_eq!(os.id_like, ["rhel", "centos", "fedora"]);
+        assert_eq!(os.version_id.as_deref(), Some("9.4"));
     }
 
     #[test]

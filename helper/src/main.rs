@@ -132,13 +132,15 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     release: args.release,
                     mirror: args.mirror,
                     puppet_source: args.puppet_source,
+                    master: args.master,
+                    pe_ca_cert: args.pe_ca_cert,
                 },
             )),
             BaseVerb::List => json(base::list(&ctx)),
             BaseVerb::Remove { name } => json(base::remove(&ctx, &name)),
         },
         Command::Clone { verb } => match verb {
-            CloneVerb::Create(args) => json(clone::create_with(
+            CloneVerb::Create(args) => json(clone::create_full(
                 &ctx,
                 &clone::CloneRequest {
                     name: args.name,
@@ -148,6 +150,10 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     start: args.start,
                 },
                 &args.shape.into_request(),
+                &clone::SecretFiles {
+                    root_password_hash_file: args.root_password_hash_file,
+                    challenge_password_file: args.challenge_password_file,
+                },
             )),
             CloneVerb::List => json(clone::list(&ctx)),
             CloneVerb::Start { names } => json(clone::start(&ctx, &names)),

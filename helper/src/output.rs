@@ -96,6 +96,9 @@ pub struct BaseInfo {
     pub release: String,
     pub puppet_source: String,
     pub puppet_confdir: String,
+    /// Where the clones' agents write their run summaries (`last_run_summary.yaml`).
+    #[serde(default)]
+    pub puppet_publicdir: String,
     pub created_at: String,
     pub clones: Vec<String>,
 }
@@ -112,6 +115,20 @@ pub struct BaseRemoved {
 pub struct CloneChanged {
     pub clone: CloneInfo,
     pub changed: bool,
+}
+
+/// `clone create`: the clone, and whether it has a root password and a CSR challenge
+/// password (never their values).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CloneCreated {
+    pub clone: CloneInfo,
+    pub changed: bool,
+    /// root has a password hash in the clone's /etc/shadow (for `machinectl login`).
+    #[serde(default)]
+    pub root_password: bool,
+    /// the clone's csr_attributes.yaml carries a challengePassword (policy autosigning).
+    #[serde(default)]
+    pub challenge_password: bool,
 }
 
 /// `clone list`.
@@ -389,6 +406,7 @@ mod tests {
             release: "bookworm".into(),
             puppet_source: "distro".into(),
             puppet_confdir: "/etc/puppet".into(),
+            puppet_publicdir: "/var/cache/puppet/public".into(),
             created_at: "2026-11-22T03:30:00Z".into(),
             clones: vec!["clone1".into()],
         };
@@ -448,6 +466,12 @@ mod tests {
         round_trip(CloneChanged {
             clone: running.clone(),
             changed: true,
+        });
+        round_trip(CloneCreated {
+            clone: running.clone(),
+            changed: true,
+            root_password: true,
+            challenge_password: false,
         });
         round_trip(CloneList {
             clones: vec![running.clone(), stopped.clone()],

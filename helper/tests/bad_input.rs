@@ -347,7 +347,10 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             kind: "usage",
             exit: 2,
             field: None,
-            mentions: vec!["'--os <OS>'", "[possible values: debian, ubuntu]"],
+            mentions: vec![
+                "'--os <OS>'",
+                "[possible values: debian, ubuntu, rhel, rocky, almalinux, centos, sles, opensuse]",
+            ],
         },
     ));
     table.push((

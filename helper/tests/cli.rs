@@ -641,3 +641,120 @@ fn report_asks_the_server_over_verified_tls() {
         "{view}"
     );
 }
+
+#[test]
+fn secrets_never_show_in_the_answer_or_on_stderr() {
+    if !is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let secrets = tempfile::tempdir().unwrap();
+    let hash = secrets.path().join("hash");
+    let password = secrets.path().join("password");
+    std::fs::write(&hash, "$6$salt$SECRET-HASH:oops\n").unwrap();
+    std::fs::write(&password, "SECRET-PASSWORD\n").unwrap();
+    let output = run(
+        root.path(),
+        &[
+            "clone",
+            "create",
+            "c1",
+            "--base",
+            "b",
+            "--master",
+            "puppet.example.com",
+            "--certname",
+            "c1.example.com",
+            "--root-password-hash-file",
+            hash.to_str().unwrap(),
+            "--challenge-password-file",
+            password.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stdout.contains("SECRET"), "{stdout}");
+    assert!(!stderr.contains("SECRET"), "{stderr}");
+    let error = failure(&output);
+    assert_eq!(error.kind, "invalid-argument");
+    assert_eq!(error.field.as_deref(), Some("root-password-hash-file"));
+    assert!(error.message.contains(hash.to_str().unwrap()));
+    assert!(entries(root.path()).is_empty());
+}
+
+#[test]
+fn base_create_refuses_unbuildable_combinations_before_touching_disk() {
+    if !is_root() {
+        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("etc")).unwrap();
+    std::fs::write(
+        root.path().join("etc/os-release"),
+        "ID=debian\nVERSION_CODENAME=bookworm\n",
+    )
+    .unwrap();
+    let before = entries(root.path());
+    for (args, field) in [
+        // No agent package in the distribution.
+        (
+            &["base", "create", "b1", "--os", "rocky", "--release", "9"][..],
+            "puppet-source",
+        ),
+        (
+            &[
+                "base",
+                "create",
+                "b1",
+                "--os",
+                "rocky",
+                "--release",
+                "7",
+                "--puppet-source",
+                "openvox",
+            ],
+            "release",
+        ),
+        (
+            &[
+                "base",
+                "create",
+                "b1",
+                "--os",
+                "sles",
+                "--release",
+                "15.6",
+                "--puppet-source",
+                "puppet",
+            ],
+            "mirror",
+        ),
+        // PE without its primary server's CA: never an unverified download.
+        (
+            &[
+                "base",
+                "create",
+                "b1",
+                "--puppet-source",
+                "pe",
+                "--master",
+                "pe.example.com",
+            ],
+            "pe-ca-cert",
+        ),
+        (
+            &["base", "create", "b1", "--master", "pe.example.com"],
+            "master",
+        ),
+    ] {
+        let output = run(root.path(), args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let error = failure(&output);
+        assert_eq!(error.kind, "invalid-argument", "{args:?}");
+        assert_eq!(error.field.as_deref(), Some(field), "{args:?}");
+    }
+    assert_eq!(entries(root.path()), before);
+}

@@ -1,17 +1,19 @@
-//! `base create`: debootstrap into a staging directory, finish it, rename it into place.
+//! `base create`: run the builder's commands into a staging directory, finish it, rename
+//! it into place.
 
 use std::fs;
 use std::os::fd::AsFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::{builder_for, info, rfc3339_utc, BaseMetadata, Os, PuppetSource};
+use super::builder::{release_package_url, BuildSpec, PeSpec};
+use super::{builder_for, info, rfc3339_utc, BaseMetadata, Family, Os, PuppetSource};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::fsutil::{create_dir_all, remove_dir_all, write_atomic};
 use crate::host;
-use crate::names::validate_name;
+use crate::names::{validate_hostname, validate_name};
 use crate::output::BaseCreated;
 use crate::paths::{Layout, BASE_METADATA};
 
@@ -22,14 +24,19 @@ pub struct BaseRequest {
     pub os: Option<Os>,
     pub release: Option<String>,
     pub mirror: Option<String>,
-    pub puppet_source: PuppetSource,
+    /// `None`: the distribution's package where there is one (Debian, Ubuntu).
+    pub puppet_source: Option<PuppetSource>,
+    /// PE primary server (`--master`); required for, and only for, `pe`.
+    pub master: Option<String>,
+    /// The PE primary server's CA certificate (`--pe-ca-cert`); required for `pe`.
+    pub pe_ca_cert: Option<PathBuf>,
 }
 
 pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
     validate_name("base", "name", &request.name)?;
     let layout = &ctx.layout;
-    let metadata = resolve(layout, request)?;
-    let builder = builder_for(Os::from_id(&metadata.os).unwrap_or(Os::Debian));
+    let (metadata, spec) = resolve(layout, request)?;
+    let builder = builder_for(spec.os);
     let _lock = ctx.lock()?;
 
     let final_dir = layout.fs(layout.base_dir(&request.name));
@@ -54,8 +61,9 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
     remove_dir_all(&staging)?;
     let built = (|| {
         create_dir_all(&staging, 0o755)?;
-        let argv = builder.argv(&metadata, &staging);
-        run(&argv)?;
+        for argv in builder.commands(&spec, &staging)? {
+            run(&argv)?;
+        }
         builder.post_steps(&staging)?;
         let json =
             serde_json::to_string_pretty(&metadata).map_err(|e| Error::Internal(e.to_string()))?;
@@ -85,78 +93,211 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
     })
 }
 
-/// Fills in the host's defaults and checks every value that reaches the command line.
-fn resolve(layout: &Layout, request: &BaseRequest) -> Result<BaseMetadata> {
+/// Fills in the host's defaults and checks every value that reaches a command line.
+fn resolve(layout: &Layout, request: &BaseRequest) -> Result<(BaseMetadata, BuildSpec)> {
     let host_os = host::read_os_release(layout)?;
-    let host_family = host_os.id.as_deref().and_then(Os::from_id);
+    let host_family = Os::of_host(host_os.id.as_deref(), &host_os.id_like);
     let os = match (request.os, host_family) {
         (Some(os), _) | (None, Some(os)) => os,
         (None, None) => {
             return Err(Error::InvalidArgument {
                 field: "os",
                 value: host_os.id.unwrap_or_default(),
-                reason: "the host is not Debian or Ubuntu; give --os".to_owned(),
+                reason: "the host is not of a family clone-army builds bases for; give --os"
+                    .to_owned(),
             })
         }
     };
-    let like_host = host_family == Some(os);
+    let family = os.family();
+    // Debian and Ubuntu differ in releases and mirrors; within the RHEL and SUSE families
+    // the host's major release is a fair default (a Rocky 9 host builds AlmaLinux 9).
+    let like_host = host_family == Some(os)
+        || (family != Family::Debian && host_family.map(Os::family) == Some(family));
     let release = match (&request.release, like_host) {
         (Some(release), _) => release.clone(),
-        (None, true) => host_os.version_codename.clone().unwrap_or_default(),
+        (None, true) => match family {
+            Family::Debian => host_os.version_codename.clone().unwrap_or_default(),
+            // `9.4` → `9`: dnf's $releasever for the major release.
+            Family::Rhel => host_os
+                .version_id
+                .as_deref()
+                .and_then(|v| v.split('.').next())
+                .unwrap_or_default()
+                .to_owned(),
+            Family::Suse => host_os.version_id.clone().unwrap_or_default(),
+        },
         (None, false) => String::new(),
     };
-    validate_release(&release)?;
-    let mirror = match &request.mirror {
-        Some(mirror) => mirror.clone(),
-        None => {
-            let from_host = if like_host {
+    validate_release(family, &release)?;
+    let mirror = match (&request.mirror, family) {
+        (Some(_), Family::Rhel) => {
+            return Err(Error::InvalidArgument {
+                field: "mirror",
+                value: request.mirror.clone().unwrap_or_default(),
+                reason: "RHEL-family bases are built from the host's dnf repositories; configure a mirror there".to_owned(),
+            })
+        }
+        (None, Family::Rhel) => String::new(),
+        (Some(mirror), _) => mirror.clone(),
+        (None, _) => {
+            let from_host = if like_host && family == Family::Debian {
                 host::pick_mirror(&host::read_apt_sources(layout)?, &release)
             } else {
                 None
             };
-            from_host.unwrap_or_else(|| default_mirror(os).to_owned())
+            match from_host.or_else(|| default_mirror(os, &release)) {
+                Some(mirror) => mirror,
+                None => {
+                    return Err(Error::InvalidArgument {
+                        field: "mirror",
+                        value: String::new(),
+                        reason: format!(
+                            "{} has no public repository; give --mirror (an RMT/SMT or installation-media URL)",
+                            os.as_str()
+                        ),
+                    })
+                }
+            }
         }
     };
-    validate_mirror(&mirror)?;
+    if family != Family::Rhel {
+        validate_mirror(&mirror)?;
+    }
+    let puppet_source = match (request.puppet_source, family) {
+        (Some(source), _) => source,
+        (None, Family::Debian) => PuppetSource::Distro,
+        (None, _) => {
+            return Err(Error::InvalidArgument {
+                field: "puppet-source",
+                value: String::new(),
+                reason: format!(
+                "{} has no agent package of its own; give --puppet-source puppet, openvox or pe",
+                os.as_str()
+            ),
+            })
+        }
+    };
+    let pe = resolve_pe(request, puppet_source)?;
+    let spec = BuildSpec {
+        os,
+        release: release.clone(),
+        mirror: mirror.clone(),
+        puppet_source,
+        pe,
+    };
+    // Refuses a source/OS/release without a known release package or agent package now,
+    // before anything is touched on disk.
+    release_package_url(&spec)?;
+    builder_for(os).commands(&spec, Path::new("/"))?;
     let builder = builder_for(os);
     let created_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    Ok(BaseMetadata {
+    let metadata = BaseMetadata {
         name: request.name.clone(),
         os: os.as_str().to_owned(),
         release,
         mirror,
-        puppet_source: request.puppet_source.as_str().to_owned(),
-        puppet_confdir: builder.puppet_confdir().to_owned(),
+        puppet_source: puppet_source.as_str().to_owned(),
+        puppet_confdir: puppet_source.confdir().to_owned(),
+        puppet_publicdir: puppet_source.publicdir().to_owned(),
         created_at: rfc3339_utc(created_at),
         builder: builder.name().to_owned(),
-    })
+    };
+    Ok((metadata, spec))
 }
 
-pub fn default_mirror(os: Os) -> &'static str {
+/// `--master` and `--pe-ca-cert`: both required for `pe`, refused otherwise. The CA file
+/// must hold a PEM certificate; it is what curl verifies the primary server with.
+fn resolve_pe(request: &BaseRequest, source: PuppetSource) -> Result<Option<PeSpec>> {
+    if source != PuppetSource::Pe {
+        for (field, given) in [
+            ("master", request.master.is_some()),
+            ("pe-ca-cert", request.pe_ca_cert.is_some()),
+        ] {
+            if given {
+                return Err(Error::InvalidArgument {
+                    field,
+                    value: String::new(),
+                    reason: "only used with --puppet-source pe".to_owned(),
+                });
+            }
+        }
+        return Ok(None);
+    }
+    let Some(master) = &request.master else {
+        return Err(Error::InvalidArgument {
+            field: "master",
+            value: String::new(),
+            reason: "--puppet-source pe needs --master, the PE primary server".to_owned(),
+        });
+    };
+    validate_hostname("master", master)?;
+    let Some(ca_cert) = &request.pe_ca_cert else {
+        return Err(Error::InvalidArgument {
+            field: "pe-ca-cert",
+            value: String::new(),
+            reason: "--puppet-source pe needs --pe-ca-cert, the primary server's CA certificate (PEM), to verify it; TLS is never skipped".to_owned(),
+        });
+    };
+    let bad = |reason: String| Error::InvalidArgument {
+        field: "pe-ca-cert",
+        value: ca_cert.display().to_string(),
+        reason,
+    };
+    let ca_cert = std::path::absolute(ca_cert).map_err(|e| bad(e.to_string()))?;
+    let text = fs::read_to_string(&ca_cert).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    if !text.contains("-----BEGIN CERTIFICATE-----") {
+        return Err(bad("it holds no PEM certificate".to_owned()));
+    }
+    Ok(Some(PeSpec {
+        master: master.clone(),
+        ca_cert,
+    }))
+}
+
+/// The distribution's repository when it has a public one.
+pub fn default_mirror(os: Os, release: &str) -> Option<String> {
     match os {
-        Os::Debian => "http://deb.debian.org/debian",
-        Os::Ubuntu => "http://archive.ubuntu.com/ubuntu",
+        Os::Debian => Some("http://deb.debian.org/debian".to_owned()),
+        Os::Ubuntu => Some("http://archive.ubuntu.com/ubuntu".to_owned()),
+        Os::Opensuse => Some(format!(
+            "http://download.opensuse.org/distribution/leap/{release}/repo/oss/"
+        )),
+        _ => None,
     }
 }
 
-fn validate_release(release: &str) -> Result<()> {
-    let ok = release
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase())
-        && release
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+fn validate_release(family: Family, release: &str) -> Result<()> {
+    let (ok, expected) = match family {
+        Family::Debian => (
+            release
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_lowercase())
+                && release
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'),
+            "a release codename such as bookworm",
+        ),
+        Family::Rhel => (matches!(release, "8" | "9"), "8 or 9"),
+        Family::Suse => (
+            release.split('.').count() <= 2
+                && release
+                    .split('.')
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+                && release.starts_with("15"),
+            "a SUSE 15 release such as 15.6",
+        ),
+    };
     if ok {
         Ok(())
     } else {
         Err(Error::InvalidArgument {
             field: "release",
             value: release.to_owned(),
-            reason: "expected a release codename such as bookworm (give --release)".to_owned(),
+            reason: format!("expected {expected} (give --release)"),
         })
     }
 }
@@ -229,7 +370,9 @@ mod tests {
             os,
             release: None,
             mirror: None,
-            puppet_source: PuppetSource::Distro,
+            puppet_source: None,
+            master: None,
+            pe_ca_cert: None,
         }
     }
 
@@ -241,7 +384,7 @@ mod tests {
             "ID=debian\nVERSION_CODENAME=bookworm\n",
             "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm\n",
         );
-        let metadata = resolve(&layout, &request(None)).unwrap();
+        let (metadata, _) = resolve(&layout, &request(None)).unwrap();
         assert_eq!(metadata.os, "debian");
         assert_eq!(metadata.release, "bookworm");
         assert_eq!(metadata.mirror, "http://mirror.example/debian");
@@ -252,7 +395,7 @@ mod tests {
         assert_eq!(error.field(), Some("release"));
         let mut ubuntu = request(Some(Os::Ubuntu));
         ubuntu.release = Some("noble".into());
-        let metadata = resolve(&layout, &ubuntu).unwrap();
+        let (metadata, _) = resolve(&layout, &ubuntu).unwrap();
         assert_eq!(metadata.mirror, "http://archive.ubuntu.com/ubuntu");
     }
 
@@ -267,8 +410,96 @@ mod tests {
         bad.release = Some("--x".into());
         assert_eq!(resolve(&layout, &bad).unwrap_err().field(), Some("release"));
         assert_eq!(
-            resolve(&layout, &request(None)).unwrap().mirror,
+            resolve(&layout, &request(None)).unwrap().0.mirror,
             "http://deb.debian.org/debian"
+        );
+    }
+
+    #[test]
+    fn rhel_and_suse_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = host(
+            dir.path(),
+            "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.4\"\n",
+            "",
+        );
+        // No agent package in the distribution: the source must be given.
+        let error = resolve(&layout, &request(None)).unwrap_err();
+        assert_eq!(error.field(), Some("puppet-source"));
+        let mut req = request(None);
+        req.puppet_source = Some(PuppetSource::Openvox);
+        let (metadata, spec) = resolve(&layout, &req).unwrap();
+        assert_eq!(
+            (metadata.os.as_str(), metadata.release.as_str()),
+            ("rocky", "9")
+        );
+        assert_eq!(metadata.mirror, "");
+        assert_eq!(metadata.builder, "dnf");
+        assert_eq!(metadata.puppet_confdir, "/etc/puppetlabs/puppet");
+        assert_eq!(metadata.puppet_publicdir, "/opt/puppetlabs/puppet/public");
+        assert_eq!(spec.os, Os::Rocky);
+        // AlmaLinux on a Rocky host: the host's major release.
+        req.os = Some(Os::Almalinux);
+        assert_eq!(resolve(&layout, &req).unwrap().0.release, "9");
+        req.release = Some("10".into());
+        assert_eq!(resolve(&layout, &req).unwrap_err().field(), Some("release"));
+        req.release = None;
+        req.mirror = Some("http://m.example/".into());
+        assert_eq!(resolve(&layout, &req).unwrap_err().field(), Some("mirror"));
+
+        // openSUSE Leap from a Debian host: release needed, public default mirror.
+        let layout = host(dir.path(), "ID=debian\nVERSION_CODENAME=bookworm\n", "");
+        let mut leap = request(Some(Os::Opensuse));
+        leap.puppet_source = Some(PuppetSource::Puppet);
+        assert_eq!(
+            resolve(&layout, &leap).unwrap_err().field(),
+            Some("release")
+        );
+        leap.release = Some("15.6".into());
+        assert_eq!(
+            resolve(&layout, &leap).unwrap().0.mirror,
+            "http://download.opensuse.org/distribution/leap/15.6/repo/oss/"
+        );
+        // SLES has no public repository.
+        let mut sles = leap.clone();
+        sles.os = Some(Os::Sles);
+        assert_eq!(resolve(&layout, &sles).unwrap_err().field(), Some("mirror"));
+    }
+
+    #[test]
+    fn pe_needs_the_master_and_a_ca_certificate() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = host(dir.path(), "ID=debian\nVERSION_CODENAME=bookworm\n", "");
+        let mut req = request(None);
+        req.puppet_source = Some(PuppetSource::Pe);
+        assert_eq!(resolve(&layout, &req).unwrap_err().field(), Some("master"));
+        req.master = Some("pe.example.com".into());
+        assert_eq!(
+            resolve(&layout, &req).unwrap_err().field(),
+            Some("pe-ca-cert")
+        );
+        let ca = dir.path().join("ca.pem");
+        fs::write(&ca, "not a certificate\n").unwrap();
+        req.pe_ca_cert = Some(ca.clone());
+        assert_eq!(
+            resolve(&layout, &req).unwrap_err().field(),
+            Some("pe-ca-cert")
+        );
+        fs::write(
+            &ca,
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let (metadata, spec) = resolve(&layout, &req).unwrap();
+        assert_eq!(metadata.puppet_source, "pe");
+        assert_eq!(metadata.puppet_confdir, "/etc/puppetlabs/puppet");
+        assert_eq!(spec.pe.unwrap().ca_cert, ca);
+        // And neither is taken without pe.
+        let mut distro = request(None);
+        distro.master = Some("pe.example.com".into());
+        assert_eq!(
+            resolve(&layout, &distro).unwrap_err().field(),
+            Some("master")
         );
     }
 

@@ -84,7 +84,9 @@ fn describe(
 ) -> BaseInfo {
     let path = layout.base_dir(name).display().to_string();
     let clones = clones_by_lowerdir.remove(&path).unwrap_or_default();
+    let puppet_publicdir = metadata.publicdir();
     BaseInfo {
+        puppet_publicdir,
         name: name.to_owned(),
         path,
         os: metadata.os,

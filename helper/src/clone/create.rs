@@ -3,13 +3,14 @@
 
 use std::path::Path;
 
+use super::secrets::{self, SecretFiles};
 use super::{confdir_of, describe_one, CloneView};
 use crate::base::read_metadata;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
 use crate::names::{validate_hostname, validate_name};
-use crate::output::CloneChanged;
+use crate::output::{CloneChanged, CloneCreated};
 use crate::paths::{Layout, SERVICE_TEMPLATE, STATE_DIR, TARGET};
 use crate::puppet_conf;
 use crate::systemd::wait_for_state;
@@ -24,27 +25,52 @@ pub struct CloneRequest {
     pub start: bool,
 }
 
-/// `create` without any load-shape flags: run mode, limits and facts are left as they are.
+/// `create` without load-shape flags or secrets: run mode, limits and facts are left
+/// as they are.
 #[cfg_attr(not(test), allow(dead_code))]
 pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
-    create_clone(ctx, request, None)
+    create_clone(ctx, request, None, &SecretFiles::default()).map(CloneChanged::from)
 }
 
 /// `create` with its load shape (run mode, limits, facts): the whole shape, unset flags
 /// at their defaults; see [`super::shape`].
+#[cfg_attr(not(test), allow(dead_code))]
 pub fn create_with(
     ctx: &Context,
     request: &CloneRequest,
     shape: &super::shape::ShapeRequest,
 ) -> Result<CloneChanged> {
-    create_clone(ctx, request, Some(shape))
+    create_clone(ctx, request, Some(shape), &SecretFiles::default()).map(CloneChanged::from)
+}
+
+/// `clone create` with `--root-password-hash-file` / `--challenge-password-file`: the
+/// secrets are read and validated before anything is touched, written only into the
+/// clone's view, and the answer says whether the clone has each, never what it is.
+#[cfg_attr(not(test), allow(dead_code))]
+pub fn create_with_secrets(
+    ctx: &Context,
+    request: &CloneRequest,
+    secret_files: &SecretFiles,
+) -> Result<CloneCreated> {
+    create_clone(ctx, request, None, secret_files)
+}
+
+/// What the CLI runs: the load shape and the secrets together.
+pub fn create_full(
+    ctx: &Context,
+    request: &CloneRequest,
+    shape: &super::shape::ShapeRequest,
+    secret_files: &SecretFiles,
+) -> Result<CloneCreated> {
+    create_clone(ctx, request, Some(shape), secret_files)
 }
 
 fn create_clone(
     ctx: &Context,
     request: &CloneRequest,
     shape: Option<&super::shape::ShapeRequest>,
-) -> Result<CloneChanged> {
+    secret_files: &SecretFiles,
+) -> Result<CloneCreated> {
     validate_name("clone", "name", &request.name)?;
     validate_name("base", "base", &request.base)?;
     validate_hostname("master", &request.master)?;
@@ -53,6 +79,7 @@ fn create_clone(
         .map(|s| s.validate())
         .transpose()?
         .map(|change| change.plan(super::shape::Current::defaults(), true));
+    let secrets = secret_files.read()?;
     let layout = &ctx.layout;
     let clone = request.name.as_str();
     // Checked before taking the lock too, so an unknown base is refused before anything
@@ -109,6 +136,8 @@ fn create_clone(
     if let Some(plan) = &plan {
         changed |= plan.apply_in_clone(&view, &confdir)?;
     }
+    changed |= secrets::apply(&view, &confdir, &secrets)?;
+    let (root_password, challenge_password) = secrets::report(&view, &confdir)?;
 
     let mut units_changed = write_shared_units(layout)?;
     units_changed |= write_atomic(
@@ -144,9 +173,11 @@ fn create_clone(
             changed = true;
         }
     }
-    Ok(CloneChanged {
+    Ok(CloneCreated {
         clone: describe_one(ctx, clone)?,
         changed,
+        root_password,
+        challenge_password,
     })
 }
 
@@ -180,4 +211,13 @@ pub fn write_shared_units(layout: &Layout) -> Result<bool> {
         Path::new(&layout.unit_path(TARGET)),
     )?;
     Ok(changed)
+}
+
+impl From<CloneCreated> for CloneChanged {
+    fn from(created: CloneCreated) -> Self {
+        CloneChanged {
+            clone: created.clone,
+            changed: created.changed,
+        }
+    }
 }

@@ -10,18 +10,21 @@ mod list;
 pub mod problems;
 mod remove;
 pub mod run_mode;
+mod secrets;
 pub mod shape;
 #[cfg(test)]
 mod tests;
 
-// The flag-less forms serve the tests and any caller that leaves the load shape alone.
+// The narrower forms serve the tests and any caller that leaves the load shape or the
+// secrets alone; the CLI runs `create_full`.
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use configure::{configure, configure_with};
 #[cfg_attr(not(test), allow(unused_imports))]
-pub use create::{create, create_with, CloneRequest};
+pub use create::{create, create_full, create_with, create_with_secrets, CloneRequest};
 pub use lifecycle::{start, stop};
 pub use list::{describe_named, describe_without_systemd_failing, list};
 pub use remove::remove;
+pub use secrets::SecretFiles;
 
 use std::path::{Path, PathBuf};
 

@@ -43,6 +43,7 @@ impl Fixture {
             mirror: "http://deb.debian.org/debian".into(),
             puppet_source: "distro".into(),
             puppet_confdir: "/etc/puppet".into(),
+            puppet_publicdir: "/var/cache/puppet/public".into(),
             created_at: "2026-11-22T03:30:00Z".into(),
             builder: "debootstrap".into(),
         };
@@ -1024,4 +1025,149 @@ fn run_mode_of_a_running_clone_is_written_through_the_mount() {
         ))
         .exists());
     assert!(!f.in_upper(super::run_mode::AGENT_TIMER).exists());
+}
+
+mod secrets {
+    use super::*;
+    use crate::clone::SecretFiles;
+    use crate::output::Envelope;
+
+    const HASH: &str = "$6$c2FsdA$SECRETHASHc2VjcmV0aGFzaA";
+    const PASSWORD: &str = "SECRET-challenge \"pw\"";
+
+    fn request(name: &str) -> CloneRequest {
+        CloneRequest {
+            name: name.into(),
+            base: "debian-12".into(),
+            master: "puppet.example.com".into(),
+            certname: format!("{name}.load.example.com"),
+            start: false,
+        }
+    }
+
+    /// The base's shadow as Debian has it: root locked, 0640 root:shadow (gid 42).
+    fn base_shadow(f: &Fixture) -> PathBuf {
+        let shadow = f.path("/var/lib/puppet-clone-army/debian-12/etc/shadow");
+        fs::write(
+            &shadow,
+            "root:*:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+        )
+        .unwrap();
+        fs::set_permissions(&shadow, fs::Permissions::from_mode(0o640)).unwrap();
+        if nix::unistd::geteuid().is_root() {
+            std::os::unix::fs::chown(&shadow, Some(0), Some(42)).unwrap();
+        }
+        shadow
+    }
+
+    fn secret_files(dir: &Path, hash: &str, password: &str) -> SecretFiles {
+        fs::write(dir.join("hash"), format!("{hash}\n")).unwrap();
+        fs::write(dir.join("password"), format!("{password}\n")).unwrap();
+        SecretFiles {
+            root_password_hash_file: Some(dir.join("hash")),
+            challenge_password_file: Some(dir.join("password")),
+        }
+    }
+
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn secrets_go_into_the_upper_layer_only_and_never_into_the_answer() {
+        let f = Fixture::new();
+        let shadow = base_shadow(&f);
+        let base_before = fs::read_to_string(&shadow).unwrap();
+        let secrets_dir = tempfile::tempdir().unwrap();
+        let files = secret_files(secrets_dir.path(), HASH, PASSWORD);
+
+        let result = create_with_secrets(&f.ctx(), &request("c1"), &files).unwrap();
+        assert!(result.changed);
+        assert!(result.root_password);
+        assert!(result.challenge_password);
+        let answer = serde_json::to_string(&Envelope::success(&result)).unwrap();
+        assert!(answer.contains(r#""root_password":true"#), "{answer}");
+        assert!(answer.contains(r#""challenge_password":true"#), "{answer}");
+        assert!(!answer.contains("SECRET"), "{answer}");
+
+        let upper = "/var/lib/puppet-clone-army/c1-overlay";
+        let clone_shadow = f.path(&format!("{upper}/etc/shadow"));
+        assert_eq!(
+            fs::read_to_string(&clone_shadow).unwrap(),
+            format!("root:{HASH}:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n")
+        );
+        assert_eq!(mode(&clone_shadow), 0o640);
+        let base_meta = fs::metadata(&shadow).unwrap();
+        let clone_meta = fs::metadata(&clone_shadow).unwrap();
+        assert_eq!(
+            (clone_meta.uid(), clone_meta.gid()),
+            (base_meta.uid(), base_meta.gid())
+        );
+        let csr = f.path(&format!("{upper}/etc/puppet/csr_attributes.yaml"));
+        assert_eq!(mode(&csr), 0o640);
+        assert!(fs::read_to_string(&csr)
+            .unwrap()
+            .contains("  1.2.840.113549.1.9.7: \"SECRET-challenge \\\"pw\\\"\"\n"));
+
+        // The base is untouched.
+        assert_eq!(fs::read_to_string(&shadow).unwrap(), base_before);
+        assert!(!f
+            .path("/var/lib/puppet-clone-army/debian-12/etc/puppet/csr_attributes.yaml")
+            .exists());
+
+        // Again: nothing to do. Without the files: left as they are, still reported.
+        let again = create_with_secrets(&f.ctx(), &request("c1"), &files).unwrap();
+        assert!(!again.changed);
+        let plain = create_with_secrets(&f.ctx(), &request("c1"), &SecretFiles::default()).unwrap();
+        assert!(!plain.changed);
+        assert!(plain.root_password && plain.challenge_password);
+
+        // A clone without secrets says so.
+        let other = create_with_secrets(&f.ctx(), &request("c2"), &SecretFiles::default()).unwrap();
+        assert!(!other.root_password && !other.challenge_password);
+    }
+
+    #[test]
+    fn a_running_clone_gets_its_secrets_through_the_mount() {
+        let f = Fixture::new();
+        base_shadow(&f);
+        f.create("c1", false);
+        f.mount(&["c1"]);
+        let merged = f.path("/var/lib/machines/c1");
+        fs::create_dir_all(merged.join("etc/puppet")).unwrap();
+        fs::copy(
+            f.path("/var/lib/puppet-clone-army/debian-12/etc/shadow"),
+            merged.join("etc/shadow"),
+        )
+        .unwrap();
+        let secrets_dir = tempfile::tempdir().unwrap();
+        let files = secret_files(secrets_dir.path(), HASH, PASSWORD);
+        let result = create_with_secrets(&f.ctx(), &request("c1"), &files).unwrap();
+        assert!(result.changed && result.root_password && result.challenge_password);
+        assert!(fs::read_to_string(merged.join("etc/shadow"))
+            .unwrap()
+            .starts_with(&format!("root:{HASH}:")));
+        assert!(merged.join("etc/puppet/csr_attributes.yaml").exists());
+        assert!(!f
+            .path("/var/lib/puppet-clone-army/c1-overlay/etc/shadow")
+            .exists());
+    }
+
+    #[test]
+    fn bad_secrets_are_refused_unseen_before_anything_is_touched() {
+        let f = Fixture::new();
+        base_shadow(&f);
+        let secrets_dir = tempfile::tempdir().unwrap();
+        for (hash, password, field) in [
+            ("$6$SECRET:x", "SECRET-ok", "root-password-hash-file"),
+            ("SECRET-plain-text", "SECRET-ok", "root-password-hash-file"),
+            (HASH, "SECRET\nline two", "challenge-password-file"),
+        ] {
+            let files = secret_files(secrets_dir.path(), hash, password);
+            let error = create_with_secrets(&f.ctx(), &request("c1"), &files).unwrap_err();
+            assert_eq!(error.field(), Some(field));
+            let answer = serde_json::to_string(&Envelope::failure(&error)).unwrap();
+            assert!(!answer.contains("SECRET"), "{answer}");
+            assert!(!f.path("/var/lib/puppet-clone-army/c1-overlay").exists());
+            assert!(f.systemd.calls().is_empty());
+        }
+    }
 }
