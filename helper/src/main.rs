@@ -10,6 +10,7 @@ mod escape;
 mod exec;
 mod fsutil;
 mod host;
+mod host_limits;
 mod lock;
 mod mounts;
 mod names;
@@ -25,7 +26,7 @@ use clap::Parser;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{BaseVerb, Cli, CloneVerb, Command, ReportArgs};
+use crate::cli::{BaseVerb, Cli, CloneVerb, Command, HostVerb, ReportArgs};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::output::Envelope;
@@ -156,7 +157,7 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 },
             )),
             CloneVerb::List => json(clone::list(&ctx)),
-            CloneVerb::Start { names } => json(clone::start(&ctx, &names)),
+            CloneVerb::Start { ramp_up, names } => json(clone::start(&ctx, &names, ramp_up)),
             CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),
             CloneVerb::Remove { names } => json(clone::remove(&ctx, &names)),
             CloneVerb::Configure(args) => json(clone::configure_with(
@@ -177,6 +178,9 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 command: args.command,
             },
         )),
+        Command::Host {
+            verb: HostVerb::Limits,
+        } => json(Ok(host_limits::report(&ctx.layout))),
         // Answered by `run_report`, which may print other formats than the envelope.
         Command::Report(_) => Err(Error::Internal(
             "report reached the JSON dispatcher".to_owned(),

@@ -93,6 +93,8 @@ fn create_clone(
     let Some(base) = read_metadata(layout, &request.base)? else {
         return Err(unknown_base(ctx, &request.base));
     };
+    // Before anything can start: a clone beyond the host's kernel limits dies at boot.
+    let host_limits = crate::host_limits::ensure(layout);
     let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     if let Some(text) = read_optional(&mount_unit_path)? {
         match parse_clone_mount(&text) {
@@ -178,6 +180,7 @@ fn create_clone(
         changed,
         root_password,
         challenge_password,
+        host_limits,
     })
 }
 
