@@ -8,6 +8,7 @@ mod context;
 mod error;
 mod escape;
 mod exec;
+mod faults;
 mod fsutil;
 mod host;
 mod host_limits;
@@ -17,8 +18,10 @@ mod names;
 mod output;
 mod paths;
 mod puppet_conf;
+mod reload;
 mod report;
 mod systemd;
+mod systemd_fake;
 mod units;
 
 use clap::error::ErrorKind;
@@ -32,7 +35,6 @@ use crate::error::{Error, Result};
 use crate::output::Envelope;
 use crate::paths::Layout;
 use crate::report::render::Format;
-use crate::systemd::DbusSystemd;
 
 fn main() {
     std::process::exit(run());
@@ -66,8 +68,8 @@ fn run() -> i32 {
 /// `report` may answer in another format than JSON; its errors are still the envelope.
 fn run_report(args: &ReportArgs) -> i32 {
     let result = check_root().and_then(|()| {
-        let systemd = DbusSystemd::new();
-        let ctx = Context::new(Layout::from_env(), &systemd);
+        let systemd = systemd_fake::from_env()?;
+        let ctx = Context::new(Layout::from_env(), systemd.as_ref());
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -121,8 +123,8 @@ fn fail(error: &Error) -> i32 {
 
 fn dispatch(cli: Cli) -> Result<Value> {
     check_root()?;
-    let systemd = DbusSystemd::new();
-    let ctx = Context::new(Layout::from_env(), &systemd);
+    let systemd = systemd_fake::from_env()?;
+    let ctx = Context::new(Layout::from_env(), systemd.as_ref());
     match cli.command {
         Command::Base { verb } => match verb {
             BaseVerb::Create(args) => json(base::create(

@@ -8,6 +8,7 @@ use super::{confdir_of, describe_one, CloneView};
 use crate::base::read_metadata;
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::faults;
 use crate::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
 use crate::names::{validate_hostname, validate_name};
 use crate::output::{CloneChanged, CloneCreated};
@@ -125,6 +126,7 @@ fn create_clone(
     ] {
         changed |= create_dir_all(&layout.fs(dir), 0o755)?;
     }
+    faults::after("clone-create:dirs-created");
 
     let view = CloneView::open(ctx, clone, &request.base)?;
     let confdir = confdir_of(layout, &base.name)?;
@@ -140,23 +142,31 @@ fn create_clone(
     }
     changed |= secrets::apply(&view, &confdir, &secrets)?;
     let (root_password, challenge_password) = secrets::report(&view, &confdir)?;
+    faults::after("clone-create:clone-files-written");
 
-    let mut units_changed = write_shared_units(layout)?;
+    let mut units_changed = crate::reload::begin(layout)?;
+    units_changed |= write_shared_units(layout)?;
+    faults::after("clone-create:shared-units-written");
     units_changed |= write_atomic(
         &mount_unit_path,
         units::clone_mount(layout, clone, &request.base).as_bytes(),
         0o644,
     )?;
+    faults::after("clone-create:mount-unit-written");
     units_changed |= ensure_symlink(
         &layout.fs(layout.clone_enable_link(clone)),
         &layout.unit_path(SERVICE_TEMPLATE),
     )?;
+    faults::after("clone-create:enable-link-created");
     if let Some(plan) = &plan {
         units_changed |= plan.apply_on_host(layout, clone)?;
     }
+    faults::after("clone-create:host-units-written");
     if units_changed {
         ctx.systemd.daemon_reload()?;
     }
+    crate::reload::done(layout)?;
+    faults::after("clone-create:daemon-reloaded");
     changed |= units_changed;
 
     if request.start {
