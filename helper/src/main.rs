@@ -12,6 +12,7 @@ mod faults;
 mod fsutil;
 mod host;
 mod host_limits;
+mod leftovers;
 mod lock;
 mod mounts;
 mod names;

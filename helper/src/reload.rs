@@ -31,3 +31,20 @@ pub fn begin(layout: &Layout) -> Result<bool> {
 pub fn done(layout: &Layout) -> Result<()> {
     remove_file(&marker(layout)).map(drop)
 }
+
+/// Sweeps the temporary files killed helpers left in the directories a clone's
+/// create and remove write on the host (see [`crate::leftovers`]).
+pub fn sweep_clone_dirs(layout: &Layout, clone: &str) -> Result<()> {
+    use crate::paths::{MULTI_USER_TARGET, TARGET, UNIT_DIR};
+    let service_dropins = layout.unit_path(&format!("{}.d", layout.service_unit_name(clone)));
+    for dir in [
+        PathBuf::from(UNIT_DIR),
+        layout.wants_dir(TARGET),
+        layout.wants_dir(MULTI_USER_TARGET),
+        service_dropins,
+        PathBuf::from(STATE_DIR),
+    ] {
+        crate::leftovers::sweep(&layout.fs(dir))?;
+    }
+    Ok(())
+}

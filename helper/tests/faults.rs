@@ -240,3 +240,44 @@ fn a_second_invocation_waits_for_the_lock_and_says_so() {
     let answer: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
     assert_eq!(answer["result"]["changed"], true);
 }
+
+/// A kill between writing a temporary file and renaming it leaves `.<name>.clone-army-<pid>`
+/// beside the unit files; the next create or remove sweeps those of dead writers.
+#[test]
+fn temporary_files_of_a_killed_helper_are_swept() {
+    if !is_root() {
+        return;
+    }
+    let clean = Scene::new();
+    clean.run(&clean.base_create());
+    clean.run(&clean.clone_create());
+    let want = clean.tree();
+
+    // Above the kernel's largest pid_max: a writer that surely is gone.
+    let leftovers = [
+        "etc/systemd/system/.var-lib-machines-c1.mount.clone-army-4194999",
+        "etc/systemd/system/puppet-clone-army.target.wants/.clone-army-link-4194999",
+        "etc/systemd/system/puppet-clone-army@c1.service.d/.50-limits.conf.clone-army-4194999",
+    ];
+    let scene = Scene::new();
+    scene.run(&scene.base_create());
+    scene.run_killed_after("clone-create:dirs-created", &scene.clone_create());
+    for leftover in leftovers {
+        let path = scene.root.path().join(leftover);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "half").unwrap();
+    }
+    scene.run(&scene.clone_create());
+    assert_same_tree("sweep on create", &scene.tree(), &want);
+
+    for leftover in leftovers {
+        let path = scene.root.path().join(leftover);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "half").unwrap();
+    }
+    scene.run(&["clone", "remove", "c1"]);
+    assert_eq!(clone_paths(&scene), Vec::<String>::new());
+    for leftover in leftovers {
+        assert!(!scene.root.path().join(leftover).exists(), "{leftover}");
+    }
+}

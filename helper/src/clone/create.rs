@@ -144,6 +144,7 @@ fn create_clone(
     let (root_password, challenge_password) = secrets::report(&view, &confdir)?;
     faults::after("clone-create:clone-files-written");
 
+    crate::reload::sweep_clone_dirs(layout, clone)?;
     let mut units_changed = crate::reload::begin(layout)?;
     units_changed |= write_shared_units(layout)?;
     faults::after("clone-create:shared-units-written");

@@ -63,6 +63,7 @@ fn remove_one(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
         }
     }
 
+    crate::reload::sweep_clone_dirs(layout, clone)?;
     let service = layout.service_unit_name(clone);
     stop_unit(ctx, &service)?;
     wait_stopped(ctx, &service)?;
