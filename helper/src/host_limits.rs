@@ -10,6 +10,11 @@
 //! inotify (systemd issue 17992) and kernel keys (`kernel.keys.maxkeys`/`maxbytes`,
 //! "Disk quota exceeded" when joining a session keyring, sysbox issue 332).
 //!
+//! These budgets are per user, and without user namespaces a clone's users are the
+//! host's: the `messagebus` dbus-daemon of every clone is one host uid, so 500 clones
+//! share one uid's inotify instances and kernel-key quota (`kernel.keys.maxkeys`
+//! applies to every uid but root, which has `root_maxkeys`).
+//!
 //! `clone create` and `clone start` make sure `/etc/sysctl.d/60-puppet-clone-army.conf`
 //! holds the values (so they survive a reboot) and raise the running kernel's values
 //! through `/proc/sys` where they are lower. Never lowering: a value already higher is
