@@ -35,6 +35,11 @@ pub enum Command {
     },
     /// Run a command in running clones, N at a time (a burst), and report each exit.
     Exec(ExecArgs),
+    /// The host: kernel limits a large fleet needs, and its capacity for clones.
+    Host {
+        #[command(subcommand)]
+        verb: HostVerb,
+    },
     /// Every clone's last run, the fleet's figures and, with --server, the server's view.
     Report(ReportArgs),
 }
@@ -55,6 +60,12 @@ pub struct ReportArgs {
     /// Errors always come as the JSON envelope.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HostVerb {
+    /// Report the kernel limits and the capacity for clones (read-only).
+    Limits,
 }
 
 #[derive(Debug, Subcommand)]
@@ -98,8 +109,11 @@ pub enum CloneVerb {
     Create(CloneCreateArgs),
     /// List every clone, with one bulk systemd call.
     List,
-    /// Start clones and wait until they are active.
+    /// Start clones (in waves over --ramp-up) and wait until they are active.
     Start {
+        /// Spread the starts over this many seconds, in waves about 5 s apart.
+        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+        ramp_up: u64,
         #[arg(required = true)]
         names: Vec<String>,
     },

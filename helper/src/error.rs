@@ -86,6 +86,16 @@ pub enum Error {
     #[error(transparent)]
     Systemd(#[from] SystemdError),
 
+    /// Some of the clones a verb tried failed (the others went ahead); `errors` holds
+    /// one line per failed clone, `<clone>: <why>`, and becomes `causes`.
+    #[error("{} of {tried} clone(s) did not {verb}: {}", failed.len(), failed.join(", "))]
+    ClonesFailed {
+        verb: &'static str,
+        tried: usize,
+        failed: Vec<String>,
+        errors: Vec<String>,
+    },
+
     #[error("could not take the lock {} within {seconds} s: another clone-army is running", path.display())]
     LockTimeout { path: PathBuf, seconds: u64 },
 
@@ -120,6 +130,7 @@ impl Error {
             Error::Io { .. } => "io",
             Error::StillMounted { .. } => "still-mounted",
             Error::Systemd(_) => "systemd",
+            Error::ClonesFailed { .. } => "systemd",
             Error::LockTimeout { .. } => "lock-timeout",
             Error::Internal(_) => "internal",
         }
@@ -146,6 +157,9 @@ impl Error {
 
     /// The chain of underlying errors, outermost first (this error itself excluded).
     pub fn causes(&self) -> Vec<String> {
+        if let Error::ClonesFailed { errors, .. } = self {
+            return errors.clone();
+        }
         let mut causes = Vec::new();
         let mut next = std::error::Error::source(self);
         while let Some(cause) = next {

@@ -23,6 +23,7 @@ pub fn acquire(layout: &Layout, timeout: Duration) -> Result<Lock> {
         create_dir_all(dir, 0o755)?;
     }
     let started = Instant::now();
+    let mut said = false;
     loop {
         let file = File::options()
             .create(true)
@@ -33,6 +34,15 @@ pub fn acquire(layout: &Layout, timeout: Duration) -> Result<Lock> {
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(flock) => return Ok(Lock { _flock: flock }),
             Err((_, nix::errno::Errno::EWOULDBLOCK)) if started.elapsed() < timeout => {
+                // Once, so a person (or Puppet's log) sees why nothing happens.
+                if !said {
+                    eprintln!(
+                        "clone-army: waiting for lock {} (another clone-army is running; giving up after {} s)",
+                        path.display(),
+                        timeout.as_secs()
+                    );
+                    said = true;
+                }
                 std::thread::sleep(Duration::from_millis(200));
             }
             Err((_, nix::errno::Errno::EWOULDBLOCK)) => {

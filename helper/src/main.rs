@@ -8,16 +8,21 @@ mod context;
 mod error;
 mod escape;
 mod exec;
+mod faults;
 mod fsutil;
 mod host;
+mod host_limits;
+mod leftovers;
 mod lock;
 mod mounts;
 mod names;
 mod output;
 mod paths;
 mod puppet_conf;
+mod reload;
 mod report;
 mod systemd;
+mod systemd_fake;
 mod units;
 
 use clap::error::ErrorKind;
@@ -25,13 +30,12 @@ use clap::Parser;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{BaseVerb, Cli, CloneVerb, Command, ReportArgs};
+use crate::cli::{BaseVerb, Cli, CloneVerb, Command, HostVerb, ReportArgs};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::output::Envelope;
 use crate::paths::Layout;
 use crate::report::render::Format;
-use crate::systemd::DbusSystemd;
 
 fn main() {
     std::process::exit(run());
@@ -65,8 +69,8 @@ fn run() -> i32 {
 /// `report` may answer in another format than JSON; its errors are still the envelope.
 fn run_report(args: &ReportArgs) -> i32 {
     let result = check_root().and_then(|()| {
-        let systemd = DbusSystemd::new();
-        let ctx = Context::new(Layout::from_env(), &systemd);
+        let systemd = systemd_fake::from_env()?;
+        let ctx = Context::new(Layout::from_env(), systemd.as_ref());
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -120,8 +124,8 @@ fn fail(error: &Error) -> i32 {
 
 fn dispatch(cli: Cli) -> Result<Value> {
     check_root()?;
-    let systemd = DbusSystemd::new();
-    let ctx = Context::new(Layout::from_env(), &systemd);
+    let systemd = systemd_fake::from_env()?;
+    let ctx = Context::new(Layout::from_env(), systemd.as_ref());
     match cli.command {
         Command::Base { verb } => match verb {
             BaseVerb::Create(args) => json(base::create(
@@ -156,7 +160,7 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 },
             )),
             CloneVerb::List => json(clone::list(&ctx)),
-            CloneVerb::Start { names } => json(clone::start(&ctx, &names)),
+            CloneVerb::Start { ramp_up, names } => json(clone::start(&ctx, &names, ramp_up)),
             CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),
             CloneVerb::Remove { names } => json(clone::remove(&ctx, &names)),
             CloneVerb::Configure(args) => json(clone::configure_with(
@@ -177,6 +181,9 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 command: args.command,
             },
         )),
+        Command::Host {
+            verb: HostVerb::Limits,
+        } => json(Ok(host_limits::report(&ctx.layout))),
         // Answered by `run_report`, which may print other formats than the envelope.
         Command::Report(_) => Err(Error::Internal(
             "report reached the JSON dispatcher".to_owned(),

@@ -129,6 +129,9 @@ pub struct CloneCreated {
     /// the clone's csr_attributes.yaml carries a challengePassword (policy autosigning).
     #[serde(default)]
     pub challenge_password: bool,
+    /// The kernel limits for a large fleet, as `clone-army host limits` reports them.
+    #[serde(default)]
+    pub host_limits: Vec<crate::host_limits::LimitStatus>,
 }
 
 /// `clone list`.
@@ -472,6 +475,20 @@ mod tests {
             changed: true,
             root_password: true,
             challenge_password: false,
+            host_limits: vec![crate::host_limits::LimitStatus {
+                name: "fs.inotify.max_user_instances".into(),
+                current: Some(128),
+                wanted: 8192,
+                applied: false,
+                caps_clones: Some(21),
+                error: Some("cannot write /proc/sys/fs/inotify/max_user_instances: Read-only file system (os error 30)".into()),
+            }],
+        });
+        round_trip(crate::clone::ClonesStarted {
+            clones: vec![running.clone()],
+            waves: vec![vec!["clone1".into()]],
+            ramp_up_seconds: 0,
+            host_limits: Vec::new(),
         });
         round_trip(CloneList {
             clones: vec![running.clone(), stopped.clone()],

@@ -11,6 +11,7 @@ use super::builder::{release_package_url, BuildSpec, PeSpec};
 use super::{builder_for, info, rfc3339_utc, BaseMetadata, Family, Os, PuppetSource};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::faults;
 use crate::fsutil::{create_dir_all, remove_dir_all, write_atomic};
 use crate::host;
 use crate::names::{validate_hostname, validate_name};
@@ -61,10 +62,13 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
     remove_dir_all(&staging)?;
     let built = (|| {
         create_dir_all(&staging, 0o755)?;
+        faults::after("base-create:staging-created");
         for argv in builder.commands(&spec, &staging)? {
             run(&argv)?;
         }
+        faults::after("base-create:builder-ran");
         builder.post_steps(&staging)?;
+        faults::after("base-create:rootfs-finished");
         let json =
             serde_json::to_string_pretty(&metadata).map_err(|e| Error::Internal(e.to_string()))?;
         write_atomic(
@@ -72,7 +76,11 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
             (json + "\n").as_bytes(),
             0o644,
         )?;
-        fs::rename(&staging, &final_dir).map_err(|e| Error::io("rename into place", &final_dir, e))
+        faults::after("base-create:metadata-written");
+        fs::rename(&staging, &final_dir)
+            .map_err(|e| Error::io("rename into place", &final_dir, e))?;
+        faults::after("base-create:renamed");
+        Ok(())
     })();
     if let Err(error) = built {
         let _ = remove_dir_all(&staging);

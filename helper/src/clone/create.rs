@@ -8,6 +8,7 @@ use super::{confdir_of, describe_one, CloneView};
 use crate::base::read_metadata;
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::faults;
 use crate::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
 use crate::names::{validate_hostname, validate_name};
 use crate::output::{CloneChanged, CloneCreated};
@@ -93,6 +94,8 @@ fn create_clone(
     let Some(base) = read_metadata(layout, &request.base)? else {
         return Err(unknown_base(ctx, &request.base));
     };
+    // Before anything can start: a clone beyond the host's kernel limits dies at boot.
+    let host_limits = crate::host_limits::ensure(layout);
     let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     if let Some(text) = read_optional(&mount_unit_path)? {
         match parse_clone_mount(&text) {
@@ -123,6 +126,7 @@ fn create_clone(
     ] {
         changed |= create_dir_all(&layout.fs(dir), 0o755)?;
     }
+    faults::after("clone-create:dirs-created");
 
     let view = CloneView::open(ctx, clone, &request.base)?;
     let confdir = confdir_of(layout, &base.name)?;
@@ -138,23 +142,32 @@ fn create_clone(
     }
     changed |= secrets::apply(&view, &confdir, &secrets)?;
     let (root_password, challenge_password) = secrets::report(&view, &confdir)?;
+    faults::after("clone-create:clone-files-written");
 
-    let mut units_changed = write_shared_units(layout)?;
+    crate::reload::sweep_clone_dirs(layout, clone)?;
+    let mut units_changed = crate::reload::begin(layout)?;
+    units_changed |= write_shared_units(layout)?;
+    faults::after("clone-create:shared-units-written");
     units_changed |= write_atomic(
         &mount_unit_path,
         units::clone_mount(layout, clone, &request.base).as_bytes(),
         0o644,
     )?;
+    faults::after("clone-create:mount-unit-written");
     units_changed |= ensure_symlink(
         &layout.fs(layout.clone_enable_link(clone)),
         &layout.unit_path(SERVICE_TEMPLATE),
     )?;
+    faults::after("clone-create:enable-link-created");
     if let Some(plan) = &plan {
         units_changed |= plan.apply_on_host(layout, clone)?;
     }
+    faults::after("clone-create:host-units-written");
     if units_changed {
         ctx.systemd.daemon_reload()?;
     }
+    crate::reload::done(layout)?;
+    faults::after("clone-create:daemon-reloaded");
     changed |= units_changed;
 
     if request.start {
@@ -178,6 +191,7 @@ fn create_clone(
         changed,
         root_password,
         challenge_password,
+        host_limits,
     })
 }
 

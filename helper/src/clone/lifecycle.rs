@@ -1,5 +1,5 @@
-//! `clone start` and `clone stop`: jobs for all the clones first, then one bounded wait
-//! per clone, so a fleet starts in parallel.
+//! `clone stop`, and the start and stop of one unit: jobs for all the clones first, then
+//! one bounded wait per clone, so a fleet stops in parallel. (`clone start` is in `start.rs`.)
 
 use super::{describe_named, find};
 use crate::context::Context;
@@ -7,30 +7,6 @@ use crate::error::Result;
 use crate::names::validate_name;
 use crate::output::CloneNames;
 use crate::systemd::{wait_for_state, SystemdError};
-
-pub fn start(ctx: &Context, clones: &[String]) -> Result<CloneNames> {
-    check(ctx, clones)?;
-    let units: Vec<String> = clones
-        .iter()
-        .map(|c| ctx.layout.service_unit_name(c))
-        .collect();
-    for unit in &units {
-        start_unit(ctx, unit)?;
-    }
-    for unit in &units {
-        wait_for_state(
-            ctx.systemd,
-            unit,
-            "active",
-            |s| s == "active",
-            true,
-            ctx.wait_timeout,
-        )?;
-    }
-    Ok(CloneNames {
-        clones: describe_named(ctx, clones)?,
-    })
-}
 
 pub fn stop(ctx: &Context, clones: &[String]) -> Result<CloneNames> {
     check(ctx, clones)?;

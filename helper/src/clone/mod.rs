@@ -12,6 +12,7 @@ mod remove;
 pub mod run_mode;
 mod secrets;
 pub mod shape;
+mod start;
 #[cfg(test)]
 mod tests;
 
@@ -21,10 +22,12 @@ mod tests;
 pub use configure::{configure, configure_with};
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use create::{create, create_full, create_with, create_with_secrets, CloneRequest};
-pub use lifecycle::{start, stop};
+pub use lifecycle::stop;
 pub use list::{describe_named, describe_without_systemd_failing, list};
 pub use remove::remove;
 pub use secrets::SecretFiles;
+#[cfg_attr(not(test), allow(unused_imports))]
+pub use start::{start, ClonesStarted};
 
 use std::path::{Path, PathBuf};
 

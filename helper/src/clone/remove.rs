@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::lifecycle::{stop_unit, wait_stopped};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::faults;
 use crate::fsutil::{read_optional, remove_dir_all, remove_file};
 use crate::mounts::MountTable;
 use crate::names::validate_name;
@@ -18,7 +19,7 @@ pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
     }
     let _lock = ctx.lock()?;
     let mut removed = Vec::new();
-    let mut units_changed = false;
+    let mut units_changed = crate::reload::begin(&ctx.layout)?;
     let mut result = Ok(());
     for clone in clones {
         match remove_one(ctx, clone) {
@@ -38,6 +39,8 @@ pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
     if units_changed {
         ctx.systemd.daemon_reload()?;
     }
+    crate::reload::done(&ctx.layout)?;
+    faults::after("clone-remove:daemon-reloaded");
     result?;
     Ok(ClonesRemoved {
         changed: !removed.is_empty(),
@@ -60,11 +63,13 @@ fn remove_one(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
         }
     }
 
+    crate::reload::sweep_clone_dirs(layout, clone)?;
     let service = layout.service_unit_name(clone);
     stop_unit(ctx, &service)?;
     wait_stopped(ctx, &service)?;
     stop_unit(ctx, &mount_unit)?;
     wait_stopped(ctx, &mount_unit)?;
+    faults::after("clone-remove:stopped");
 
     let machine_dir = layout.machine_dir(clone);
     let dirs: [PathBuf; 3] = [layout.upper_dir(clone), layout.work_dir(clone), machine_dir];
@@ -80,11 +85,20 @@ fn remove_one(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
     }
 
     let mut units = remove_file(&layout.fs(layout.clone_enable_link(clone)))?;
+    faults::after("clone-remove:enable-link-removed");
     units |= remove_file(&mount_unit_path)?;
+    faults::after("clone-remove:mount-unit-removed");
     units |= super::limits::remove(layout, clone)?;
+    faults::after("clone-remove:limits-removed");
     let mut any = units;
-    for dir in &dirs {
+    let steps = [
+        "clone-remove:upper-dir-removed",
+        "clone-remove:work-dir-removed",
+        "clone-remove:machine-dir-removed",
+    ];
+    for (dir, step) in dirs.iter().zip(steps) {
         any |= remove_dir_all(&layout.fs(dir))?;
+        faults::after(step);
     }
     Ok((any, units))
 }

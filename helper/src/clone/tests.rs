@@ -10,16 +10,16 @@ use crate::base;
 use crate::output::CloneState;
 use crate::systemd::RecordingSystemd;
 
-struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
     root: PathBuf,
     layout: Layout,
-    systemd: RecordingSystemd,
+    pub(crate) systemd: RecordingSystemd,
 }
 
 impl Fixture {
     /// A root with one complete base, `debian-12`, whose /etc/puppet is 0750.
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_owned();
         let base = root.join("var/lib/puppet-clone-army/debian-12");
@@ -60,7 +60,7 @@ impl Fixture {
         }
     }
 
-    fn ctx(&self) -> Context<'_> {
+    pub(crate) fn ctx(&self) -> Context<'_> {
         let mut ctx = Context::new(self.layout.clone(), &self.systemd);
         ctx.wait_timeout = Duration::from_secs(1);
         ctx.lock_timeout = Duration::from_secs(1);
@@ -71,7 +71,7 @@ impl Fixture {
         self.layout.fs(system_path)
     }
 
-    fn create(&self, name: &str, start: bool) -> crate::output::CloneChanged {
+    pub(crate) fn create(&self, name: &str, start: bool) -> crate::output::CloneChanged {
         create(
             &self.ctx(),
             &CloneRequest {
@@ -463,7 +463,7 @@ fn start_and_stop() {
     f.create("c1", false);
     f.create("c2", false);
     let names = vec!["c1".to_owned(), "c2".to_owned()];
-    let started = start(&f.ctx(), &names).unwrap().clones;
+    let started = start(&f.ctx(), &names, 0).unwrap().clones;
     assert_eq!(
         started.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
         ["c1", "c2"]
@@ -479,7 +479,7 @@ fn start_and_stop() {
         f.systemd.active_state_of("puppet-clone-army@c1.service"),
         "inactive"
     );
-    let error = start(&f.ctx(), &["c1".to_owned(), "c3".to_owned()]).unwrap_err();
+    let error = start(&f.ctx(), &["c1".to_owned(), "c3".to_owned()], 0).unwrap_err();
     assert_eq!(error.kind(), "not-found");
     let error = stop(&f.ctx(), &["C1".to_owned()]).unwrap_err();
     assert_eq!(error.kind(), "invalid-name");
@@ -496,7 +496,7 @@ fn start_recovers_a_clone_systemd_gave_up_on() {
     f.systemd.start_limited.borrow_mut().push(unit.into());
     let before = f.actions().len();
 
-    let started = start(&f.ctx(), &["c1".to_owned(), "c2".to_owned()])
+    let started = start(&f.ctx(), &["c1".to_owned(), "c2".to_owned()], 0)
         .unwrap()
         .clones;
     assert!(started.iter().all(|c| c.state == CloneState::Running));

@@ -1,0 +1,414 @@
+//! `clone start [--ramp-up SECONDS]`: the clones start in waves spread over the ramp-up,
+//! so a large fleet does not boot all at once (hundreds of systemds starting together
+//! put an IO and CPU spike on the host and a herd of first agent runs on the server).
+//!
+//! Inside a wave every start job is queued first and then all are waited for together,
+//! under one deadline, with one `ListUnitsByPatterns` call per poll: starting 100 clones
+//! is one wait of about the slowest clone's boot, not 100 waits one after the other.
+//! A clone that fails does not stop the others; the verb answers with an error naming
+//! every failed clone after it has tried them all.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::{describe_named, find};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::host_limits::{self, LimitStatus};
+use crate::names::validate_name;
+use crate::output::CloneInfo;
+use crate::systemd::{JournalTail, SystemdError, STATE_POLL_INTERVAL};
+
+/// About how far apart the waves of a ramp-up are.
+pub const WAVE_INTERVAL_SECONDS: u64 = 5;
+
+/// Time as the start sees it: real in the binary, simulated in tests (no sleeping).
+pub trait Pace {
+    /// Time since the start began.
+    fn elapsed(&self) -> Duration;
+    fn sleep(&self, duration: Duration);
+}
+
+pub struct RealPace {
+    started: Instant,
+}
+
+impl RealPace {
+    pub fn new() -> Self {
+        RealPace {
+            started: Instant::now(),
+        }
+    }
+}
+
+impl Pace for RealPace {
+    fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration);
+    }
+}
+
+/// `clone start`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClonesStarted {
+    /// In the order given, with their states after the wait.
+    pub clones: Vec<CloneInfo>,
+    /// The clones of each wave, in order (one wave without `--ramp-up`).
+    pub waves: Vec<Vec<String>>,
+    pub ramp_up_seconds: u64,
+    pub host_limits: Vec<LimitStatus>,
+}
+
+/// The waves: `min(N, max(1, ramp_up / 5))` of them, each of `ceil(N / waves)` clones,
+/// and the offset (from the start) at which each begins.
+pub fn plan_waves(clones: &[String], ramp_up_seconds: u64) -> Vec<(Duration, Vec<String>)> {
+    if clones.is_empty() {
+        return Vec::new();
+    }
+    let wanted = (ramp_up_seconds / WAVE_INTERVAL_SECONDS).max(1) as usize;
+    let waves = wanted.min(clones.len());
+    let size = clones.len().div_ceil(waves);
+    let chunks: Vec<Vec<String>> = clones.chunks(size).map(<[String]>::to_vec).collect();
+    let count = chunks.len() as u32;
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            // Spread evenly over the ramp-up: the first wave at 0, none at its very end.
+            let at = Duration::from_secs(ramp_up_seconds) * i as u32 / count;
+            (at, chunk)
+        })
+        .collect()
+}
+
+pub fn start(ctx: &Context, clones: &[String], ramp_up_seconds: u64) -> Result<ClonesStarted> {
+    start_paced(ctx, clones, ramp_up_seconds, &RealPace::new())
+}
+
+pub fn start_paced(
+    ctx: &Context,
+    clones: &[String],
+    ramp_up_seconds: u64,
+    pace: &dyn Pace,
+) -> Result<ClonesStarted> {
+    for clone in clones {
+        validate_name("clone", "name", clone)?;
+    }
+    for clone in clones {
+        find(&ctx.layout, clone)?;
+    }
+    // Duplicates start once.
+    let mut unique: Vec<String> = Vec::new();
+    for clone in clones {
+        if !unique.contains(clone) {
+            unique.push(clone.clone());
+        }
+    }
+    let host_limits = host_limits::ensure(&ctx.layout);
+    let waves = plan_waves(&unique, ramp_up_seconds);
+    let mut failures: Vec<(String, Error)> = Vec::new();
+    for (at, wave) in &waves {
+        let now = pace.elapsed();
+        if *at > now {
+            pace.sleep(*at - now);
+        }
+        eprintln!(
+            "clone-army: starting {} clone(s): {}",
+            wave.len(),
+            wave.join(" ")
+        );
+        failures.extend(start_wave(ctx, wave, pace)?);
+    }
+    if !failures.is_empty() {
+        return Err(Error::ClonesFailed {
+            verb: "start",
+            tried: unique.len(),
+            failed: failures.iter().map(|(c, _)| c.clone()).collect(),
+            errors: failures
+                .iter()
+                .map(|(clone, e)| {
+                    let mut line = format!("{clone}: {e}");
+                    for cause in e.causes() {
+                        line.push('\n');
+                        line.push_str(&cause);
+                    }
+                    line
+                })
+                .collect(),
+        });
+    }
+    Ok(ClonesStarted {
+        clones: describe_named(ctx, clones)?,
+        waves: waves.into_iter().map(|(_, wave)| wave).collect(),
+        ramp_up_seconds,
+        host_limits,
+    })
+}
+
+/// Errors that are about the bus, not about one clone: no use going on.
+fn is_bus_failure(error: &SystemdError) -> bool {
+    matches!(
+        error,
+        SystemdError::Unavailable { .. } | SystemdError::Timeout { .. }
+    )
+}
+
+/// Queues every start of the wave, then waits for all of them together. Returns the
+/// clones that failed; an unreachable bus fails the whole verb.
+fn start_wave(ctx: &Context, wave: &[String], pace: &dyn Pace) -> Result<Vec<(String, Error)>> {
+    let mut failures = Vec::new();
+    let mut pending: Vec<(String, String)> = Vec::new();
+    for clone in wave {
+        let unit = ctx.layout.service_unit_name(clone);
+        match super::lifecycle::start_unit(ctx, &unit) {
+            Ok(()) => pending.push((clone.clone(), unit)),
+            Err(Error::Systemd(e)) if is_bus_failure(&e) => return Err(Error::Systemd(e)),
+            Err(e) => failures.push((clone.clone(), e)),
+        }
+    }
+    let deadline = pace.elapsed() + ctx.wait_timeout;
+    let pattern = vec![ctx.layout.service_unit_name("*")];
+    let mut last: BTreeMap<String, String> = BTreeMap::new();
+    loop {
+        let states = ctx.systemd.unit_states(&pattern)?;
+        pending.retain(|(clone, unit)| {
+            let state = states.get(unit).map_or("inactive", String::as_str);
+            match state {
+                "active" => false,
+                "failed" => {
+                    let lines = ctx.systemd.recent_log(unit);
+                    failures.push((
+                        clone.clone(),
+                        SystemdError::UnitFailed {
+                            unit: unit.clone(),
+                            journal: (!lines.is_empty()).then(|| JournalTail {
+                                unit: unit.clone(),
+                                lines,
+                            }),
+                        }
+                        .into(),
+                    ));
+                    false
+                }
+                other => {
+                    last.insert(unit.clone(), other.to_owned());
+                    true
+                }
+            }
+        });
+        if pending.is_empty() {
+            break;
+        }
+        if pace.elapsed() >= deadline {
+            for (clone, unit) in pending.drain(..) {
+                let state = last.get(&unit).cloned().unwrap_or_default();
+                failures.push((
+                    clone,
+                    SystemdError::WaitTimeout {
+                        unit,
+                        wanted: "active",
+                        last: state,
+                        seconds: ctx.wait_timeout.as_secs(),
+                    }
+                    .into(),
+                ));
+            }
+            break;
+        }
+        pace.sleep(STATE_POLL_INTERVAL);
+    }
+    // Report failures in the order the clones were given.
+    failures.sort_by_key(|(clone, _)| wave.iter().position(|c| c == clone));
+    Ok(failures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::{Cell, RefCell};
+
+    /// Simulated time: sleeping advances it and is recorded, nothing waits.
+    #[derive(Default)]
+    struct FakePace {
+        now: Cell<Duration>,
+        sleeps: RefCell<Vec<Duration>>,
+    }
+
+    impl Pace for FakePace {
+        fn elapsed(&self) -> Duration {
+            self.now.get()
+        }
+        fn sleep(&self, duration: Duration) {
+            self.sleeps.borrow_mut().push(duration);
+            self.now.set(self.now.get() + duration);
+        }
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("c{i}")).collect()
+    }
+
+    #[test]
+    fn waves_are_spread_over_the_ramp_up() {
+        let plan = plan_waves(&names(10), 20);
+        // 20 s: 4 waves of ceil(10 / 4) = 3, at 0, 5, 10, 15 s.
+        assert_eq!(
+            plan.iter()
+                .map(|(at, w)| (at.as_secs(), w.len()))
+                .collect::<Vec<_>>(),
+            [(0, 3), (5, 3), (10, 3), (15, 1)]
+        );
+        // No ramp-up: one wave.
+        assert_eq!(plan_waves(&names(100), 0).len(), 1);
+        // Fewer clones than waves: one clone a wave.
+        let plan = plan_waves(&names(2), 60);
+        assert_eq!(
+            plan.iter()
+                .map(|(at, w)| (at.as_secs(), w.clone()))
+                .collect::<Vec<_>>(),
+            [(0, vec!["c1".to_owned()]), (30, vec!["c2".to_owned()])]
+        );
+        // 7 clones over 12 s: 2 waves (every ~5 s), 4 then 3.
+        let plan = plan_waves(&names(7), 12);
+        assert_eq!(
+            plan.iter()
+                .map(|(at, w)| (at.as_secs(), w.len()))
+                .collect::<Vec<_>>(),
+            [(0, 4), (6, 3)]
+        );
+        assert!(plan_waves(&[], 30).is_empty());
+    }
+
+    pub(crate) fn fixture_with(clones: &[&str]) -> crate::clone::tests::Fixture {
+        let f = crate::clone::tests::Fixture::new();
+        for clone in clones {
+            f.create(clone, false);
+        }
+        f
+    }
+
+    #[test]
+    fn a_wave_queues_every_start_before_waiting() {
+        let f = fixture_with(&["c1", "c2", "c3", "c4", "c5"]);
+        let before = f.systemd.calls().len();
+        let pace = FakePace::default();
+        let started = start_paced(&f.ctx(), &names(5), 10, &pace).unwrap();
+        let calls: Vec<String> = f.systemd.calls()[before..]
+            .iter()
+            .filter(|c| !c.starts_with("reset_failed_unit"))
+            .cloned()
+            .collect();
+        let wait = "unit_states puppet-clone-army@*.service";
+        let start = |c: &str| format!("start_unit puppet-clone-army@{c}.service");
+        // Two waves (10 s / 5 s) of 3 and 2: all starts of a wave, then one wait.
+        assert_eq!(
+            &calls[..5],
+            [
+                start("c1"),
+                start("c2"),
+                start("c3"),
+                wait.into(),
+                start("c4")
+            ]
+        );
+        assert_eq!(calls[5], start("c5"));
+        assert_eq!(calls[6], wait);
+        // The second wave began 5 s in: one sleep until then, no polling sleeps
+        // (the fake's units are active at once).
+        assert_eq!(*pace.sleeps.borrow(), [Duration::from_secs(5)]);
+        assert_eq!(started.waves.len(), 2);
+        assert_eq!(started.waves[1], ["c4", "c5"]);
+        assert_eq!(started.ramp_up_seconds, 10);
+        assert_eq!(started.clones.len(), 5);
+    }
+
+    #[test]
+    fn a_failed_clone_is_reported_after_the_others_were_tried() {
+        let f = fixture_with(&["c1", "c2", "c3"]);
+        f.systemd
+            .failing
+            .borrow_mut()
+            .push("puppet-clone-army@c2.service".into());
+        let pace = FakePace::default();
+        let error = start_paced(&f.ctx(), &names(3), 0, &pace).unwrap_err();
+        assert_eq!(error.kind(), "systemd");
+        assert_eq!(error.exit_code(), 1);
+        let message = error.to_string();
+        assert!(
+            message.contains("c2") && !message.contains("c1,"),
+            "{message}"
+        );
+        let causes = error.causes();
+        assert_eq!(causes.len(), 1, "{causes:?}");
+        assert!(causes[0].starts_with("c2: unit puppet-clone-army@c2.service failed"));
+        assert!(causes[0].contains("exit-code"), "{}", causes[0]);
+        // c3 was started all the same.
+        assert_eq!(
+            f.systemd.active_state_of("puppet-clone-army@c3.service"),
+            "active"
+        );
+    }
+
+    #[test]
+    fn the_wait_is_bounded_for_the_whole_wave() {
+        let f = fixture_with(&["c1", "c2"]);
+        // c1 never comes up: it stays `activating` whatever is done to it.
+        struct Stuck<'a>(&'a crate::systemd::RecordingSystemd);
+        impl crate::systemd::Systemd for Stuck<'_> {
+            fn start_unit(&self, unit: &str) -> std::result::Result<(), SystemdError> {
+                self.0.start_unit(unit)?;
+                if unit.contains("c1") {
+                    self.0.set_state(unit, "activating");
+                }
+                Ok(())
+            }
+            fn reset_failed_unit(&self, unit: &str) -> std::result::Result<(), SystemdError> {
+                self.0.reset_failed_unit(unit)
+            }
+            fn stop_unit(&self, unit: &str) -> std::result::Result<(), SystemdError> {
+                self.0.stop_unit(unit)
+            }
+            fn daemon_reload(&self) -> std::result::Result<(), SystemdError> {
+                self.0.daemon_reload()
+            }
+            fn unit_states(
+                &self,
+                patterns: &[String],
+            ) -> std::result::Result<BTreeMap<String, String>, SystemdError> {
+                self.0.unit_states(patterns)
+            }
+            fn active_state(&self, unit: &str) -> std::result::Result<String, SystemdError> {
+                self.0.active_state(unit)
+            }
+            fn recent_log(&self, unit: &str) -> Vec<String> {
+                self.0.recent_log(unit)
+            }
+        }
+        let stuck = Stuck(&f.systemd);
+        let mut ctx = f.ctx();
+        ctx.systemd = &stuck;
+        ctx.wait_timeout = Duration::from_secs(120);
+        let pace = FakePace::default();
+        let error = start_paced(&ctx, &names(2), 0, &pace).unwrap_err();
+        assert!(error.to_string().contains("c1"), "{error}");
+        assert!(error.causes()[0].contains("did not become active within 120 s"));
+        // One deadline, polled: about 120 s of simulated time, not per clone.
+        let slept: Duration = pace.sleeps.borrow().iter().sum();
+        assert!(slept >= Duration::from_secs(120) && slept < Duration::from_secs(121));
+    }
+
+    #[test]
+    fn an_unreachable_bus_fails_the_verb_at_once() {
+        let f = fixture_with(&["c1"]);
+        f.systemd.unreachable.set(true);
+        let pace = FakePace::default();
+        let error = start_paced(&f.ctx(), &names(1), 0, &pace).unwrap_err();
+        assert_eq!(error.kind(), "systemd");
+        assert!(error.to_string().contains("/nonexistent"), "{error}");
+    }
+}

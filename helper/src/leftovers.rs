@@ -1,0 +1,93 @@
+//! Temporary files a killed helper leaves behind.
+//!
+//! `write_atomic` and `ensure_symlink` write `.<name>.clone-army-<pid>` and
+//! `.clone-army-link-<pid>` next to their target and rename them into place; a SIGKILL
+//! between the two leaves that file. systemd ignores such names (no unit suffix), but
+//! they are litter in `/etc/systemd/system`, so `clone create` and `clone remove` sweep
+//! the directories they write, under the lock, removing only files whose writer is gone.
+
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::sys::signal::kill;
+use nix::unistd::Pid;
+
+use crate::error::Result;
+use crate::fsutil::remove_file;
+
+/// The writer's pid, when `name` is one of the helper's temporary names.
+pub fn writer_of(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix('.')?;
+    let pid = match rest.strip_prefix("clone-army-link-") {
+        Some(pid) => pid,
+        None => rest.rsplit_once(".clone-army-")?.1,
+    };
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+fn alive(pid: i32) -> bool {
+    // EPERM: it exists, owned by someone else.
+    !matches!(kill(Pid::from_raw(pid), None), Err(Errno::ESRCH))
+}
+
+/// Removes the temporary files in `dir` whose writer no longer runs. Returns how many.
+pub fn sweep(dir: &Path) -> Result<usize> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(0);
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = writer_of(&name.to_string_lossy()) else {
+            continue;
+        };
+        if pid == std::process::id() as i32 || alive(pid) {
+            continue;
+        }
+        if remove_file(&entry.path())? {
+            eprintln!(
+                "clone-army: removed {}, left by a clone-army that was killed",
+                entry.path().display()
+            );
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_only_its_own_temporary_names() {
+        assert_eq!(
+            writer_of(".var-lib-machines-c1.mount.clone-army-123"),
+            Some(123)
+        );
+        assert_eq!(writer_of(".clone-army-link-77"), Some(77));
+        assert_eq!(writer_of("var-lib-machines-c1.mount"), None);
+        assert_eq!(writer_of(".puppet.conf.clone-army-"), None);
+        assert_eq!(writer_of(".x.clone-army-12a"), None);
+    }
+
+    #[test]
+    fn sweeps_files_of_dead_writers_only() {
+        let dir = tempfile::tempdir().unwrap();
+        // Above the kernel's largest pid_max: no such process.
+        let dead = dir.path().join(".a.mount.clone-army-4194999");
+        let mine = dir
+            .path()
+            .join(format!(".b.mount.clone-army-{}", std::process::id()));
+        let other = dir.path().join("c.mount");
+        for path in [&dead, &mine, &other] {
+            std::fs::write(path, "").unwrap();
+        }
+        assert_eq!(sweep(dir.path()).unwrap(), 1);
+        assert!(!dead.exists() && mine.exists() && other.exists());
+        assert_eq!(sweep(&dir.path().join("missing")).unwrap(), 0);
+    }
+}

@@ -1,0 +1,124 @@
+//! `clone-army host limits` through the binary: read-only, under CLONE_ARMY_ROOT.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Envelope {
+    ok: bool,
+    result: Option<HostReport>,
+}
+
+#[derive(Debug, Deserialize)]
+struct HostReport {
+    limits: Vec<Limit>,
+    sysctl_file_present: bool,
+    memory_total_bytes: Option<u64>,
+    capacity: Option<Capacity>,
+    memory_error: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Limit {
+    name: String,
+    current: Option<u64>,
+    wanted: u64,
+    applied: bool,
+    caps_clones: Option<u64>,
+    error: Option<String>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+struct Capacity {
+    daemon: u64,
+    timer: u64,
+}
+
+fn run(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clone-army"))
+        .args(args)
+        .env("CLONE_ARMY_ROOT", root)
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            "unix:path=/nonexistent/clone-army-test",
+        )
+        .output()
+        .expect("run clone-army")
+}
+
+fn tree(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            out.push(path.strip_prefix(root).unwrap().display().to_string());
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn host_limits_reports_limits_and_capacity_and_changes_nothing() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let inotify = root.path().join("proc/sys/fs/inotify");
+    std::fs::create_dir_all(&inotify).unwrap();
+    std::fs::write(inotify.join("max_user_instances"), "128\n").unwrap();
+    std::fs::write(inotify.join("max_user_watches"), "2000000\n").unwrap();
+    std::fs::write(
+        root.path().join("proc/meminfo"),
+        "MemTotal:       25165824 kB\nMemFree:         1000 kB\n",
+    )
+    .unwrap();
+    let before = tree(root.path());
+
+    let output = run(root.path(), &["host", "limits"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let envelope: Envelope = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(envelope.ok);
+    let report = envelope.result.unwrap();
+    assert_eq!(report.memory_total_bytes, Some(24 * 1024 * 1024 * 1024));
+    assert_eq!(
+        report.capacity,
+        Some(Capacity {
+            daemon: 225,
+            timer: 938
+        })
+    );
+    assert_eq!(report.memory_error, None);
+    assert!(!report.sysctl_file_present);
+    let instances = &report.limits[0];
+    assert_eq!(instances.name, "fs.inotify.max_user_instances");
+    assert_eq!(
+        (instances.current, instances.wanted, instances.applied),
+        (Some(128), 8192, false)
+    );
+    assert_eq!(instances.caps_clones, Some(21));
+    assert!(report.limits[1].applied);
+    let keys = report
+        .limits
+        .iter()
+        .find(|l| l.name == "kernel.keys.maxkeys")
+        .unwrap();
+    assert_eq!(keys.current, None);
+    assert!(keys
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("proc/sys/kernel/keys/maxkeys"));
+    // Read-only: the value and the tree are as they were.
+    assert_eq!(
+        std::fs::read_to_string(inotify.join("max_user_instances")).unwrap(),
+        "128\n"
+    );
+    assert_eq!(tree(root.path()), before);
+}
