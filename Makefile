@@ -8,7 +8,7 @@ RUSTFLAGS_STATIC := -C target-feature=+crt-static
 HELPER   := target/$(TARGET)/release/clone-army
 CLONES   ?= 4
 
-.PHONY: all deps build lint unit acceptance test lab lab-down clean
+.PHONY: all deps build static-check lint unit acceptance test lab lab-down clean
 
 all: build
 
@@ -24,16 +24,21 @@ lint: deps
 	cargo clippy --locked --all-targets -- -D warnings
 	puppet-lint --fail-on-warnings manifests types
 	rubocop lib spec tasks Rakefile
-	shellcheck scripts/*.sh .ci/run
+	shellcheck scripts/*.sh sandbox/*.sh .ci/run
 
 unit: deps
 	cargo test --locked
 	rake spec
 
-acceptance: deps build
-	rspec spec/acceptance
+# The helper must run on every supported host, RHEL 8's older glibc included.
+static-check: build
+	file -L files/clone-army | grep -Eq 'static(-pie)? linked'
+	ldd files/clone-army 2>&1 | grep -Eq 'statically linked|not a dynamic executable'
 
-test: deps lint unit
+acceptance: deps build static-check
+	rspec -O spec/acceptance/.rspec spec/acceptance
+
+test: deps lint unit acceptance
 
 lab: deps build
 	CLONES=$(CLONES) bash sandbox/lab.sh up

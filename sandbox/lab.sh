@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# `make lab`: a sandbox host "lab" (sandbox.sh) with Debian's Puppet Server on
+# 127.0.0.1:8140 and a fleet of CLONES clones made by `puppet apply` of the
+# class clone_army with the real module and helper. Waits (bounded) until every
+# clone has checked in (a signed certificate and a report on the server),
+# prints the fleet, and leaves it all running.
+#
+#   lab.sh up     CLONES (default 4) clones; fails, and tears down, if they do not check in
+#   lab.sh down   removes containers, server, mounts and state, and the rootfs
+#                 cache too unless KEEP_CACHE=1
+#   lab.sh table  prints the fleet table again
+#
+# Look around: bash sandbox/sandbox.sh exec lab machinectl list
+#              bash sandbox/sandbox.sh exec lab bash
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=sandbox/lib.sh
+source "$here/lib.sh"
+
+NAME=lab
+# The module checkout bound into the sandbox (sandbox.sh reads it too).
+export MODULE_DIR=${MODULE_DIR:-$SANDBOX_REPO}
+CLONES=${CLONES:-4}
+SERVER_NAME=${SERVER_NAME:-puppet}
+APPLY_TIMEOUT=${APPLY_TIMEOUT:-1800}
+CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + 10 * CLONES))}
+REPORT_DIR=/var/lib/puppetserver/reports
+SIGNED_DIR=/etc/puppet/puppetserver/ca/signed
+
+sandbox() { bash "$here/sandbox.sh" "$@"; }
+inside() { sandbox exec "$NAME" "$@"; }
+
+# Prints one line per clone: name state certname signed last-report-time last-report-status.
+# Runs inside the sandbox; the helper's listing is the fleet's truth.
+fleet_rows() {
+  EXEC_TIMEOUT=120 inside bash -s -- "$REPORT_DIR" "$SIGNED_DIR" <<'EOF'
+set -euo pipefail
+reports=$1 signed=$2
+clone-army clone list | jq -e -r '.result.clones[] | [.name, .state, .certname] | @tsv' |
+  while IFS=$'\t' read -r name state certname; do
+    cert=no time=- status=-
+    [ -f "$signed/$certname.pem" ] && cert=yes
+    # Report files are named <YYYYMMDDHHMM>.yaml: the last one sorted is the newest.
+    last=$(find "$reports/$certname" -maxdepth 1 -name '*.yaml' 2>/dev/null | sort | tail -n 1) || true
+    if [ -n "$last" ]; then
+      time=$(sed -n -E "s/^time: '?([^']*)'?$/\1/p" "$last" | head -n 1)
+      status=$(sed -n -E 's/^status: (.*)$/\1/p' "$last" | head -n 1)
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$state" "$certname" "$cert" "${time:--}" "${status:--}"
+  done
+EOF
+}
+
+print_table() {
+  local rows
+  if ! rows=$(fleet_rows); then
+    log "could not read the fleet (clone-army clone list failed)"
+    return 1
+  fi
+  {
+    printf 'CLONE\tSTATE\tCERTNAME\tSIGNED\tLAST REPORT\tSTATUS\n'
+    printf '%s\n' "$rows"
+  } | align_columns
+}
+
+# Tab-separated lines as aligned columns (column(1) is not on every minimal Debian).
+align_columns() {
+  awk -F'\t' '
+    { for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) }
+      if (NF > nf) nf = NF }
+    END { for (r = 1; r <= NR; r++) { line = ""
+            for (i = 1; i <= nf; i++) line = line sprintf(i < nf ? "%-" w[i] "s  " : "%s", cell[r, i])
+            print line } }'
+}
+
+# Every one of CLONES clones listed, running, signed and reported.
+all_checked_in() {
+  local rows ready
+  rows=$(fleet_rows 2>/dev/null) || return 1
+  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$2 == "running" && $4 == "yes" && $5 != "-"' | wc -l)
+  log "checked in: $ready of $CLONES"
+  ((ready >= CLONES))
+}
+
+lab_failed() {
+  local rc=$?
+  trap - EXIT INT TERM HUP
+  if sandbox status "$NAME" >/dev/null 2>&1; then
+    log "lab up failed; what the fleet looked like:"
+    # Subshells: nothing in the diagnostics may exit before the teardown below.
+    (print_table) >&2 || true
+    (EXEC_TIMEOUT=60 inside journalctl --no-pager -n 40 -u 'puppet-clone-army@*') >&2 || true
+  fi
+  log "tearing the lab down (the rootfs cache stays)"
+  sandbox down "$NAME" || true
+  exit "$rc"
+}
+
+cmd_up() {
+  local started manifest rc
+  require_root
+  [[ $CLONES =~ ^[0-9]+$ ]] || die "CLONES must be a number, not '$CLONES'"
+  [ -x "$MODULE_DIR/files/clone-army" ] || die "$MODULE_DIR/files/clone-army is missing: run make build (make lab does)"
+  started=$SECONDS
+  trap lab_failed EXIT
+  trap 'exit 130' INT TERM HUP
+
+  sandbox down "$NAME" # leftovers of an earlier lab
+  sandbox up "$NAME"
+  sandbox server "$NAME"
+
+  manifest="class { 'clone_army': master => '$SERVER_NAME', num_clones => $CLONES }"
+  log "puppet apply -e \"$manifest\" (up to ${APPLY_TIMEOUT}s)"
+  rc=0
+  EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" || rc=$?
+  # --detailed-exitcodes: 0 no change, 2 changes; 4 and 6 are failures.
+  [ "$rc" = 0 ] || [ "$rc" = 2 ] || die "puppet apply failed (exit $rc)"
+
+  log "waiting up to ${CHECKIN_TIMEOUT}s for $CLONES clones to check in"
+  wait_until "$CHECKIN_TIMEOUT" 5 all_checked_in ||
+    die "not every clone checked in within ${CHECKIN_TIMEOUT}s"
+  trap - EXIT INT TERM HUP
+
+  print_table
+  log "lab up: $CLONES clones checked in, $((SECONDS - started)) s after start"
+  cat >&2 <<EOF
+
+The lab keeps running. Puppet Server: https://127.0.0.1:8140 (as '$SERVER_NAME' inside).
+  bash sandbox/sandbox.sh exec $NAME machinectl list
+  bash sandbox/sandbox.sh exec $NAME clone-army clone list
+  bash sandbox/sandbox.sh exec $NAME bash          # a shell on the sandbox host
+  bash sandbox/lab.sh table                         # this table again
+  make lab-down                                     # remove all of it
+EOF
+}
+
+cmd_down() {
+  require_root
+  sandbox down "$NAME"
+  if [ "${KEEP_CACHE:-0}" = 1 ]; then
+    log "KEEP_CACHE=1: keeping the rootfs cache in $SANDBOX_CACHE"
+    return
+  fi
+  bash "$here/rootfs.sh" remove
+  # The cache directory itself, once nothing (another sandbox) is left in it.
+  rmdir "$SANDBOX_CACHE/sandboxes" 2>/dev/null || true
+  rmdir "$SANDBOX_CACHE" 2>/dev/null || true
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  table)
+    require_root
+    print_table || exit 1
+    ;;
+  *)
+    echo "usage: $0 up|down|table" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,107 @@
+# shellcheck shell=bash
+# Shared by the sandbox scripts: paths, logging and small helpers.
+# Sourced, never run. Callers set -euo pipefail themselves.
+#
+# Everything the sandbox scripts create lives under SANDBOX_CACHE (outside
+# the checkout), so `make lab-down` can remove all of it:
+#   $SANDBOX_CACHE/rootfs-<hash>/        the cached Debian 12 rootfs (read-only lower layer)
+#   $SANDBOX_CACHE/.staging-<hash>-<pid>/ a rootfs being built (renamed into place when complete)
+#   $SANDBOX_CACHE/sandboxes/<name>/     one sandbox host's state (upper/work/root/data, pid, log)
+
+SANDBOX_CACHE=${SANDBOX_CACHE:-/var/cache/clone-army-sandbox}
+SANDBOX_SUITE=${SANDBOX_SUITE:-bookworm}
+# shellcheck disable=SC2034 # used by the scripts that source this file
+SANDBOX_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Packages of the sandbox host. A change here changes the cache key, so the
+# next run rebuilds the rootfs.
+SANDBOX_PACKAGES=(
+  # a booting systemd host with machined, as the module's nodes are
+  systemd systemd-sysv dbus systemd-container libpam-systemd
+  # the agent that runs `puppet apply` of the module, and the server the clones talk to
+  puppet-agent puppetserver
+  # what the helper needs to build a clone base inside the sandbox
+  debootstrap debian-archive-keyring ca-certificates
+  # tools the harness and people use inside
+  iproute2 procps curl jq less
+)
+# Bump when the rootfs recipe (not the package list) changes.
+SANDBOX_RECIPE=1
+
+log() { printf '%s [sandbox] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+require_root() {
+  [ "$(id -u)" = 0 ] || die "must run as root (debootstrap, mounts and systemd-nspawn need it)"
+}
+
+# The apt mirror for SANDBOX_SUITE from the host's own apt sources (deb822
+# .sources files or one-line sources.list), unless MIRROR is set.
+host_mirror() {
+  if [ -n "${MIRROR:-}" ]; then
+    printf '%s\n' "$MIRROR"
+    return
+  fi
+  local found=
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    found=$(awk -v suite="$SANDBOX_SUITE" '
+      function flush() {
+        if (!done && types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " suite " ") && uri != "") { print uri; done = 1; exit }
+        types = ""; suites = ""; uri = ""
+      }
+      /^[[:space:]]*$/ { flush(); next }
+      /^Types:/  { sub(/^Types:[[:space:]]*/, ""); types = $0 }
+      /^Suites:/ { sub(/^Suites:[[:space:]]*/, ""); suites = $0 }
+      /^URIs:/   { uri = $2 }
+      END { flush() }' "$f")
+    [ -n "$found" ] && break
+  done
+  if [ -z "$found" ]; then
+    found=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+      awk -v suite="$SANDBOX_SUITE" '$1 == "deb" {
+        i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+        if ($(i + 1) == suite) { print $i; exit } }')
+  fi
+  printf '%s\n' "${found:-http://deb.debian.org/debian}"
+}
+
+# The cache key: suite, mirror, package list and recipe version.
+rootfs_key() {
+  {
+    printf 'suite=%s\nmirror=%s\nrecipe=%s\n' "$SANDBOX_SUITE" "$(host_mirror)" "$SANDBOX_RECIPE"
+    printf '%s\n' "${SANDBOX_PACKAGES[@]}" | sort
+  } | sha256sum | cut -c1-16
+}
+
+rootfs_path() { printf '%s/rootfs-%s\n' "$SANDBOX_CACHE" "$(rootfs_key)"; }
+
+sandbox_dir() { printf '%s/sandboxes/%s\n' "$SANDBOX_CACHE" "$1"; }
+
+valid_sandbox_name() {
+  [[ $1 =~ ^[a-z0-9][a-z0-9-]{0,30}$ ]] || die "invalid sandbox name '$1' (want [a-z0-9][a-z0-9-]*)"
+}
+
+# Is PATH (absolute) a mount point right now? Reads /proc/self/mountinfo,
+# which is the truth (field 5 is the mount point, octal escapes for spaces).
+is_mounted() {
+  awk -v p="$1" '$5 == p { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+# Every mount point at or below PATH, deepest first (for unmounting).
+mounts_below() {
+  awk -v p="$1" '$5 == p || index($5, p "/") == 1 { print length($5) " " $5 }' /proc/self/mountinfo |
+    sort -rn | cut -d' ' -f2- | uniq
+}
+
+# Poll CMD... every INTERVAL seconds until it succeeds or TIMEOUT seconds pass.
+wait_until() {
+  local timeout=$1 interval=$2
+  shift 2
+  local deadline=$((SECONDS + timeout))
+  until "$@"; do
+    ((SECONDS < deadline)) || return 1
+    sleep "$interval"
+  done
+}

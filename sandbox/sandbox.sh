@@ -1,0 +1,397 @@
+#!/usr/bin/env bash
+# A "sandbox host": the cached Debian 12 rootfs (rootfs.sh) booted with
+# `systemd-nspawn -b`, so systemd is PID 1 inside and the module can be
+# applied for real on a machine whose own PID 1 is not systemd (DESIGN.md).
+#
+#   sandbox.sh up NAME            boot sandbox NAME (fails if it is already up)
+#   sandbox.sh down NAME          power it off, unmount, remove its state (idempotent)
+#   sandbox.sh exec NAME CMD...   run CMD inside; exits with CMD's status
+#   sandbox.sh server NAME        configure and start Puppet Server inside, wait until it answers
+#   sandbox.sh status NAME        print pid, leader and systemd state
+#
+# Layout, all under $SANDBOX_CACHE/sandboxes/NAME:
+#   upper/ work/  the overlay's writable layer over the cached rootfs (the cache stays untouched)
+#   root/         the overlay mount: the sandbox's /
+#   data/         a real directory bound at /var/lib/puppet-clone-army inside: the clones put
+#                 their own overlay upper/work dirs there, and an upper dir cannot live on an overlay
+#   nspawn.pid    the systemd-nspawn supervisor's PID;  console.log  its output (the boot console)
+#
+# The sandbox shares this machine's network namespace, so its loopback (and its
+# clones') is this machine's: Puppet Server binds 127.0.0.1:8140 and nothing else.
+#
+# Environment: MODULE_DIR (default: this checkout) is bound read-only at the
+# sandbox's modulepath as clone_army; BOOT_TIMEOUT, SERVER_TIMEOUT, STOP_TIMEOUT
+# (seconds); SERVER_JRUBIES (1), SERVER_HEAP (1g) size Puppet Server.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=sandbox/lib.sh
+source "$here/lib.sh"
+
+MODULE_DIR=${MODULE_DIR:-$SANDBOX_REPO}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-120}
+SERVER_TIMEOUT=${SERVER_TIMEOUT:-300}
+# Everything is deleted afterwards, so an orderly poweroff gets a short
+# bound; then SIGKILL to the container's PID 1 ends its whole PID namespace.
+STOP_TIMEOUT=${STOP_TIMEOUT:-30}
+SERVER_JRUBIES=${SERVER_JRUBIES:-1}
+SERVER_HEAP=${SERVER_HEAP:-1g}
+# The name clones use for the server; the sandbox's /etc/hosts maps it to 127.0.0.1.
+SERVER_NAME=${SERVER_NAME:-puppet}
+# Debian 12 (`puppet config print modulepath`): /etc/puppet/code/modules:/usr/share/puppet/modules
+SANDBOX_MODULE_PATH=/etc/puppet/code/modules/clone_army
+# The cached rootfs, read-only inside too: a ready lower layer for nested-clone smoke tests.
+SANDBOX_ROOTFS_INSIDE=/var/lib/clone-army-sandbox/rootfs
+# The kernel limits a fleet needs (DESIGN.md). /proc/sys is read-only inside
+# the sandbox, so they are raised here, on the outer machine.
+INOTIFY_INSTANCES=8192
+INOTIFY_WATCHES=1048576
+PATH_INSIDE=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+# --- helpers ---------------------------------------------------------------
+
+# The live nspawn PID of sandbox NAME, or nothing. A PID is only trusted
+# while it is still a systemd-nspawn whose command line names our root dir.
+nspawn_pid() {
+  local dir pid
+  dir=$(sandbox_dir "$1")
+  [ -r "$dir/nspawn.pid" ] || return 0
+  pid=$(<"$dir/nspawn.pid")
+  [[ $pid =~ ^[0-9]+$ ]] || return 0
+  [ -r "/proc/$pid/cmdline" ] || return 0
+  is_our_nspawn "$pid" "$dir" || return 0
+  printf '%s\n' "$pid"
+}
+
+# Is PID a systemd-nspawn booting DIR/root?
+is_our_nspawn() {
+  [ "$(cat "/proc/$1/comm" 2>/dev/null)" = systemd-nspawn ] &&
+    tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -qxF -- "--directory=$2/root"
+}
+
+# Every systemd-nspawn process booting sandbox NAME's root (also when the
+# PID file is lost), for teardown. The supervisor forks helpers of its own.
+all_our_nspawns() {
+  local dir p
+  dir=$(sandbox_dir "$1")
+  for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    if is_our_nspawn "$p" "$dir"; then printf '%s\n' "$p"; fi
+  done
+}
+
+# The container's PID 1 (as seen from here): the child of the nspawn
+# supervisor that lives in another PID namespace.
+leader_pid() {
+  local nspawn=$1 child children
+  read -r -a children < <(cat "/proc/$nspawn/task/"*/children 2>/dev/null; echo)
+  for child in "${children[@]}"; do
+    if [ "$(readlink "/proc/$child/ns/pid" 2>/dev/null)" != "$(readlink /proc/self/ns/pid)" ]; then
+      printf '%s\n' "$child"
+      return 0
+    fi
+  done
+  return 1
+}
+
+require_up() {
+  local pid leader
+  pid=$(nspawn_pid "$1")
+  [ -n "$pid" ] || die "sandbox $1 is not up (sandbox.sh up $1)"
+  leader=$(leader_pid "$pid") || die "sandbox $1: no container leader under nspawn PID $pid"
+  printf '%s\n' "$leader"
+}
+
+# Run CMD... inside sandbox NAME: every namespace of the container's PID 1,
+# its root, a clean environment with a sane PATH.
+exec_in() {
+  local name=$1 leader
+  shift
+  leader=$(require_up "$name")
+  local bound=()
+  # EXEC_TIMEOUT bounds the command (seconds; 0, the default, does not: an
+  # interactive shell must stay in the terminal's foreground process group).
+  if ((${EXEC_TIMEOUT:-0} > 0)); then
+    bound=(timeout --kill-after=10 "$EXEC_TIMEOUT")
+  fi
+  "${bound[@]}" nsenter --target "$leader" --all --root --wd \
+    env -i PATH="$PATH_INSIDE" HOME=/root USER=root LOGNAME=root LANG=C.UTF-8 \
+    TERM="${TERM:-dumb}" "$@"
+}
+
+raise_kernel_limits() {
+  local key want have
+  for key in max_user_instances:$INOTIFY_INSTANCES max_user_watches:$INOTIFY_WATCHES; do
+    want=${key#*:}
+    key=/proc/sys/fs/inotify/${key%%:*}
+    have=$(<"$key")
+    if ((have < want)); then
+      log "raising ${key#/proc/sys/} from $have to $want (clones die without it)"
+      printf '%s\n' "$want" >"$key" || die "cannot raise $key; clones will fail to boot"
+    fi
+  done
+}
+
+# --- up --------------------------------------------------------------------
+
+cmd_up() {
+  local name=$1 dir rootfs started pid state
+  require_root
+  valid_sandbox_name "$name"
+  dir=$(sandbox_dir "$name")
+  [ -z "$(nspawn_pid "$name")" ] || die "sandbox $name is already up (sandbox.sh down $name first)"
+  # Leftovers of a run that was killed hard: clear them first.
+  [ ! -e "$dir" ] || cmd_down "$name"
+  [ -f "$MODULE_DIR/metadata.json" ] || die "MODULE_DIR=$MODULE_DIR is not a module checkout"
+  command -v systemd-nspawn >/dev/null || die "systemd-nspawn is not installed (make deps)"
+
+  rootfs=$(bash "$here/rootfs.sh" build)
+  raise_kernel_limits
+
+  # From here on, a failure (or an interrupt) takes down what was set up so far.
+  up_name=$name
+  trap up_failed EXIT
+  trap 'exit 130' INT TERM HUP
+
+  mkdir -p "$dir"/{upper,work,root,data}
+  chmod 0755 "$dir" "$dir/upper" "$dir/root" "$dir/data"
+  mount -t overlay "clone-army-sandbox-$name" \
+    -o "lowerdir=$rootfs,upperdir=$dir/upper,workdir=$dir/work" "$dir/root"
+  chmod 0755 "$dir/root"
+  write_config "$name" "$dir/root"
+
+  started=$SECONDS
+  # Host network (no --private-network): the sandbox's loopback is this machine's.
+  # --register=no: there is no machined out here. --capability=all: the sandbox
+  # mounts overlays and runs systemd-nspawn itself for its clones.
+  setsid systemd-nspawn --quiet \
+    --directory="$dir/root" --machine="$name" --boot \
+    --register=no --keep-unit --capability=all \
+    --resolv-conf=copy-host --timezone=off --console=read-only \
+    --bind="$dir/data:/var/lib/puppet-clone-army" \
+    --bind-ro="$MODULE_DIR:$SANDBOX_MODULE_PATH" \
+    --bind-ro="$rootfs:$SANDBOX_ROOTFS_INSIDE" \
+    </dev/null >"$dir/console.log" 2>&1 &
+  pid=$!
+  printf '%s\n' "$pid" >"$dir/nspawn.pid"
+  log "sandbox $name: systemd-nspawn PID $pid, waiting up to ${BOOT_TIMEOUT}s for boot"
+
+  if ! wait_until "$BOOT_TIMEOUT" 1 booted "$name"; then
+    tail -n 40 "$dir/console.log" >&2 || true
+    die "sandbox $name did not boot within ${BOOT_TIMEOUT}s"
+  fi
+  state=$(exec_in "$name" systemctl is-system-running 2>/dev/null || true)
+  if [ "$state" != running ]; then
+    log "sandbox $name is $state; failed units:"
+    exec_in "$name" systemctl --failed --no-legend --plain >&2 || true
+  fi
+  trap - EXIT INT TERM HUP
+  log "sandbox $name booted in $((SECONDS - started)) s (systemd: $state)"
+}
+
+up_name=
+server_sandbox=
+up_failed() {
+  local rc=$?
+  trap - EXIT INT TERM HUP
+  log "up of sandbox $up_name failed; tearing it down"
+  cmd_down "$up_name" || true
+  exit "$rc"
+}
+
+# Booted: nspawn alive, its leader found, systemd done starting up.
+booted() {
+  local pid leader state
+  pid=$(nspawn_pid "$1")
+  if [ -z "$pid" ]; then
+    tail -n 40 "$(sandbox_dir "$1")/console.log" >&2 || true
+    die "systemd-nspawn for sandbox $1 exited during boot"
+  fi
+  leader=$(leader_pid "$pid") || return 1
+  state=$(exec_in "$1" systemctl is-system-running 2>/dev/null) || true
+  [ "$state" = running ] || [ "$state" = degraded ]
+}
+
+# Files the sandbox gets per run (none of this is in the cached rootfs, so
+# changing it needs no rebuild). ROOT is the sandbox's / seen from here.
+write_config() {
+  local name=$1 root=$2
+  # The server's name, for the sandbox and (through the helper's
+  # --bind-ro=/etc/hosts) for every clone. 127.0.1.1 gives the sandbox a
+  # fully qualified name, so its certname and the clones' hostnames
+  # (<clone>.<host certname>) are proper FQDNs.
+  cat >"$root/etc/hosts" <<EOF
+127.0.0.1	localhost $SERVER_NAME
+127.0.1.1	$name.sandbox.test $name
+::1	localhost ip6-localhost ip6-loopback
+EOF
+  printf '%s\n' "$name" >"$root/etc/hostname"
+}
+
+# --- server ----------------------------------------------------------------
+
+cmd_server() {
+  local name=$1 dir root started conf
+  require_root
+  dir=$(sandbox_dir "$name")
+  root=$dir/root
+  require_up "$name" >/dev/null
+  [[ $SERVER_JRUBIES =~ ^[1-9][0-9]*$ ]] || die "SERVER_JRUBIES must be a positive number, not '$SERVER_JRUBIES'"
+  [[ $SERVER_HEAP =~ ^[1-9][0-9]*[kmgKMG]$ ]] || die "SERVER_HEAP must look like 1g or 768m, not '$SERVER_HEAP'"
+  # The sandboxes share this machine's network: one Puppet Server at a time
+  # (the lab and the acceptance suite cannot run together).
+  # Only 127.0.0.1:8140 and the wildcards conflict with our bind (others use
+  # other loopback addresses, e.g. 127.0.0.2:8140, and that is fine).
+  if ss -Htln 'sport = :8140' 2>/dev/null | awk '$4 ~ /^(127\.0\.0\.1|0\.0\.0\.0|\*|\[::\]):8140$/ { f = 1 } END { exit !f }'; then
+    die "127.0.0.1:8140 is already in use on this machine (another sandbox's Puppet Server? sandbox.sh down it first)"
+  fi
+
+  # Bound to loopback only; a small heap and SERVER_JRUBIES JRuby instances
+  # (default 1, Debian's own default on 2 cores: each one costs start-up time
+  # and heap), so it fits beside a fleet.
+  conf=$root/etc/puppet/puppetserver/conf.d
+  [ -d "$conf" ] || die "no $conf in the sandbox (is puppetserver in the rootfs?)"
+  sed -i -E 's/^([[:space:]]*ssl-host:).*/\1 127.0.0.1/' "$conf/webserver.conf"
+  grep -q 'ssl-host: 127.0.0.1' "$conf/webserver.conf" || die "could not bind puppetserver to 127.0.0.1 in $conf/webserver.conf"
+  if grep -qE '^[[:space:]]*#?[[:space:]]*max-active-instances:' "$conf/puppetserver.conf"; then
+    sed -i -E 's/^([[:space:]]*)#?[[:space:]]*max-active-instances:.*/\1max-active-instances: '"$SERVER_JRUBIES"'/' "$conf/puppetserver.conf"
+  fi
+  if [ -f "$root/etc/default/puppetserver" ]; then
+    sed -i -E 's/^JAVA_ARGS=.*/JAVA_ARGS="-Xms256m -Xmx'"$SERVER_HEAP"' -Djruby.logger.class=com.puppetlabs.jruby_utils.jruby.Slf4jLogger"/' \
+      "$root/etc/default/puppetserver"
+  fi
+  # The server's identity and autosigning, in the [server] section only: the
+  # sandbox's own `puppet apply` keeps its FQDN certname.
+  # (Written directly: three `puppet config set` cost ~10 s on a busy machine.)
+  if ! grep -q '^\[server\]' "$root/etc/puppet/puppet.conf"; then
+    cat >>"$root/etc/puppet/puppet.conf" <<EOF
+
+[server]
+# Written by clone_army's sandbox/sandbox.sh for tests: autosign everything.
+certname = $SERVER_NAME
+dns_alt_names = $SERVER_NAME,$SERVER_NAME.sandbox.test,localhost
+autosign = true
+EOF
+  fi
+
+  started=$SECONDS
+  log "starting puppetserver in sandbox $name (up to ${SERVER_TIMEOUT}s)"
+  if ! EXEC_TIMEOUT=$SERVER_TIMEOUT exec_in "$name" systemctl start puppetserver.service; then
+    exec_in "$name" journalctl -u puppetserver --no-pager -n 40 >&2 || true
+    die "puppetserver did not start in sandbox $name"
+  fi
+  server_sandbox=$name
+  if ! wait_until "$SERVER_TIMEOUT" 2 server_answers; then
+    exec_in "$name" journalctl -u puppetserver --no-pager -n 40 >&2 || true
+    die "puppetserver in sandbox $name did not answer on https://127.0.0.1:8140 within ${SERVER_TIMEOUT}s"
+  fi
+  log "puppetserver in sandbox $name answers after $((SECONDS - started)) s"
+}
+
+# Asked from inside the sandbox (same loopback), so this machine needs no curl.
+server_answers() {
+  [ "$(EXEC_TIMEOUT=10 exec_in "$server_sandbox" curl -fsk --max-time 5 \
+    https://127.0.0.1:8140/status/v1/simple 2>/dev/null)" = running ]
+}
+
+# --- down ------------------------------------------------------------------
+
+cmd_down() {
+  local name=$1 dir pid leader m left
+  require_root
+  valid_sandbox_name "$name"
+  dir=$(sandbox_dir "$name")
+  pid=$(nspawn_pid "$name")
+  if [ -n "$pid" ]; then
+    leader=$(leader_pid "$pid" || true)
+    log "sandbox $name: powering off (nspawn PID $pid${leader:+, leader $leader})"
+    # For a booted container nspawn turns SIGTERM into SIGRTMIN+3 for its
+    # PID 1: an orderly poweroff that stops the clones and their mounts.
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_until "$STOP_TIMEOUT" 1 pid_gone "$pid"; then
+      log "sandbox $name did not power off within ${STOP_TIMEOUT}s; killing it"
+      # Killing the container's PID 1 kills its whole PID namespace, clones included.
+      [ -z "$leader" ] || kill -KILL "$leader" 2>/dev/null || true
+      kill -KILL "$pid" 2>/dev/null || true
+      wait_until 30 1 pid_gone "$pid" || die "systemd-nspawn PID $pid survived SIGKILL"
+    fi
+  fi
+  # Strays (a lost PID file, a half-started boot): never unmount or remove
+  # the root of a container that still runs.
+  local stray
+  for stray in $(all_our_nspawns "$name"); do
+    log "sandbox $name: stopping stray systemd-nspawn PID $stray"
+    kill -TERM "$stray" 2>/dev/null || true
+    wait_until 30 1 pid_gone "$stray" || kill -KILL "$stray" 2>/dev/null || true
+    wait_until 10 1 pid_gone "$stray" || die "systemd-nspawn PID $stray survived SIGKILL; not removing $dir"
+  done
+  # `exec` callers (nsenter). A killed container's PID 1 cannot finish dying
+  # while a process of its namespace is a zombie that a *stopped* nsenter
+  # (outside) never reaps, so they go, and then the leader is waited for.
+  if [ -n "${leader:-}" ]; then
+    kill_nsenters_of "$leader"
+    wait_until 15 1 pid_gone "$leader" || log "sandbox $name: its PID 1 ($leader) is still there"
+  fi
+  [ -e "$dir" ] || return 0
+  # Our overlay at root/, and anything else left below the state dir.
+  while read -r m; do
+    [ -n "$m" ] || continue
+    umount "$m" 2>/dev/null || umount -l "$m" || true
+  done < <(mounts_below "$dir")
+  left=$(mounts_below "$dir")
+  [ -z "$left" ] || die "still mounted below $dir, not removing it: $left"
+  rm -rf --one-file-system "$dir"
+  log "sandbox $name is down"
+}
+
+# Gone, or a zombie (nothing left to stop; its parent may never reap it).
+pid_gone() {
+  [ ! -e "/proc/$1" ] || [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = Z ]
+}
+
+# SIGKILL every `nsenter --target LEADER` (what exec_in runs).
+kill_nsenters_of() {
+  local leader=$1 p
+  for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = nsenter ] || continue
+    if tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null |
+      awk -v l="$leader" 'prev == "--target" && $0 == l { f = 1 } { prev = $0 } END { exit !f }'; then
+      log "killing nsenter PID $p left from sandbox exec"
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+  done
+}
+
+cmd_status() {
+  local name=$1 pid leader
+  pid=$(nspawn_pid "$name")
+  if [ -z "$pid" ]; then
+    echo "sandbox $name: down"
+    return 3
+  fi
+  leader=$(leader_pid "$pid" || true)
+  echo "sandbox $name: nspawn PID $pid, leader PID ${leader:-?}, systemd $(exec_in "$name" systemctl is-system-running 2>/dev/null || true)"
+}
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+[ $# -ge 2 ] || usage
+verb=$1 name=$2
+shift 2
+valid_sandbox_name "$name"
+case "$verb" in
+  up) cmd_up "$name" ;;
+  down) cmd_down "$name" ;;
+  server) cmd_server "$name" ;;
+  status) cmd_status "$name" ;;
+  exec)
+    [ "${1:-}" != -- ] || shift
+    [ $# -gt 0 ] || usage
+    require_root
+    exec_in "$name" "$@"
+    ;;
+  *) usage ;;
+esac

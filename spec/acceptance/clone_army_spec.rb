@@ -1,0 +1,87 @@
+# frozen_string_literal: true
+
+require_relative 'spec_helper_acceptance'
+
+# The spine of issue 2, end to end: inside a sandbox host (a real systemd),
+# `puppet apply` of the class with the real helper (files/clone-army, which
+# the class installs itself) builds a base, starts two booted clones, and
+# their agents get certificates from and send reports to a real Puppet Server.
+RSpec.describe 'class clone_army on a sandbox host' do
+  clones = ['clone1', 'clone2'].freeze
+  manifest = "class { 'clone_army': master => '#{SandboxHarness::SERVER}', num_clones => #{clones.size} }"
+
+  # Bounds on every wait (seconds): the base build (debootstrap) is in the first apply.
+  first_apply_timeout = Integer(ENV.fetch('FIRST_APPLY_TIMEOUT', 1200))
+  boot_timeout = 120
+  checkin_timeout = Integer(ENV.fetch('CHECKIN_TIMEOUT', 420))
+
+  let(:certnames) { clones.map { |c| "#{c}.#{host_certname}" } }
+
+  context 'first apply' do
+    before(:all) { @first = SandboxHarness.apply(manifest, timeout: first_apply_timeout) }
+
+    it 'changes the host and exits 2 (--detailed-exitcodes)' do
+      expect(@first.exitstatus).to eq(2), @first.to_s
+      expect(@first.output).not_to match(%r{^(Error|Warning):}), @first.to_s
+    end
+
+    it 'installs the helper on the PATH' do
+      result = on_sandbox('clone-army', 'clone', 'list', timeout: 60)
+      expect(result.exitstatus).to eq(0), result.to_s
+      expect(JSON.parse(result.stdout)).to include('protocol' => 1, 'ok' => true)
+    end
+
+    it 'has both clones running, as machinectl lists them' do
+      seen = wait_for(timeout: boot_timeout, interval: 2) { (clones - machines).empty? && machines }
+      expect(seen).to be_truthy, "machinectl list never showed #{clones.join(', ')}\n#{diagnostics}"
+      expect(seen).to include(*clones)
+    end
+
+    it 'reports both clones running, with their certnames, in the helper listing' do
+      listed = clone_list.to_h { |c| [c['name'], c] }
+      clones.zip(certnames).each do |clone, certname|
+        expect(listed[clone]).to include('state' => 'running', 'master' => SandboxHarness::SERVER,
+                                         'certname' => certname, 'mounted' => true),
+                                 "#{clone}: #{listed[clone].inspect}\n#{diagnostics}"
+      end
+    end
+
+    it 'gets both clones a certificate signed by the server' do
+      signed = wait_for(timeout: checkin_timeout) { (certnames - signed_certs).empty? }
+      expect(signed).to be_truthy,
+                        "not signed after #{checkin_timeout}s: #{certnames - signed_certs}\n#{diagnostics}"
+      ca = on_sandbox('puppetserver', 'ca', 'list', '--all', timeout: 180)
+      expect(ca.exitstatus).to eq(0), ca.to_s
+      certnames.each { |c| expect(ca.stdout).to match(%r{^\s*\+?\s*#{Regexp.escape(c)}\s}), ca.to_s }
+    end
+
+    it 'has a report from each clone on the server' do
+      got = wait_for(timeout: checkin_timeout) { (certnames - reports.keys).empty? }
+      expect(got).to be_truthy,
+                     "no report after #{checkin_timeout}s from: #{certnames - reports.keys}\n#{diagnostics}"
+    end
+  end
+
+  context 'second apply' do
+    before(:all) { @second = SandboxHarness.apply(manifest, timeout: 600) }
+
+    it 'makes no change (exit 0)' do
+      expect(@second.exitstatus).to eq(0), @second.to_s
+    end
+
+    it 'leaves both clones running' do
+      expect(machines).to include(*clones), diagnostics
+    end
+  end
+
+  context 'puppet resource clone_army_clone' do
+    it 'lists both clones, running' do
+      result = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', timeout: 120)
+      expect(result.exitstatus).to eq(0), result.to_s
+      clones.each do |clone|
+        expect(result.stdout).to match(%r{clone_army_clone \{ '#{clone}':\s*\n\s*ensure\s*=> '(running|present)',}m),
+                                 result.to_s
+      end
+    end
+  end
+end

@@ -1,0 +1,229 @@
+# frozen_string_literal: true
+
+# The end-to-end suite's harness. Run on the outer machine, as root:
+#
+#   rspec spec/acceptance            (what `make acceptance` runs, after `make build`)
+#
+# This machine's PID 1 is not systemd, so the module is applied inside a
+# *sandbox host* (sandbox/sandbox.sh): a Debian 12 rootfs booted with
+# `systemd-nspawn -b`, with this checkout bound read-only at its modulepath
+# and Debian's Puppet Server running inside on 127.0.0.1:8140. One sandbox and
+# one server serve the whole suite: up in before(:suite), down in
+# after(:suite), and down again from at_exit, so an error, a failed example or
+# an interrupt never leaves a container, a JVM or a mount behind.
+#
+# Environment:
+#   SANDBOX_NAME   sandbox to use (default: acceptance)
+#   MODULE_DIR     module checkout to test (default: this one); needs files/clone-army
+#   KEEP_SANDBOX=1 leave it running after the suite, to look around:
+#                  bash sandbox/sandbox.sh exec acceptance bash
+#                  bash sandbox/sandbox.sh down acceptance
+
+require 'json'
+require 'rspec'
+require 'shellwords'
+
+# Drives sandbox/sandbox.sh and runs commands inside the sandbox host.
+module SandboxHarness
+  REPO = File.expand_path('../..', __dir__)
+  SANDBOX_SH = File.join(REPO, 'sandbox', 'sandbox.sh')
+  NAME = ENV.fetch('SANDBOX_NAME', 'acceptance')
+  # The module bound into the sandbox (sandbox.sh reads the same variable).
+  MODULE_DIR = ENV.fetch('MODULE_DIR', REPO)
+  # The name the clones use for the server (the sandbox's /etc/hosts maps it to 127.0.0.1).
+  SERVER = 'puppet'
+  # Debian's Puppet Server: server-var-dir /var/lib/puppetserver, cadir /etc/puppet/puppetserver/ca.
+  REPORT_DIR = '/var/lib/puppetserver/reports'
+  SIGNED_DIR = '/etc/puppet/puppetserver/ca/signed'
+  HELPER = '/usr/local/sbin/clone-army'
+
+  Result = Struct.new(:stdout, :stderr, :exitstatus, :command) do
+    def output
+      stdout + stderr
+    end
+
+    def to_s
+      "`#{command}` exited #{exitstatus}\n--- stdout ---\n#{stdout}\n--- stderr ---\n#{stderr}"
+    end
+  end
+
+  module_function
+
+  def log(message)
+    warn "#{Time.now.utc.strftime('%H:%M:%S')} [acceptance] #{message}"
+  end
+
+  # sandbox.sh VERB NAME, its output streamed to our stderr; raises on failure.
+  def sandbox!(verb)
+    log "sandbox.sh #{verb} #{NAME}"
+    ok = system('bash', SANDBOX_SH, verb, NAME, out: $stderr, err: $stderr)
+    raise "sandbox.sh #{verb} #{NAME} failed" unless ok
+  end
+
+  # Runs argv inside the sandbox host, bounded by timeout seconds; never raises
+  # on a non-zero exit (the caller asserts on the Result).
+  #
+  # Not Open3.capture3: on an interrupt it waits for the child to finish (an
+  # apply can take minutes) before the teardown can run. Here an interrupt
+  # leaves the child behind, and taking the sandbox down ends it.
+  def on_sandbox(*argv, timeout: 300)
+    out_r, out_w = IO.pipe
+    err_r, err_w = IO.pipe
+    pid = Process.spawn({ 'EXEC_TIMEOUT' => timeout.to_s }, 'bash', SANDBOX_SH, 'exec', NAME, *argv,
+                        in: File::NULL, out: out_w, err: err_w)
+    [out_w, err_w].each(&:close)
+    readers = [out_r, err_r].map { |io| Thread.new { io.read } }
+    _, status = Process.wait2(pid)
+    Result.new(readers[0].value, readers[1].value, status.exitstatus || (128 + status.termsig.to_i),
+               argv.shelljoin)
+  end
+
+  # Like on_sandbox, but a non-zero exit is an error.
+  def on_sandbox!(*argv, timeout: 300)
+    result = on_sandbox(*argv, timeout: timeout)
+    raise "inside sandbox #{NAME}: #{result}" unless result.exitstatus.zero?
+
+    result
+  end
+
+  # `puppet apply` of a manifest inside the sandbox, with --detailed-exitcodes.
+  def apply(manifest, timeout: 1200)
+    log "puppet apply -e #{manifest.inspect}"
+    started = Time.now
+    result = on_sandbox('puppet', 'apply', '--detailed-exitcodes', '--color=false', '-e', manifest,
+                        timeout: timeout)
+    log format('puppet apply exited %<rc>s after %<s>.0f s', rc: result.exitstatus, s: Time.now - started)
+    result
+  end
+
+  # Polls the block every interval seconds until it returns a truthy value,
+  # at most timeout seconds (and so a bounded number of times). Returns the
+  # value, or nil on timeout.
+  def wait_for(timeout:, interval: 3)
+    deadline = Time.now + timeout
+    loop do
+      value = yield
+      return value if value
+      return nil if Time.now >= deadline
+
+      sleep interval
+    end
+  end
+
+  # --- lifecycle -------------------------------------------------------------
+
+  def up
+    raise 'the acceptance suite must run as root (it boots a systemd-nspawn sandbox host)' unless Process.uid.zero?
+
+    helper = File.join(MODULE_DIR, 'files', 'clone-army')
+    raise "#{helper} is missing: run `make build` first (make acceptance does)" unless File.executable?(helper)
+
+    @torn_down = false
+    started = Time.now
+    sandbox!('down') # leftovers of an earlier run that was killed hard
+    sandbox!('up')
+    sandbox!('server')
+    log format('sandbox %<n>s and its Puppet Server are up after %<s>.0f s', n: NAME, s: Time.now - started)
+  end
+
+  def down
+    return if @torn_down
+
+    @torn_down = true
+    if ENV['KEEP_SANDBOX'] == '1'
+      log "KEEP_SANDBOX=1: leaving sandbox #{NAME} up; take it down with: bash sandbox/sandbox.sh down #{NAME}"
+      return
+    end
+    sandbox!('down')
+  end
+end
+
+# What the examples ask the sandbox host: certnames, the helper's listing,
+# machines, certificates and reports on the server.
+module SandboxProbes
+  include SandboxHarness
+
+  HELPER = SandboxHarness::HELPER
+  SIGNED_DIR = SandboxHarness::SIGNED_DIR
+  REPORT_DIR = SandboxHarness::REPORT_DIR
+
+  # The certname of the sandbox host itself; clones are <clone>.<this>.
+  def host_certname
+    @host_certname ||= on_sandbox!('puppet', 'config', 'print', 'certname').stdout.strip
+  end
+
+  # The helper's bulk listing, decoded (protocol 1 envelope).
+  def clone_list
+    result = on_sandbox(HELPER, 'clone', 'list', timeout: 60)
+    doc = JSON.parse(result.stdout)
+    raise "clone-army clone list failed: #{result}" unless doc['ok'] && result.exitstatus.zero?
+
+    doc.fetch('result').fetch('clones')
+  rescue JSON::ParserError
+    raise "clone-army clone list printed no JSON: #{result}"
+  end
+
+  # Names in `machinectl list` (registered, i.e. running, machines).
+  def machines
+    on_sandbox!('machinectl', 'list', '--no-legend', '--no-pager', timeout: 60)
+      .stdout.lines.map { |l| l.split.first }.compact
+  end
+
+  def signed_certs
+    on_sandbox!('find', SIGNED_DIR, '-maxdepth', '1', '-name', '*.pem', '-printf', '%f\n', timeout: 60)
+      .stdout.lines.map { |l| l.strip.delete_suffix('.pem') }
+  end
+
+  # certname => newest report file name, for every node that sent a report.
+  def reports
+    out = on_sandbox('find', REPORT_DIR, '-mindepth', '2', '-maxdepth', '2', '-name', '*.yaml',
+                     '-printf', '%h %f\n', timeout: 60).stdout
+    out.lines.each_with_object({}) do |line, acc|
+      dir, file = line.split
+      certname = File.basename(dir)
+      acc[certname] = [acc[certname], file].compact.max
+    end
+  end
+
+  # What a failing example prints to say why: the fleet as the helper,
+  # systemd and the clones' journals see it.
+  def diagnostics
+    [
+      on_sandbox(HELPER, 'clone', 'list', timeout: 60),
+      on_sandbox('machinectl', 'list', '--no-pager', timeout: 60),
+      on_sandbox('systemctl', 'list-units', '--no-pager', '--all', 'puppet-clone-army*', 'var-lib-machines-*',
+                 timeout: 60),
+      on_sandbox('journalctl', '--no-pager', '-n', '60', '-u', 'puppet-clone-army@*', timeout: 60),
+      on_sandbox('ls', '-l', SIGNED_DIR, REPORT_DIR, timeout: 60),
+    ].map(&:to_s).join("\n")
+  rescue StandardError => e
+    "(diagnostics failed: #{e.message})"
+  end
+end
+
+RSpec.configure do |config|
+  config.order = :defined
+  config.formatter = :documentation if config.formatters.empty?
+  config.include SandboxHarness
+  config.include SandboxProbes
+
+  config.before(:suite) do
+    # RSpec's own first Ctrl-C only finishes the current example (an apply can
+    # take minutes) and its second one exit!s without any teardown. Abort at
+    # once instead; at_exit below takes the sandbox down.
+    trap('INT') do
+      SandboxHarness.log 'interrupted: tearing the sandbox down'
+      raise Interrupt
+    end
+    SandboxHarness.up
+  rescue Exception # rubocop:disable Lint/RescueException -- tear down on interrupts too, then re-raise
+    SandboxHarness.down
+    raise
+  end
+
+  config.after(:suite) { SandboxHarness.down }
+end
+
+# A second Ctrl-C, SIGTERM or an exception outside the examples skips
+# after(:suite); at_exit still runs. down is idempotent.
+at_exit { SandboxHarness.down if SandboxHarness.instance_variable_defined?(:@torn_down) }
