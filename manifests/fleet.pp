@@ -24,9 +24,17 @@ class clone_army::fleet (
   $base = $clone_army::base
   $helper = $clone_army::helper_path
 
+  # A PE base downloads its agent installer from the primary server, so it
+  # is told which; other sources take no master.
+  $base_master = $puppet_source ? {
+    'pe'    => $master,
+    default => undef,
+  }
+
   clone_army_base { $base:
     ensure        => present,
     puppet_source => $puppet_source,
+    master        => $base_master,
     pe_ca_cert    => $pe_ca_cert,
     helper        => $helper,
   }

@@ -275,7 +275,7 @@ describe 'clone_army' do
       let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
 
       it 'builds the base from the distribution by default' do
-        is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'distro', pe_ca_cert: nil)
+        is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'distro', master: nil, pe_ca_cert: nil)
       end
 
       context 'when a PE server compiled the catalog' do
@@ -299,7 +299,7 @@ describe 'clone_army' do
 
         it 'builds a PE base verified against the host agent\'s CA copy' do
           is_expected.to contain_clone_army_base('debian-12')
-            .with(puppet_source: 'pe', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+            .with(puppet_source: 'pe', master: 'puppet.example.com', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
         end
 
         context 'and puppet_source is given' do
@@ -340,7 +340,10 @@ describe 'clone_army' do
       context 'when pe with a CA certificate' do
         let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem' } }
 
-        it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem') }
+        it do
+          is_expected.to contain_clone_army_base('debian-12')
+            .with(puppet_source: 'pe', master: 'puppet.example.com', pe_ca_cert: '/root/pe-ca.pem')
+        end
       end
 
       context 'when pe_ca_cert comes without pe' do

@@ -72,12 +72,13 @@ module PuppetX
 
       # The base as `base list` reports it, or nil when the helper answered
       # with the base's name only.
-      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil, pe_ca_cert: nil)
+      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil, master: nil, pe_ca_cert: nil)
         options = []
         options += ['--os', os.to_s] if os
         options += ['--release', release.to_s] if release
         options += ['--mirror', mirror.to_s] if mirror
         options += ['--puppet-source', puppet_source.to_s] if puppet_source
+        options += ['--master', master.to_s] if master
         options += ['--pe-ca-cert', pe_ca_cert.to_s] if pe_ca_cert
         result = run('base', 'create', *options, '--', name)
         entity(result, 'base', name, ['base', 'create'])
