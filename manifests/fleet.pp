@@ -39,6 +39,21 @@ class clone_army::fleet (
     helper        => $helper,
   }
 
+  # A limit left undef is 'none' for the clones, so that a limit removed
+  # from the class is removed from the clones as well.
+  $memory_max = $clone_army::memory_max ? {
+    undef   => 'none',
+    default => $clone_army::memory_max,
+  }
+  $cpu_quota = $clone_army::cpu_quota ? {
+    undef   => 'none',
+    default => $clone_army::cpu_quota,
+  }
+  $tasks_max = $clone_army::tasks_max ? {
+    undef   => 'none',
+    default => $clone_army::tasks_max,
+  }
+
   # Integer[1, N] iterates 1..N; with N = 0 there is nothing to iterate.
   if $num_clones > 0 {
     Integer[1, $num_clones].each |Integer $index| {
@@ -51,6 +66,19 @@ class clone_army::fleet (
         helper             => $helper,
         root_password_hash => $clone_army::root_password_hash,
         challenge_password => $clone_army::challenge_password,
+        run_mode           => $clone_army::run_mode,
+        runinterval        => $clone_army::runinterval,
+        splay              => $clone_army::splay,
+        # Clone i of N runs at (i - 1) * T / N into each interval T.
+        phase_index        => $index - 1,
+        phase_count        => $num_clones,
+        memory_max         => $memory_max,
+        cpu_quota          => $cpu_quota,
+        tasks_max          => $tasks_max,
+        facts              => $clone_army::fleet_facts + $clone_army::clone_facts.get($clone, {}),
+        generated_facts    => $clone_army::generated_facts,
+        churn_percent      => $clone_army::churn_percent,
+        ramp_up            => $clone_army::ramp_up,
       }
     }
   }

@@ -407,6 +407,99 @@ describe 'clone_army' do
       end
     end
 
+    describe 'load shape' do
+      let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+
+      it 'gives every clone the defaults: daemon mode, phased over the fleet, no limits, no facts' do
+        [1, 2, 3].each do |index|
+          is_expected.to contain_clone_army_clone("clone#{index}").with(
+            run_mode: 'daemon', runinterval: 1800, splay: 0, phase_index: index - 1, phase_count: 3,
+            memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0,
+            churn_percent: 0, ramp_up: 0
+          )
+        end
+      end
+
+      context 'with every setting' do
+        let(:params) do
+          {
+            master: 'puppet.example.com', num_clones: 2, run_mode: 'timer', runinterval: 900, splay: 30,
+            fleet_facts: { 'role' => 'web', 'tier' => 3 }, clone_facts: { 'clone2' => { 'role' => 'db', 'canary' => true } },
+            generated_facts: 500, churn_percent: 15, memory_max: '256M', cpu_quota: '50%', tasks_max: 512, ramp_up: 60
+          }
+        end
+
+        it { is_expected.to compile.with_all_deps }
+
+        it 'passes them to every clone, its own facts merged over the fleet\'s' do
+          is_expected.to contain_clone_army_clone('clone1').with(
+            run_mode: 'timer', runinterval: 900, splay: 30, phase_index: 0, phase_count: 2, memory_max: '256M',
+            cpu_quota: '50%', tasks_max: 512, facts: { 'role' => 'web', 'tier' => 3 }, generated_facts: 500,
+            churn_percent: 15, ramp_up: 60
+          )
+          is_expected.to contain_clone_army_clone('clone2').with(
+            phase_index: 1, phase_count: 2, facts: { 'role' => 'db', 'tier' => 3, 'canary' => true },
+          )
+        end
+      end
+
+      {
+        run_mode: 'cron', runinterval: 59, splay: -1, generated_facts: 10_000, churn_percent: 101, ramp_up: -1,
+        memory_max: '512m', cpu_quota: '0%', tasks_max: 0, fleet_facts: { 'Role' => 'web' },
+        clone_facts: { 'Clone1' => {} }
+      }.each do |parameter, bad|
+        context "with #{parameter} => #{bad.inspect}" do
+          let(:params) { { master: 'puppet.example.com', num_clones: 1, parameter => bad } }
+
+          it { is_expected.to compile.and_raise_error(%r{parameter '#{parameter}'}) }
+        end
+      end
+
+      it 'refuses a fact value the helper would refuse' do
+        params[:fleet_facts] = { 'role' => ['web'] }
+        is_expected.to compile.and_raise_error(%r{parameter 'fleet_facts'})
+      end
+
+      context 'with cpu_quota as an Integer and memory_max in bytes' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, cpu_quota: 200, memory_max: 268_435_456 } }
+
+        it { is_expected.to contain_clone_army_clone('clone1').with(cpu_quota: 200, memory_max: 268_435_456) }
+      end
+
+      describe 'capacity by run mode' do
+        let(:facts) { super().merge(clone_army: { 'capacity' => { 'daemon' => 3, 'timer' => 12 } }) }
+
+        ['timer', 'manual'].each do |mode|
+          context "in #{mode} mode" do
+            let(:params) { { master: 'puppet.example.com', run_mode: mode } }
+
+            it 'defaults to the timer capacity' do
+              is_expected.to have_clone_army_clone_resource_count(12)
+            end
+          end
+
+          context "in #{mode} mode beyond the timer capacity" do
+            let(:params) { { master: 'puppet.example.com', run_mode: mode, num_clones: 13 } }
+
+            it do
+              is_expected.to compile.and_raise_error(
+                %r{num_clones => 13 .* capacity is 12 clones .*divided by 24 MiB per clone in #{mode} mode}m,
+              )
+            end
+          end
+        end
+
+        context 'in timer mode without the fact' do
+          let(:facts) { super().merge(clone_army: nil, memory: { 'system' => { 'total_bytes' => 3 * GIB } }) }
+          let(:params) { { master: 'puppet.example.com', run_mode: 'timer' } }
+
+          it 'computes the timer capacity: (3 GiB - 2 GiB) / 24 MiB' do
+            is_expected.to have_clone_army_clone_resource_count(42)
+          end
+        end
+      end
+    end
+
     describe 'base and helper_path' do
       let(:params) do
         { master: 'puppet.example.com', num_clones: 1, base: 'bookworm-lab', helper_path: '/opt/clone-army/bin/clone-army' }
