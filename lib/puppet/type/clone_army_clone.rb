@@ -66,8 +66,9 @@ Puppet::Type.newtype(:clone_army_clone) do
     desc <<-DOC
       The state of the clone, as with Puppet's `service` type.
 
-      * `present`: the clone exists. A clone that is created is started once;
-        after that its run state is left alone, so a Puppet run on the host
+      * `present`: the clone exists. A clone that is created is started once
+        (after all clones of the run are evaluated, in waves over
+        `ramp_up`); after that its run state is left alone, so a Puppet run on the host
         never stops an experiment on a clone.
       * `running`: the clone exists and is running.
       * `stopped`: the clone exists and is stopped (its overlay unmounted). A
