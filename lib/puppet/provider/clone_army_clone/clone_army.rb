@@ -143,10 +143,13 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     providers = queued.map(&:first)
     waves, interval = waves(providers.size, ramp_up)
     started_at = monotonic_now
-    waves.each_with_index do |(first, size), index|
+    unreported = waves.each_with_index.flat_map do |(first, size), index|
       pause(started_at + (index * interval) - monotonic_now) if index.positive?
       start_wave(providers[first, size])
     end
+    # Outside a transaction's report (no status to mark), the failures end
+    # the call, after every wave was tried.
+    raise Puppet::Error, unreported.join('; ') unless unreported.empty?
   end
 
   # How `count` clones are started over `ramp_up` seconds: waves of
@@ -173,12 +176,15 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # One `clone start` for the wave. When it fails, each clone of the wave is
   # started on its own, so that the failure is reported against the clone
   # that failed (a start of a clone already running changes nothing).
+  # Returns the failures that could not be put into a report.
   def self.start_wave(providers)
     providers.first.started(providers.first.helper.clone_start(*providers.map(&:name)), providers)
+    []
   rescue Puppet::Error => e
     Puppet.debug("clone_army: starting #{providers.map(&:name).join(' ')} failed (#{e.message}); starting them one by one")
-    providers.each do |provider|
+    providers.filter_map do |provider|
       provider.started(provider.helper.clone_start(provider.name), [provider])
+      nil
     rescue Puppet::Error => error
       provider.start_failed(error)
     end
@@ -191,14 +197,15 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
 
   # A queued start that failed: an error logged against the clone, and the
   # clone's status in this run's report marked failed, so that the run is
-  # reported as failed.
+  # reported as failed. Returns the message when there is no such status.
   def start_failed(error)
     message = "Could not start clone #{name}: #{error.message}"
     resource.err(message)
     status = self.class.report&.resource_statuses&.[](resource.to_s)
-    raise Puppet::Error, message unless status
+    return message unless status
 
     status.fail_with_event(message)
+    nil
   end
 
   # The report of the transaction that is being applied: it is a log

@@ -374,6 +374,18 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect(providers.map(&:state)).to eq([:running, :stopped])
       end
 
+      it 'tries every clone, and the later waves, before failing' do
+        providers << queued('clone3', 10)
+        allow(described_class).to receive(:pause)
+        expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
+        expect_helper(['clone', 'start', '--', 'clone1'], 'error_systemd.json', 1)
+        expect_helper(['clone', 'start', '--', 'clone2'], 'error_systemd.json', 1)
+        expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
+        expect { described_class.post_resource_eval }
+          .to raise_error(Puppet::Error, %r{Could not start clone clone1: .*; Could not start clone clone2: })
+        expect(providers.map(&:state)).to eq([:stopped, :stopped, :running])
+      end
+
       it 'marks that clone failed in the run\'s report' do
         providers
         expect_wave_failure
