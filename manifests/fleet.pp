@@ -54,6 +54,19 @@ class clone_army::fleet (
     default => $clone_army::tasks_max,
   }
 
+  # Facts for a clone the class does not declare (a typo, or a clone beyond
+  # num_clones) would be dropped without a word.
+  $stray_facts = $clone_army::clone_facts.keys.filter |$name| {
+    $number = $name.match(/\Aclone([1-9][0-9]{0,8})\z/)
+    !($number =~ Array and Integer($number[1]) <= $num_clones)
+  }
+  unless $stray_facts.empty {
+    warning(@("MSG"/L))
+      clone_army: clone_facts names clones that are not among clone1 .. clone${num_clones} \
+      and are ignored: ${stray_facts.sort.join(', ')}
+      |- MSG
+  }
+
   # Integer[1, N] iterates 1..N; with N = 0 there is nothing to iterate.
   if $num_clones > 0 {
     Integer[1, $num_clones].each |Integer $index| {

@@ -460,6 +460,29 @@ describe 'clone_army' do
         is_expected.to compile.and_raise_error(%r{parameter 'fleet_facts'})
       end
 
+      context 'with clone_facts for clones the class does not declare' do
+        let(:params) do
+          { master: 'puppet.example.com', num_clones: 2, clone_facts: { 'clone2' => {}, 'clone3' => {}, 'test1' => {} } }
+        end
+
+        it 'warns, naming them' do
+          allow(Puppet::Util::Log).to receive(:create).and_call_original
+          warning = %r{clone_facts names clones that are not among clone1 \.\. clone2 and are ignored: clone3, test1}
+          expect(Puppet::Util::Log).to receive(:create).with(hash_including(level: :warning, message: warning)).and_call_original
+          is_expected.to compile
+        end
+      end
+
+      context 'with clone_facts only for declared clones' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 2, clone_facts: { 'clone1' => { 'role' => 'db' } } } }
+
+        it 'does not warn' do
+          allow(Puppet::Util::Log).to receive(:create).and_call_original
+          expect(Puppet::Util::Log).not_to receive(:create).with(hash_including(message: %r{clone_facts}))
+          is_expected.to contain_clone_army_clone('clone1').with_facts('role' => 'db')
+        end
+      end
+
       context 'with cpu_quota as an Integer and memory_max in bytes' do
         let(:params) { { master: 'puppet.example.com', num_clones: 1, cpu_quota: 200, memory_max: 268_435_456 } }
 
