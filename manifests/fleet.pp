@@ -24,11 +24,47 @@ class clone_army::fleet (
   $base = $clone_army::base
   $helper = $clone_army::helper_path
 
+  # A PE base downloads its agent installer from the primary server, so it
+  # is told which; other sources take no master.
+  $base_master = $puppet_source ? {
+    'pe'    => $master,
+    default => undef,
+  }
+
   clone_army_base { $base:
     ensure        => present,
     puppet_source => $puppet_source,
+    master        => $base_master,
     pe_ca_cert    => $pe_ca_cert,
     helper        => $helper,
+  }
+
+  # A limit left undef is 'none' for the clones, so that a limit removed
+  # from the class is removed from the clones as well.
+  $memory_max = $clone_army::memory_max ? {
+    undef   => 'none',
+    default => $clone_army::memory_max,
+  }
+  $cpu_quota = $clone_army::cpu_quota ? {
+    undef   => 'none',
+    default => $clone_army::cpu_quota,
+  }
+  $tasks_max = $clone_army::tasks_max ? {
+    undef   => 'none',
+    default => $clone_army::tasks_max,
+  }
+
+  # Facts for a clone the class does not declare (a typo, or a clone beyond
+  # num_clones) would be dropped without a word.
+  $stray_facts = $clone_army::clone_facts.keys.filter |$name| {
+    $number = $name.match(/\Aclone([1-9][0-9]{0,8})\z/)
+    !($number =~ Array and Integer($number[1]) <= $num_clones)
+  }
+  unless $stray_facts.empty {
+    warning(@("MSG"/L))
+      clone_army: clone_facts names clones that are not among clone1 .. clone${num_clones} \
+      and are ignored: ${stray_facts.sort.join(', ')}
+      |- MSG
   }
 
   # Integer[1, N] iterates 1..N; with N = 0 there is nothing to iterate.
@@ -43,6 +79,19 @@ class clone_army::fleet (
         helper             => $helper,
         root_password_hash => $clone_army::root_password_hash,
         challenge_password => $clone_army::challenge_password,
+        run_mode           => $clone_army::run_mode,
+        runinterval        => $clone_army::runinterval,
+        splay              => $clone_army::splay,
+        # Clone i of N runs at (i - 1) * T / N into each interval T.
+        phase_index        => $index - 1,
+        phase_count        => $num_clones,
+        memory_max         => $memory_max,
+        cpu_quota          => $cpu_quota,
+        tasks_max          => $tasks_max,
+        facts              => $clone_army::fleet_facts + $clone_army::clone_facts.get($clone, {}),
+        generated_facts    => $clone_army::generated_facts,
+        churn_percent      => $clone_army::churn_percent,
+        ramp_up            => $clone_army::ramp_up,
       }
     }
   }

@@ -22,6 +22,26 @@
 #     num_clones => 20,
 #   }
 #
+# @example 500 timer-mode clones checking in every 30 minutes, phased, started over 5 minutes
+#   class { 'clone_army':
+#     master      => 'puppet.example.com',
+#     num_clones  => 500,
+#     run_mode    => 'timer',
+#     runinterval => 1800,
+#     splay       => 30,
+#     ramp_up     => 300,
+#     memory_max  => '256M',
+#   }
+#
+# @example Facts like Puppet's clamps: 500 generated facts, 15 % of them changing every run
+#   class { 'clone_army':
+#     master          => 'puppet.example.com',
+#     fleet_facts     => { 'role' => 'loadtest', 'datacenter' => 'lab' },
+#     clone_facts     => { 'clone1' => { 'role' => 'canary' } },
+#     generated_facts => 500,
+#     churn_percent   => 15,
+#   }
+#
 # @example Keep the whole fleet stopped, e.g. while editing the base image
 #   class { 'clone_army':
 #     master       => 'puppet.example.com',
@@ -41,12 +61,14 @@
 # @param num_clones
 #   How many clones (`clone1` .. `cloneN`) to run. 0 is a valid count (a
 #   fleet of none). When undef, it is this host's capacity for clones running
-#   the agent as a daemon: the `clone_army` fact's `capacity.daemon`,
-#   `max(0, floor((total memory - 2 GiB) / 100 MiB))` (2 GiB are left to the
-#   OS and the host's own agent; 100 MiB is what one daemon-mode clone is
-#   given: about 70 MB measured, plus headroom for agent runs). A 24 GiB host
-#   gets 225 clones; a host with 2 GiB or less gets none. Without the fact (a
-#   host that has not synced this module's plugins yet), the same formula is
+#   the agent in `run_mode`: the `clone_army` fact's `capacity.<run_mode>`
+#   (`manual` counts as `timer`), `max(0, floor((total memory - 2 GiB) /
+#   cost))` (2 GiB are left to the OS and the host's own agent; the cost is
+#   100 MiB per daemon-mode clone: about 70 MB measured, plus headroom for
+#   agent runs; and 24 MiB per timer-mode clone, which holds no Ruby process
+#   between runs). A 24 GiB host gets 225 daemon-mode or 938 timer-mode
+#   clones; a host with 2 GiB or less gets none. Without the fact (a host
+#   that has not synced this module's plugins yet), the same formula is
 #   computed from `$facts['memory']['system']['total_bytes']`.
 #
 #   A count beyond the capacity fails the catalog unless `force_num_clones`
@@ -107,6 +129,69 @@
 #   checks the password): the secure alternative to `*` in `autosign.conf`.
 #   `Sensitive`, like `root_password_hash`, and set when a clone is created.
 #
+# @param run_mode
+#   How each clone's agent is scheduled: `daemon` (the agent service, a run
+#   every `runinterval` seconds, as `sharpie-clone_army` did), `timer` (a
+#   systemd timer in the clone starts one-shot runs, so an idle clone holds
+#   no Ruby process and the host holds about four times as many clones) or
+#   `manual` (no scheduled runs; run them on demand with `clone-army exec`
+#   or the `clone_army::exec` task). It also picks the capacity that
+#   `num_clones` defaults to and is checked against. A change reaches a
+#   running clone at its next start.
+#
+# @param runinterval
+#   Seconds between two runs of each clone's agent, 60 to 604800 (7 days).
+#   Runs are phased: clone i of N runs at `floor((i - 1) * runinterval / N)`
+#   seconds into each interval, so that the server sees an even stream of
+#   N runs per interval rather than a herd; a clone's first run comes
+#   within one interval of its start. Not used in `manual` mode.
+#
+# @param splay
+#   Up to this many seconds, at random, added to the phased runs (0: none),
+#   0 to 604800. In `timer` mode to every run; in `daemon` mode once, when
+#   the agent starts (Puppet's `splay`/`splaylimit`).
+#
+# @param fleet_facts
+#   External facts every clone's agent sends (a Hash of names to strings,
+#   numbers or booleans), written to `/etc/facter/facts.d/clone_army.json`
+#   in each clone. (`facts` is a reserved name in Puppet, hence the name.)
+#
+# @param clone_facts
+#   Facts of single clones, by clone name, merged over `fleet_facts`
+#   (a clone's own value wins), e.g. `{ 'clone1' => { 'role' => 'canary' } }`.
+#
+# @param generated_facts
+#   How many generated facts (`clone_army_fact_0001` ...) each clone's agent
+#   sends on top, 0 to 9999 (0: none), like Puppet's clamps load test, so
+#   that PuppetDB stores realistic fact sets.
+#
+# @param churn_percent
+#   The share of the generated facts, in percent, whose values change on
+#   every run (the rest stay the same per clone), 0 to 100, so that PuppetDB
+#   sees fact churn. Not used without `generated_facts`.
+#
+# @param memory_max
+#   A memory limit for each clone (systemd's `MemoryMax=` on its unit):
+#   bytes as an Integer, or a string with a `K`, `M`, `G` or `T` suffix
+#   (base 1024), e.g. `'256M'`. Undef: no limit (a limit set before is
+#   removed). Holds from a clone's next start at the latest.
+#
+# @param cpu_quota
+#   A CPU limit for each clone in percent of one CPU (systemd's
+#   `CPUQuota=`), `'50%'` or the Integer 50, up to `'100000%'`. Undef: no
+#   limit.
+#
+# @param tasks_max
+#   The most processes and threads each clone may run (systemd's
+#   `TasksMax=`), 1 to 4194304. Undef: the unit template's 16384.
+#
+# @param ramp_up
+#   Seconds over which the clones created in one run are started, 0 to
+#   86400. They are started after all clones are created, in waves of
+#   `ceil(N / max(1, ramp_up / 5))` clones about every 5 seconds, so that a
+#   new fleet's boots, certificate requests and first runs do not hit the
+#   server at once. 0: all at once, with one `clone-army clone start`.
+#
 # @param helper_path
 #   Where the `clone-army` helper binary is installed. The types' providers
 #   run it from there. The `clone_army` fact looks for it only at the default
@@ -124,6 +209,17 @@ class clone_army (
   Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
   Optional[Sensitive[String]] $root_password_hash = undef,
   Optional[Sensitive[String[1]]] $challenge_password = undef,
+  Clone_army::Run_mode $run_mode = 'daemon',
+  Integer[60, 604800] $runinterval = 1800,
+  Integer[0, 604800] $splay = 0,
+  Clone_army::Facts $fleet_facts = {},
+  Hash[Clone_army::Name, Clone_army::Facts] $clone_facts = {},
+  Integer[0, 9999] $generated_facts = 0,
+  Integer[0, 100] $churn_percent = 0,
+  Optional[Clone_army::Memory_max] $memory_max = undef,
+  Optional[Clone_army::Cpu_quota] $cpu_quota = undef,
+  Optional[Integer[1, 4194304]] $tasks_max = undef,
+  Integer[0, 86400] $ramp_up = 0,
 ) {
   # Only a catalog compiled by a Puppet Server for a remote agent has a server
   # to point the clones at; `puppet apply` and Bolt compile locally and have
@@ -179,12 +275,21 @@ class clone_army (
       |- MSG
   }
 
-  # What this host's memory holds in daemon mode: the fact when the host has
-  # it, else the same formula here (lib/puppet_x/clone_army/capacity.rb).
-  $fact_capacity = $facts.dig('clone_army', 'capacity', 'daemon')
+  # What this host's memory holds in this run mode (a manual clone costs what
+  # a timer clone does: no resident agent): the fact when the host has it,
+  # else the same formula here (lib/puppet_x/clone_army/capacity.rb).
+  $capacity_mode = $run_mode ? {
+    'daemon' => 'daemon',
+    default  => 'timer',
+  }
+  $fact_capacity = $facts.dig('clone_army', 'capacity', $capacity_mode)
   $capacity = $fact_capacity ? {
     Integer => $fact_capacity,
-    default => clone_army::capacity($facts['memory']['system']['total_bytes'], 'daemon'),
+    default => clone_army::capacity($facts['memory']['system']['total_bytes'], $capacity_mode),
+  }
+  $clone_cost = $capacity_mode ? {
+    'daemon' => '100 MiB per clone running the agent as a daemon',
+    default  => "24 MiB per clone in ${run_mode} mode",
   }
 
   $_num_clones = $num_clones ? {
@@ -194,8 +299,8 @@ class clone_army (
   if $_num_clones > $capacity and !$force_num_clones {
     fail(@("MSG"/L))
       clone_army: num_clones => ${_num_clones} is more than this host's memory holds: \
-      its capacity is ${capacity} clones (total memory minus 2 GiB, divided by 100 MiB \
-      per clone running the agent as a daemon). Lower num_clones, or set \
+      its capacity is ${capacity} clones (total memory minus 2 GiB, divided by \
+      ${clone_cost}). Lower num_clones, or set \
       force_num_clones => true to run ${_num_clones} clones anyway.
       |- MSG
   }

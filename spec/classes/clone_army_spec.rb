@@ -275,7 +275,7 @@ describe 'clone_army' do
       let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
 
       it 'builds the base from the distribution by default' do
-        is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'distro', pe_ca_cert: nil)
+        is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'distro', master: nil, pe_ca_cert: nil)
       end
 
       context 'when a PE server compiled the catalog' do
@@ -299,7 +299,7 @@ describe 'clone_army' do
 
         it 'builds a PE base verified against the host agent\'s CA copy' do
           is_expected.to contain_clone_army_base('debian-12')
-            .with(puppet_source: 'pe', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+            .with(puppet_source: 'pe', master: 'puppet.example.com', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
         end
 
         context 'and puppet_source is given' do
@@ -340,7 +340,10 @@ describe 'clone_army' do
       context 'when pe with a CA certificate' do
         let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem' } }
 
-        it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem') }
+        it do
+          is_expected.to contain_clone_army_base('debian-12')
+            .with(puppet_source: 'pe', master: 'puppet.example.com', pe_ca_cert: '/root/pe-ca.pem')
+        end
       end
 
       context 'when pe_ca_cert comes without pe' do
@@ -401,6 +404,122 @@ describe 'clone_army' do
         let(:params) { { master: 'puppet.example.com', num_clones: 1, challenge_password: sensitive('') } }
 
         it { is_expected.to compile.and_raise_error(%r{challenge_password must be a non-empty string on one line.*\(not shown\)}) }
+      end
+    end
+
+    describe 'load shape' do
+      let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+
+      it 'gives every clone the defaults: daemon mode, phased over the fleet, no limits, no facts' do
+        [1, 2, 3].each do |index|
+          is_expected.to contain_clone_army_clone("clone#{index}").with(
+            run_mode: 'daemon', runinterval: 1800, splay: 0, phase_index: index - 1, phase_count: 3,
+            memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0,
+            churn_percent: 0, ramp_up: 0
+          )
+        end
+      end
+
+      context 'with every setting' do
+        let(:params) do
+          {
+            master: 'puppet.example.com', num_clones: 2, run_mode: 'timer', runinterval: 900, splay: 30,
+            fleet_facts: { 'role' => 'web', 'tier' => 3 }, clone_facts: { 'clone2' => { 'role' => 'db', 'canary' => true } },
+            generated_facts: 500, churn_percent: 15, memory_max: '256M', cpu_quota: '50%', tasks_max: 512, ramp_up: 60
+          }
+        end
+
+        it { is_expected.to compile.with_all_deps }
+
+        it 'passes them to every clone, its own facts merged over the fleet\'s' do
+          is_expected.to contain_clone_army_clone('clone1').with(
+            run_mode: 'timer', runinterval: 900, splay: 30, phase_index: 0, phase_count: 2, memory_max: '256M',
+            cpu_quota: '50%', tasks_max: 512, facts: { 'role' => 'web', 'tier' => 3 }, generated_facts: 500,
+            churn_percent: 15, ramp_up: 60
+          )
+          is_expected.to contain_clone_army_clone('clone2').with(
+            phase_index: 1, phase_count: 2, facts: { 'role' => 'db', 'tier' => 3, 'canary' => true },
+          )
+        end
+      end
+
+      {
+        run_mode: 'cron', runinterval: 59, splay: -1, generated_facts: 10_000, churn_percent: 101, ramp_up: -1,
+        memory_max: '512m', cpu_quota: '0%', tasks_max: 0, fleet_facts: { 'Role' => 'web' },
+        clone_facts: { 'Clone1' => {} }
+      }.each do |parameter, bad|
+        context "with #{parameter} => #{bad.inspect}" do
+          let(:params) { { master: 'puppet.example.com', num_clones: 1, parameter => bad } }
+
+          it { is_expected.to compile.and_raise_error(%r{parameter '#{parameter}'}) }
+        end
+      end
+
+      it 'refuses a fact value the helper would refuse' do
+        params[:fleet_facts] = { 'role' => ['web'] }
+        is_expected.to compile.and_raise_error(%r{parameter 'fleet_facts'})
+      end
+
+      context 'with clone_facts for clones the class does not declare' do
+        let(:params) do
+          { master: 'puppet.example.com', num_clones: 2, clone_facts: { 'clone2' => {}, 'clone3' => {}, 'test1' => {} } }
+        end
+
+        it 'warns, naming them' do
+          allow(Puppet::Util::Log).to receive(:create).and_call_original
+          warning = %r{clone_facts names clones that are not among clone1 \.\. clone2 and are ignored: clone3, test1}
+          expect(Puppet::Util::Log).to receive(:create).with(hash_including(level: :warning, message: warning)).and_call_original
+          is_expected.to compile
+        end
+      end
+
+      context 'with clone_facts only for declared clones' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 2, clone_facts: { 'clone1' => { 'role' => 'db' } } } }
+
+        it 'does not warn' do
+          allow(Puppet::Util::Log).to receive(:create).and_call_original
+          expect(Puppet::Util::Log).not_to receive(:create).with(hash_including(message: %r{clone_facts}))
+          is_expected.to contain_clone_army_clone('clone1').with_facts('role' => 'db')
+        end
+      end
+
+      context 'with cpu_quota as an Integer and memory_max in bytes' do
+        let(:params) { { master: 'puppet.example.com', num_clones: 1, cpu_quota: 200, memory_max: 268_435_456 } }
+
+        it { is_expected.to contain_clone_army_clone('clone1').with(cpu_quota: 200, memory_max: 268_435_456) }
+      end
+
+      describe 'capacity by run mode' do
+        let(:facts) { super().merge(clone_army: { 'capacity' => { 'daemon' => 3, 'timer' => 12 } }) }
+
+        ['timer', 'manual'].each do |mode|
+          context "in #{mode} mode" do
+            let(:params) { { master: 'puppet.example.com', run_mode: mode } }
+
+            it 'defaults to the timer capacity' do
+              is_expected.to have_clone_army_clone_resource_count(12)
+            end
+          end
+
+          context "in #{mode} mode beyond the timer capacity" do
+            let(:params) { { master: 'puppet.example.com', run_mode: mode, num_clones: 13 } }
+
+            it do
+              is_expected.to compile.and_raise_error(
+                %r{num_clones => 13 .* capacity is 12 clones .*divided by 24 MiB per clone in #{mode} mode}m,
+              )
+            end
+          end
+        end
+
+        context 'in timer mode without the fact' do
+          let(:facts) { super().merge(clone_army: nil, memory: { 'system' => { 'total_bytes' => 3 * GIB } }) }
+          let(:params) { { master: 'puppet.example.com', run_mode: 'timer' } }
+
+          it 'computes the timer capacity: (3 GiB - 2 GiB) / 24 MiB' do
+            is_expected.to have_clone_army_clone_resource_count(42)
+          end
+        end
       end
     end
 

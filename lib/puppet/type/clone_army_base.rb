@@ -18,7 +18,7 @@ Puppet::Type.newtype(:clone_army_base) do
     only when it is complete, so a half-built base is never used. Building a
     Debian 12 base with debootstrap takes about a minute.
 
-    `os`, `release`, `mirror`, `puppet_source` and `pe_ca_cert` are used
+    `os`, `release`, `mirror`, `puppet_source`, `master` and `pe_ca_cert` are used
     only when the base is built: changing them later does not rebuild an existing base. To
     rebuild, remove the base (`ensure => absent`, which the helper refuses
     while clones use it) and let it be built again.
@@ -134,6 +134,20 @@ Puppet::Type.newtype(:clone_army_base) do
     end
   end
 
+  newparam(:master) do
+    desc <<-DOC
+      With `puppet_source => pe`: the PE primary server (a host name, e.g.
+      `puppet.example.com`) whose `/packages/current/install.bash` installs
+      the agent. Class clone_army passes its `master`. Required with `pe`,
+      refused with any other `puppet_source`. Used only when the base is
+      built.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Names.validate_hostname('master', value, 'puppet.example.com')
+    end
+  end
+
   newparam(:helper) do
     desc <<-DOC
       The path of the `clone-army` helper the provider runs. Defaults to
@@ -151,6 +165,15 @@ Puppet::Type.newtype(:clone_army_base) do
     if self[:pe_ca_cert] && self[:puppet_source] != :pe
       raise ArgumentError,
             "pe_ca_cert is only used with puppet_source => pe (puppet_source is #{self[:puppet_source] || 'not set'})"
+    end
+    if self[:master] && self[:puppet_source] != :pe
+      raise ArgumentError,
+            "master is only used with puppet_source => pe (puppet_source is #{self[:puppet_source] || 'not set'})"
+    end
+    # The helper downloads PE's agent installer from the primary server, so
+    # it must know which one; say so when the catalog is built.
+    if self[:puppet_source] == :pe && self[:ensure] != :absent && self[:master].nil?
+      raise ArgumentError, 'puppet_source => pe needs master: the PE primary server the agent installer is downloaded from'
     end
   end
 

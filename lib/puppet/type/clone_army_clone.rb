@@ -3,6 +3,7 @@
 require_relative '../../puppet_x/clone_army/helper'
 require_relative '../../puppet_x/clone_army/names'
 require_relative '../../puppet_x/clone_army/secrets'
+require_relative '../../puppet_x/clone_army/shape'
 
 Puppet::Type.newtype(:clone_army_clone) do
   @doc = <<-DOC
@@ -37,6 +38,23 @@ Puppet::Type.newtype(:clone_army_clone) do
         certname => 'clone1.loadhost.example.com',
       }
 
+    @example A clone in timer mode, third of ten phases, with limits and facts
+      clone_army_clone { 'clone3':
+        ensure          => running,
+        base            => 'debian-12',
+        master          => 'puppet.example.com',
+        certname        => 'clone3.loadhost.example.com',
+        run_mode        => 'timer',
+        runinterval     => 1800,
+        phase_index     => 2,
+        phase_count     => 10,
+        memory_max      => '512M',
+        cpu_quota       => '50%',
+        facts           => { 'role' => 'web' },
+        generated_facts => 500,
+        churn_percent   => 15,
+      }
+
     @example Stopping one clone from the command line
       puppet resource clone_army_clone clone2 ensure=stopped
 
@@ -48,8 +66,9 @@ Puppet::Type.newtype(:clone_army_clone) do
     desc <<-DOC
       The state of the clone, as with Puppet's `service` type.
 
-      * `present`: the clone exists. A clone that is created is started once;
-        after that its run state is left alone, so a Puppet run on the host
+      * `present`: the clone exists. A clone that is created is started once
+        (after all clones of the run are evaluated, in waves over
+        `ramp_up`); after that its run state is left alone, so a Puppet run on the host
         never stops an experiment on a clone.
       * `running`: the clone exists and is running.
       * `stopped`: the clone exists and is stopped (its overlay unmounted). A
@@ -164,6 +183,192 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
+  newproperty(:run_mode) do
+    desc <<-DOC
+      How the clone's agent is scheduled:
+
+      * `daemon`: the agent service runs as a daemon, every `runinterval`
+        seconds.
+      * `timer`: a systemd timer in the clone starts a one-shot agent run
+        every `runinterval` seconds, so an idle clone holds no Ruby process.
+      * `manual`: no scheduled runs; runs only on demand (`clone-army exec`,
+        the `clone_army::exec` task).
+
+      Changed in place; the clone's systemd picks up the new mode at the
+      clone's next start (restart it, e.g. with a `notify`, to switch now).
+      A clone made before run modes existed is reported with no mode
+      (`absent`).
+    DOC
+    newvalues(*PuppetX::CloneArmy::Shape::RUN_MODES)
+  end
+
+  # Schedule settings the helper forgets in manual mode (it reads them back
+  # as null), so they are in sync whatever they are then.
+  schedule_property = lambda do |name, doc|
+    newproperty(name) do
+      desc doc
+
+      validate do |value|
+        PuppetX::CloneArmy::Shape.integer(name, value)
+      end
+
+      munge do |value|
+        PuppetX::CloneArmy::Shape.integer(name, value)
+      end
+
+      define_method(:insync?) do |is|
+        return true if resource.shape_value(:run_mode) == :manual
+
+        super(is)
+      end
+    end
+  end
+
+  schedule_property.call(:runinterval, <<-DOC)
+    Seconds between two agent runs of the clone (`runinterval` of the daemon,
+    or the timer's period), 60 to 604800. Not used in `manual` mode.
+  DOC
+
+  schedule_property.call(:splay, <<-DOC)
+    Up to this many seconds, at random, are added to the clone's runs, 0
+    to 604800 (0: none). In `timer` mode to every run
+    (`RandomizedDelaySec=`); in `daemon` mode once, before the first run
+    after the daemon starts (Puppet's `splay`/`splaylimit`). Not used in
+    `manual` mode.
+  DOC
+
+  schedule_property.call(:phase_index, <<-DOC)
+    The clone's place among `phase_count` clones (0 to `phase_count` - 1):
+    its runs come at `floor(phase_index * runinterval / phase_count)`
+    seconds into each interval, so that a fleet's runs arrive as an even
+    stream rather than a herd. Class clone_army gives clone i of N the index
+    i - 1. Not used in `manual` mode.
+  DOC
+
+  schedule_property.call(:phase_count, <<-DOC)
+    How many phases the interval is divided into, 1 to 100000 (with
+    `phase_index`; class clone_army uses the fleet's size). Not used in
+    `manual` mode.
+  DOC
+
+  newproperty(:memory_max) do
+    desc <<-DOC
+      The most memory the clone's unit may use (systemd's `MemoryMax=`, set
+      in a drop-in on the host): bytes as an integer, or a string with a
+      `K`, `M`, `G` or `T` suffix (base 1024), e.g. `'512M'`; `'none'`
+      for no limit. Compared by the bytes it means, so `'1G'` is in sync
+      with `'1024M'`. Holds from the clone's next start at the latest.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.memory_max(value)
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Shape.memory_max(value)
+    end
+
+    def insync?(is)
+      PuppetX::CloneArmy::Shape.memory_bytes(is) == PuppetX::CloneArmy::Shape.memory_bytes(should)
+    end
+  end
+
+  newproperty(:cpu_quota) do
+    desc <<-DOC
+      The CPU time the clone's unit may use, in percent of one CPU
+      (systemd's `CPUQuota=`): `'50%'` (or the integer 50) to `'100000%'`;
+      `'none'` for no limit. Holds from the clone's next start at the latest.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.cpu_quota(value)
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Shape.cpu_quota(value)
+    end
+
+    def insync?(is)
+      PuppetX::CloneArmy::Shape.cpu_percent(is) == PuppetX::CloneArmy::Shape.cpu_percent(should)
+    end
+  end
+
+  newproperty(:tasks_max) do
+    desc <<-DOC
+      The most tasks (processes and threads) the clone's unit may run
+      (systemd's `TasksMax=`), 1 to 4194304; `'none'` for the unit
+      template's own `TasksMax=16384`.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.tasks_max(value)
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Shape.tasks_max(value)
+    end
+  end
+
+  newproperty(:facts) do
+    desc <<-DOC
+      External facts of the clone, a Hash of fact names (`a-z`, `0-9`, `_`;
+      1 to 128 characters) to strings (at most 4096 characters), numbers or
+      booleans, e.g. `{ 'role' => 'web', 'tier' => 3 }`. Written to
+      `/etc/facter/facts.d/clone_army.json` in the clone; `{}` removes them.
+      The agent sees them at its next run.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.facts('facts', value)
+    end
+
+    def insync?(is)
+      is.is_a?(Hash) && is == should
+    end
+  end
+
+  newproperty(:generated_facts) do
+    desc <<-DOC
+      How many generated facts (`clone_army_fact_0001` ...) the clone's agent
+      sends, 0 to 9999 (0: none), like Puppet's clamps load test: a fact
+      script in the clone prints them, the share `churn_percent` with new
+      values on every run.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.integer(:generated_facts, value)
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Shape.integer(:generated_facts, value)
+    end
+  end
+
+  newproperty(:churn_percent) do
+    desc <<-DOC
+      The share of the generated facts, in percent (0 to 100), whose values
+      change on every run (the first `ceil(generated_facts * churn_percent
+      / 100)`), so that PuppetDB sees fact churn. Not used without
+      generated facts.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.integer(:churn_percent, value)
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Shape.integer(:churn_percent, value)
+    end
+
+    # Without generated facts there is no script to hold it: the helper
+    # reads it back as null.
+    def insync?(is)
+      return true if resource.shape_value(:generated_facts).to_i.zero?
+
+      super(is)
+    end
+  end
+
   newparam(:root_password_hash) do
     desc <<-DOC
       The crypt(3) hash of the clone's root password (e.g. from
@@ -209,6 +414,28 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
+  newparam(:ramp_up) do
+    desc <<-DOC
+      Seconds over which the clones created in one Puppet run are started
+      (0 to 86400; default 0). They are not started one by one as each is
+      created: after all clones are evaluated, the provider starts them in
+      waves of `ceil(N / max(1, ramp_up / 5))` clones about every 5
+      seconds, so a large fleet does not hit the server as one herd. With
+      0, all are started with one `clone-army clone start`. When the
+      clones of a run give different values, the largest is used. A clone
+      that then fails to start is reported as failed in the run.
+    DOC
+    defaultto 0
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.integer(:ramp_up, value, 0..86_400)
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Shape.integer(:ramp_up, value, 0..86_400)
+    end
+  end
+
   newparam(:helper) do
     desc <<-DOC
       The path of the `clone-army` helper the provider runs. Defaults to
@@ -222,6 +449,13 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
+  validate do
+    index = self[:phase_index]
+    count = self[:phase_count]
+    raise ArgumentError, 'phase_index and phase_count go together: give both or neither' if index.nil? != count.nil?
+    raise ArgumentError, "phase_index must be below phase_count (0 to #{count - 1}); got #{index}" if index && index >= count
+  end
+
   autorequire(:file) do
     [self[:helper] || PuppetX::CloneArmy::Helper::DEFAULT_PATH]
   end
@@ -233,6 +467,15 @@ Puppet::Type.newtype(:clone_army_clone) do
 
   autobefore(:clone_army_base) do
     self[:ensure] == :absent ? [self[:base]].compact : []
+  end
+
+  # The value a shape property is to have: the one asked for, else the
+  # clone's current one.
+  def shape_value(name)
+    wanted = self[name]
+    return wanted unless wanted.nil?
+
+    provider.respond_to?(name) ? provider.public_send(name) : nil
   end
 
   # When `ensure` changes the run state of an existing clone, Puppet syncs no

@@ -72,12 +72,13 @@ module PuppetX
 
       # The base as `base list` reports it, or nil when the helper answered
       # with the base's name only.
-      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil, pe_ca_cert: nil)
+      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil, master: nil, pe_ca_cert: nil)
         options = []
         options += ['--os', os.to_s] if os
         options += ['--release', release.to_s] if release
         options += ['--mirror', mirror.to_s] if mirror
         options += ['--puppet-source', puppet_source.to_s] if puppet_source
+        options += ['--master', master.to_s] if master
         options += ['--pe-ca-cert', pe_ca_cert.to_s] if pe_ca_cert
         result = run('base', 'create', *options, '--', name)
         entity(result, 'base', name, ['base', 'create'])
@@ -95,13 +96,39 @@ module PuppetX
         clones.each { |clone| check_clone(clone, ['clone', 'list']) }
       end
 
+      # The load-shape flags of `clone create` and `clone configure`
+      # (PROTOCOL.md, "Load shape"), in the order they are passed. `shape`
+      # holds the values as the helper takes them; the facts go as the path
+      # of a file that holds them (`facts_file`).
+      SHAPE_FLAGS = {
+        run_mode: '--run-mode',
+        runinterval: '--runinterval',
+        splay: '--splay',
+        phase_index: '--phase-index',
+        phase_count: '--phase-count',
+        memory_max: '--memory-max',
+        cpu_quota: '--cpu-quota',
+        tasks_max: '--tasks-max',
+        facts_file: '--facts-file',
+        generated_facts: '--generated-facts',
+        churn_percent: '--churn-percent',
+      }.freeze
+
+      def self.shape_options(shape)
+        unknown = shape.keys - SHAPE_FLAGS.keys
+        raise ArgumentError, "unknown load-shape settings: #{unknown.join(', ')}" unless unknown.empty?
+
+        SHAPE_FLAGS.flat_map { |key, flag| shape[key].nil? ? [] : [flag, shape[key].to_s] }
+      end
+
       # The clone as `clone list` reports it, or nil when the helper answered
       # with the clone's name only. The secrets are passed as paths of files
       # that hold them (PuppetX::CloneArmy::Secrets.with_files), never as
       # values.
-      def clone_create(name, base:, master:, certname:, start:,
+      def clone_create(name, base:, master:, certname:, start:, shape: {},
                        root_password_hash_file: nil, challenge_password_file: nil)
         options = ['--base', base, '--master', master, '--certname', certname]
+        options += self.class.shape_options(shape)
         options += ['--root-password-hash-file', root_password_hash_file] if root_password_hash_file
         options += ['--challenge-password-file', challenge_password_file] if challenge_password_file
         options << '--start' if start
@@ -110,11 +137,12 @@ module PuppetX
         clone && check_clone(clone, ['clone', 'create'])
       end
 
-      # As clone_create.
-      def clone_configure(name, master: nil, certname: nil)
+      # As clone_create; only the settings given change.
+      def clone_configure(name, master: nil, certname: nil, shape: {})
         options = []
         options += ['--master', master] if master
         options += ['--certname', certname] if certname
+        options += self.class.shape_options(shape)
         result = run('clone', 'configure', *options, '--', name)
         clone = entity(result, 'clone', name, ['clone', 'configure'])
         clone && check_clone(clone, ['clone', 'configure'])

@@ -42,7 +42,8 @@ Puppet::Type.type(:clone_army_base).provide(:clone_army) do
 
   def create
     base = helper.base_create(name, os: resource[:os], release: resource[:release], mirror: resource[:mirror],
-                                    puppet_source: resource[:puppet_source], pe_ca_cert: resource[:pe_ca_cert])
+                                    puppet_source: resource[:puppet_source], master: resource[:master],
+                                    pe_ca_cert: resource[:pe_ca_cert])
     @property_hash = base ? self.class.from_helper(base) : { name: name, ensure: :present }
   end
 

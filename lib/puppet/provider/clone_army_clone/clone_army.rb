@@ -2,17 +2,26 @@
 
 require_relative '../../../puppet_x/clone_army/helper'
 require_relative '../../../puppet_x/clone_army/secrets'
+require_relative '../../../puppet_x/clone_army/shape'
 
 Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   desc <<-DOC
     Manages clones with the `clone-army` helper. All clones are read with one
-    `clone-army clone list` per run (prefetch); changes of base, master and
-    certname are applied once per resource in `flush`.
+    `clone-army clone list` per run (prefetch); changes of base, master,
+    certname and load shape are applied once per resource in `flush`, with
+    one `clone-army clone configure` carrying only what changed. Clones
+    created in a run are started after all clones are evaluated, in waves
+    spread over `ramp_up` seconds.
   DOC
 
   confine kernel: 'Linux'
 
   mk_resource_methods
+
+  # What `clone configure` sets in place.
+  def self.configuration
+    [:master, :certname] + PuppetX::CloneArmy::Shape::PROPERTIES
+  end
 
   # The properties this provider reads from one entry of `clone list`. A
   # master or certname the clone's puppet.conf lacks (null) is :absent.
@@ -23,7 +32,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
       base: clone['base'] || :absent,
       master: clone['master'] || :absent,
       certname: clone['certname'] || :absent,
-    }
+    }.merge(PuppetX::CloneArmy::Shape.from_helper(clone))
   end
 
   def self.instances
@@ -60,7 +69,8 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
             '(base, master and certname are all needed to create a clone)'
     end
 
-    create_clone({ base: resource[:base], master: resource[:master], certname: resource[:certname] }, start)
+    wanted = { base: resource[:base], master: resource[:master], certname: resource[:certname] }
+    create_clone(wanted, PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact, start)
     @property_flush = {}
   end
 
@@ -91,47 +101,151 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     update_from(helper.clone_start(name), :running)
   end
 
-  def base=(value)
-    @property_flush[:base] = value
-  end
-
-  def master=(value)
-    @property_flush[:master] = value
-  end
-
-  def certname=(value)
-    @property_flush[:certname] = value
+  ([:base] + configuration).each do |property|
+    define_method(:"#{property}=") do |value|
+      @property_flush[property] = value
+    end
   end
 
   def flush
     flush_changes
   end
 
-  # Applies pending base/master/certname changes: a new base recreates the
-  # clone (started again if it was running and is not to be stopped); a new
-  # master or certname re-points it in place. Called from flush, and by
-  # start/stop so that a clone starts with its new configuration.
+  # Applies pending changes: a new base recreates the clone (started again
+  # if it was running and is not to be stopped); anything else is set in
+  # place with one `clone configure` carrying only the changed settings.
+  # Called from flush, and by start/stop so that a clone starts with its new
+  # configuration.
   def flush_changes
     return if @property_flush.empty? || !exists?
 
     if @property_flush.key?(:base)
       recreate
     else
-      changes = @property_flush.slice(:master, :certname)
-      clone = helper.clone_configure(name, **changes)
-      @property_hash = clone ? self.class.from_helper(clone) : @property_hash.merge(changes)
+      configure(@property_flush.slice(*self.class.configuration))
     end
     @property_flush = {}
   end
 
-  private
+  # The new clones waiting to be started, as [provider, ramp_up] pairs.
+  def self.start_queue
+    @start_queue ||= []
+  end
+
+  # Puppet calls this once per run for this provider, after all clones are
+  # evaluated: the clones created in the run are started now, in waves.
+  def self.post_resource_eval
+    queued = start_queue.dup
+    start_queue.clear
+    return if queued.empty?
+
+    ramp_up = queued.map(&:last).max
+    providers = queued.map(&:first)
+    waves, interval = waves(providers.size, ramp_up)
+    started_at = monotonic_now
+    unreported = waves.each_with_index.flat_map do |(first, size), index|
+      pause(started_at + (index * interval) - monotonic_now) if index.positive?
+      start_wave(providers[first, size])
+    end
+    # Outside a transaction's report (no status to mark), the failures end
+    # the call, after every wave was tried.
+    raise Puppet::Error, unreported.join('; ') unless unreported.empty?
+  end
+
+  # How `count` clones are started over `ramp_up` seconds: waves of
+  # ceil(count / max(1, ramp_up / 5)) clones (as [first, size] pairs) and
+  # the seconds from the start of one wave to the next, about 5. With
+  # ramp_up 0 (or below 5 s) one wave starts all of them.
+  def self.waves(count, ramp_up)
+    slots = [1, ramp_up.to_i / 5].max
+    size = (count + slots - 1) / slots
+    starts = (0...count).step([size, 1].max).to_a
+    interval = starts.size > 1 ? ramp_up.to_f / slots : 0.0
+    [starts.map { |first| [first, [size, count - first].min] }, interval]
+  end
+
+  def self.monotonic_now
+    Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  end
+
+  # Sleeps between waves; the specs replace it.
+  def self.pause(seconds)
+    sleep(seconds) if seconds.positive?
+  end
+
+  # One `clone start` for the wave. When it fails, each clone of the wave is
+  # started on its own, so that the failure is reported against the clone
+  # that failed (a start of a clone already running changes nothing).
+  # Returns the failures that could not be put into a report.
+  def self.start_wave(providers)
+    providers.first.started(providers.first.helper.clone_start(*providers.map(&:name)), providers)
+    []
+  rescue Puppet::Error => e
+    Puppet.debug("clone_army: starting #{providers.map(&:name).join(' ')} failed (#{e.message}); starting them one by one")
+    providers.filter_map do |provider|
+      provider.started(provider.helper.clone_start(provider.name), [provider])
+      nil
+    rescue Puppet::Error => error
+      provider.start_failed(error)
+    end
+  end
+
+  # Takes in a `clone start` answer for the clones of `providers`.
+  def started(clones, providers)
+    providers.each { |provider| provider.update_from(clones, :running) }
+  end
+
+  # A queued start that failed: an error logged against the clone, and the
+  # clone's status in this run's report marked failed, so that the run is
+  # reported as failed. Returns the message when there is no such status.
+  def start_failed(error)
+    message = "Could not start clone #{name}: #{error.message}"
+    resource.err(message)
+    status = self.class.report&.resource_statuses&.[](resource.to_s)
+    return message unless status
+
+    status.fail_with_event(message)
+    nil
+  end
+
+  # The report of the transaction that is being applied: it is a log
+  # destination while the transaction runs (Puppet::Resource::Catalog#apply).
+  def self.report
+    Puppet::Util::Log.destinations.keys.find { |destination| destination.is_a?(Puppet::Transaction::Report) }
+  end
+
+  # Takes in the answer of `clone start|stop`: the clone as the helper
+  # reports it, or (when it answers with names) the state just reached.
+  def update_from(clones, reached)
+    clone = clones.find { |entry| (entry.is_a?(Hash) ? entry['name'] : entry) == name }
+    raise Puppet::Error, "clone-army did not report clone #{name} in its answer: #{clones.to_json}" unless clone
+
+    @property_hash = clone.is_a?(Hash) ? self.class.from_helper(clone) : @property_hash.merge(ensure: reached)
+  end
 
   def helper
     @helper ||= PuppetX::CloneArmy::Helper.new(resource && resource[:helper])
   end
 
+  private
+
+  # Sets `changes` (master, certname, shape) in place with one `clone
+  # configure`.
+  def configure(changes)
+    # The helper takes the phase as a pair: the other half comes along.
+    if changes.key?(:phase_index) || changes.key?(:phase_count)
+      changes[:phase_index] = kept(:phase_index)
+      changes[:phase_count] = kept(:phase_count)
+    end
+    shape = changes.slice(*PuppetX::CloneArmy::Shape::PROPERTIES)
+    clone = with_facts_file(shape) do |options|
+      helper.clone_configure(name, **changes.slice(:master, :certname), shape: options)
+    end
+    @property_hash = clone ? self.class.from_helper(clone) : @property_hash.merge(changes)
+  end
+
   # Removes the clone and creates it again on the new base, keeping (or
-  # applying) its master and certname.
+  # applying) its master, certname and load shape.
   def recreate
     start_again = state == :running && resource[:ensure] != :stopped
     wanted = { base: @property_flush[:base], master: kept(:master), certname: kept(:certname) }
@@ -142,41 +256,64 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
             "#{unknown.size == 1 ? 'is' : 'are'} unknown; give master and certname"
     end
 
+    shape = kept_shape
     helper.clone_remove(name)
     @property_hash = { name: name, ensure: :absent }
-    create_clone(wanted, start_again)
+    create_clone(wanted, shape, start_again)
+  end
+
+  # The load shape a recreated clone keeps: what is asked for, and what it
+  # had where that is not what `clone create` sets anyway.
+  def kept_shape
+    defaults = PuppetX::CloneArmy::Shape::CREATE_DEFAULTS
+    shape = defaults.keys.to_h { |property| [property, kept(property)] }.compact
+    shape = shape.reject { |property, value| resource[property].nil? && value == defaults[property] }
+    # The phase goes as a pair.
+    [:phase_index, :phase_count].each { |property| shape[property] = kept(property) } if (shape.keys & [:phase_index, :phase_count]).any?
+    shape
   end
 
   # The value of `attribute` a recreated clone gets: the new one, else the
   # current one (nil when neither is known).
   def kept(attribute)
     current = @property_hash[attribute]
-    @property_flush[attribute] || resource[attribute] || (current unless current == :absent)
+    value = @property_flush[attribute]
+    value = resource[attribute] if value.nil?
+    value = current if value.nil? && current != :absent
+    value
   end
 
-  # Runs `clone create`; the helper may answer with the clone or its name.
-  # The root password hash and challenge password go to the helper in files
-  # of mode 0600 that exist only while it runs.
-  def create_clone(wanted, start)
+  # Runs `clone create` without starting the clone; a clone to be started
+  # is queued for post_resource_eval. The helper may answer with the clone
+  # or its name. The root password hash and challenge password go to the
+  # helper in files of mode 0600 that exist only while it runs, as do the
+  # facts.
+  def create_clone(wanted, shape, start)
     secrets = { root_password_hash: resource[:root_password_hash], challenge_password: resource[:challenge_password] }
     clone = PuppetX::CloneArmy::Secrets.with_files(secrets) do |files|
-      helper.clone_create(name, **wanted, start: start,
-                                          root_password_hash_file: files[:root_password_hash],
-                                          challenge_password_file: files[:challenge_password])
+      with_facts_file(shape) do |options|
+        helper.clone_create(name, **wanted, start: false, shape: options,
+                                            root_password_hash_file: files[:root_password_hash],
+                                            challenge_password_file: files[:challenge_password])
+      end
     end
     @property_hash = if clone
                        self.class.from_helper(clone)
                      else
-                       { name: name, ensure: start ? :running : :stopped }.merge(wanted)
+                       { name: name, ensure: :stopped }.merge(wanted)
                      end
+    self.class.start_queue << [self, resource[:ramp_up].to_i] if start
   end
 
-  # Takes in the answer of `clone start|stop`: the clone as the helper
-  # reports it, or (when it answers with names) the state just reached.
-  def update_from(clones, reached)
-    clone = clones.find { |entry| (entry.is_a?(Hash) ? entry['name'] : entry) == name }
-    raise Puppet::Error, "clone-army did not report clone #{name} in its answer: #{clones.to_json}" unless clone
+  # Yields `shape` as the helper takes it: the facts (a Hash) written as
+  # JSON to a file of mode 0600 in a private directory, passed as its path
+  # and removed when the helper has run (or failed).
+  def with_facts_file(shape, &block)
+    options = shape.reject { |key, _| key == :facts }
+    return yield(options) unless shape.key?(:facts)
 
-    @property_hash = clone.is_a?(Hash) ? self.class.from_helper(clone) : @property_hash.merge(ensure: reached)
+    PuppetX::CloneArmy::Secrets.with_files(facts: JSON.generate(shape[:facts])) do |files|
+      block.call(options.merge(facts_file: files[:facts]))
+    end
   end
 end

@@ -230,6 +230,122 @@ describe Puppet::Type.type(:clone_army_clone) do
       )
     end
   end
+
+  describe 'load shape' do
+    it 'takes run_mode daemon, timer or manual' do
+      ['daemon', 'timer', 'manual'].each { |mode| expect(clone(run_mode: mode)[:run_mode]).to eq(mode.to_sym) }
+      expect { clone(run_mode: 'apply') }.to raise_error(Puppet::ResourceError, %r{Invalid value "apply"})
+    end
+
+    {
+      runinterval: [60, 604_800], splay: [0, 604_800], generated_facts: [0, 9999], churn_percent: [0, 100],
+      ramp_up: [0, 86_400]
+    }.each do |attribute, (min, max)|
+      it "takes #{attribute} from #{min} to #{max}, also as a string of digits" do
+        expect(clone(attribute => min)[attribute]).to eq(min)
+        expect(clone(attribute => max.to_s)[attribute]).to eq(max)
+        [min - 1, max + 1, '1h', 1.5].each do |bad|
+          expect { clone(attribute => bad) }
+            .to raise_error(Puppet::ResourceError, %r{#{attribute} must be an integer from #{min} to #{max}; got})
+        end
+      end
+    end
+
+    it 'defaults ramp_up to 0' do
+      expect(clone[:ramp_up]).to eq(0)
+    end
+
+    it 'takes the phase as a pair with the index below the count' do
+      resource = clone(phase_index: 9, phase_count: 10)
+      expect([resource[:phase_index], resource[:phase_count]]).to eq([9, 10])
+      expect { clone(phase_index: 10, phase_count: 10) }
+        .to raise_error(Puppet::ResourceError, %r{phase_index must be below phase_count \(0 to 9\); got 10})
+      expect { clone(phase_index: 1) }.to raise_error(Puppet::ResourceError, %r{phase_index and phase_count go together})
+      expect { clone(phase_index: 0, phase_count: 0) }
+        .to raise_error(Puppet::ResourceError, %r{phase_count must be an integer from 1 to 100000})
+    end
+
+    it 'takes memory_max as bytes, with a suffix, or none' do
+      expect(clone(memory_max: 536_870_912)[:memory_max]).to eq('536870912')
+      expect(clone(memory_max: '512M')[:memory_max]).to eq('512M')
+      expect(clone(memory_max: 'none')[:memory_max]).to eq('none')
+      ['512m', '0', '1.5G', '512 M', '', -1].each do |bad|
+        expect { clone(memory_max: bad) }.to raise_error(Puppet::ResourceError, %r{memory_max must be a positive number of bytes})
+      end
+    end
+
+    it 'takes cpu_quota as a percentage, an integer, or none' do
+      expect(clone(cpu_quota: '50%')[:cpu_quota]).to eq('50%')
+      expect(clone(cpu_quota: 200)[:cpu_quota]).to eq('200%')
+      expect(clone(cpu_quota: 'none')[:cpu_quota]).to eq('none')
+      ['0%', '100001%', '50', '5.5%', 0].each do |bad|
+        expect { clone(cpu_quota: bad) }.to raise_error(Puppet::ResourceError, %r{cpu_quota must be a percentage of one CPU})
+      end
+    end
+
+    it 'takes tasks_max from 1 to 4194304, or none' do
+      expect(clone(tasks_max: '4096')[:tasks_max]).to eq(4096)
+      expect(clone(tasks_max: 'none')[:tasks_max]).to eq('none')
+      expect { clone(tasks_max: 0) }.to raise_error(Puppet::ResourceError, %r{tasks_max must be an integer from 1 to 4194304})
+    end
+
+    it 'takes facts as a Hash of names to strings, numbers or booleans' do
+      facts = { 'role' => 'web', 'tier' => 3, 'weight' => 0.5, 'canary' => false }
+      expect(clone(facts: facts)[:facts]).to eq(facts)
+      expect { clone(facts: { 'Role' => 'web' }) }.to raise_error(Puppet::ResourceError, %r{fact name "Role" is invalid})
+      expect { clone(facts: { 'role' => ['web'] }) }.to raise_error(Puppet::ResourceError, %r{fact role must be a string})
+      expect { clone(facts: { 'role' => 'x' * 4097 }) }.to raise_error(Puppet::ResourceError, %r{at most 4096 characters})
+      expect { clone(facts: 'role=web') }.to raise_error(Puppet::ResourceError, %r{facts must be a Hash})
+    end
+
+    describe 'insync?' do
+      before(:each) do
+        allow(provider).to receive(:run_mode).and_return(:timer)
+        allow(provider).to receive(:generated_facts).and_return(0)
+      end
+
+      def insync(attribute, should, is, attributes = {})
+        resource = clone({ attribute => should }.merge(attributes))
+        allow(resource).to receive(:provider).and_return(provider)
+        resource.property(attribute).insync?(is)
+      end
+
+      it 'compares memory_max by the bytes it means' do
+        expect(insync(:memory_max, '1G', '1024M')).to be true
+        expect(insync(:memory_max, 1_073_741_824, '1G')).to be true
+        expect(insync(:memory_max, '1G', '1000M')).to be false
+        expect(insync(:memory_max, 'none', 'none')).to be true
+        expect(insync(:memory_max, 'none', '1G')).to be false
+      end
+
+      it 'compares cpu_quota by its percentage' do
+        expect(insync(:cpu_quota, 50, '50%')).to be true
+        expect(insync(:cpu_quota, '50%', 'none')).to be false
+      end
+
+      it 'compares facts as a whole, numbers by value' do
+        expect(insync(:facts, { 'tier' => 3, 'role' => 'web' }, { 'role' => 'web', 'tier' => 3 })).to be true
+        expect(insync(:facts, { 'tier' => 3 }, { 'tier' => '3' })).to be false
+        expect(insync(:facts, {}, :absent)).to be false
+      end
+
+      it 'takes the schedule as in sync in manual mode, asked for or current' do
+        expect(insync(:runinterval, 900, :absent, run_mode: 'manual')).to be true
+        expect(insync(:runinterval, 900, :absent, run_mode: 'timer')).to be false
+        allow(provider).to receive(:run_mode).and_return(:manual)
+        expect(insync(:splay, 60, :absent)).to be true
+        expect(insync(:phase_index, 1, :absent, phase_count: 2)).to be true
+      end
+
+      it 'takes churn_percent as in sync without generated facts' do
+        expect(insync(:churn_percent, 15, :absent, generated_facts: 0)).to be true
+        expect(insync(:churn_percent, 15, :absent, generated_facts: 500)).to be false
+        allow(provider).to receive(:generated_facts).and_return(500)
+        expect(insync(:churn_percent, 15, 10)).to be false
+        expect(insync(:churn_percent, 15, 15)).to be true
+      end
+    end
+  end
 end
 
 describe Puppet::Type.type(:clone_army_clone), 'secrets' do

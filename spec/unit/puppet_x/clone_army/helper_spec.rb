@@ -56,6 +56,23 @@ describe PuppetX::CloneArmy::Helper do
                                       puppet_source: :distro)
     end
 
+    it 'base create for PE, with the primary server' do
+      expect_run(['base', 'create', '--puppet-source', 'pe', '--master', 'puppet.example.com', '--pe-ca-cert', '/ca.pem',
+                  '--', 'debian-12'], 'base_create.json')
+      helper.base_create('debian-12', puppet_source: :pe, master: 'puppet.example.com', pe_ca_cert: '/ca.pem')
+    end
+
+    it 'clone configure with load-shape flags in the documented order' do
+      expect_run(['clone', 'configure', '--run-mode', 'timer', '--runinterval', '900', '--tasks-max', 'none',
+                  '--facts-file', '/tmp/f.json', '--churn-percent', '0', '--', 'clone1'], 'clone_configure.json')
+      helper.clone_configure('clone1', shape: { churn_percent: 0, facts_file: '/tmp/f.json', tasks_max: 'none',
+                                                runinterval: 900, run_mode: :timer })
+    end
+
+    it 'refuses a load-shape setting it has no flag for' do
+      expect { described_class.shape_options(facts: {}) }.to raise_error(ArgumentError, %r{unknown load-shape settings: facts})
+    end
+
     it 'base remove' do
       expect_run(['base', 'remove', '--', 'debian-12'], 'base_remove.json')
       expect(helper.base_remove('debian-12')).to eq('name' => 'debian-12', 'changed' => true)

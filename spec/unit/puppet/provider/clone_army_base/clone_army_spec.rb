@@ -76,10 +76,11 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
       end
     end
 
-    it 'passes puppet_source pe with the CA certificate to verify the server against' do
-      resource = base_resource('debian-12', puppet_source: 'pe', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
-      expect_helper(['base', 'create', '--puppet-source', 'pe', '--pe-ca-cert', '/etc/puppetlabs/puppet/ssl/certs/ca.pem',
-                     '--', 'debian-12'], 'base_create.json')
+    it 'passes puppet_source pe with the primary server and the CA certificate to verify it against' do
+      resource = base_resource('debian-12', puppet_source: 'pe', master: 'puppet.example.com',
+                                            pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+      expect_helper(['base', 'create', '--puppet-source', 'pe', '--master', 'puppet.example.com',
+                     '--pe-ca-cert', '/etc/puppetlabs/puppet/ssl/certs/ca.pem', '--', 'debian-12'], 'base_create.json')
       resource.provider.create
     end
 

@@ -20,6 +20,9 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     provider
   end
 
+  # The queue of clones to start lives on the provider class.
+  before(:each) { described_class.start_queue.clear }
+
   let(:full) do
     { base: 'debian-12', master: 'puppet.example.com', certname: 'clone3.loadhost.example.com' }
   end
@@ -81,12 +84,17 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   end
 
   describe '#create' do
-    it 'creates and starts a clone' do
+    it 'creates a clone and queues it to be started after all clones are evaluated' do
       resource = clone_resource('clone3', full.merge(ensure: 'present'))
       expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
-                     '--certname', 'clone3.loadhost.example.com', '--start', '--', 'clone3'], 'clone_create.json')
+                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
       resource.provider.create(start: true)
+      expect(resource.provider.state).to eq(:stopped)
+      expect(described_class.start_queue).to eq([[resource.provider, 0]])
+      expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
+      described_class.post_resource_eval
       expect(resource.provider.state).to eq(:running)
+      expect(described_class.start_queue).to eq([])
     end
 
     it 'creates a clone without starting it' do
@@ -95,6 +103,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
                      '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
       resource.provider.create(start: false)
       expect(resource.provider.state).to eq(:stopped)
+      expect(described_class.start_queue).to eq([])
     end
 
     it 'says what is missing before calling the helper' do
@@ -107,9 +116,10 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'fails with the helper\'s kind and message' do
       resource = clone_resource('clone3', full.merge(base: 'debian-13'))
       expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
-                     '--certname', 'clone3.loadhost.example.com', '--start', '--', 'clone3'], 'error_not_found.json', 1)
+                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'error_not_found.json', 1)
       expect { resource.provider.create(start: true) }
         .to raise_error(Puppet::Error, %r{\[not-found\]: base "debian-13" does not exist})
+      expect(described_class.start_queue).to eq([])
     end
   end
 
@@ -129,7 +139,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         challenge_file = argv[argv.index('--challenge-password-file') + 1]
         expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
                             '--certname', 'clone3.loadhost.example.com', '--root-password-hash-file', hash_file,
-                            '--challenge-password-file', challenge_file, '--start', '--', 'clone3'])
+                            '--challenge-password-file', challenge_file, '--', 'clone3'])
         expect(argv.join(' ')).not_to include(hash, 's3cret')
         expect(File.read(hash_file)).to eq(hash)
         expect(File.read(challenge_file)).to eq('s3cret')
@@ -143,9 +153,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'passes them as files of mode 0600 in a private directory, and removes them afterwards' do
-      seen = expect_create_with_secret_files('clone_create.json')
+      seen = expect_create_with_secret_files('clone_create_stopped.json')
       resource.provider.create(start: true)
-      expect(resource.provider.state).to eq(:running)
       expect(seen[:files].map { |file| File.exist?(file) }).to eq([false, false])
       expect(File.exist?(File.dirname(seen[:files].first))).to be false
     end
@@ -176,6 +185,219 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         helper_output('clone_create_stopped.json')
       end
       provider.flush
+    end
+  end
+
+  describe 'load shape' do
+    let(:listed) { JSON.parse(helper_fixture('clone_list_shape.json'))['result']['clones'] }
+
+    it 'reads it from clone list, nulls as none or absent' do
+      expect(described_class.from_helper(listed[0])).to include(
+        run_mode: :timer, runinterval: 1800, splay: 0, phase_index: 0, phase_count: 2, memory_max: '1G',
+        cpu_quota: '50%', tasks_max: 4096, facts: { 'role' => 'web', 'tier' => 3 }, generated_facts: 500, churn_percent: 15
+      )
+      expect(described_class.from_helper(listed[1])).to include(
+        run_mode: :manual, runinterval: :absent, splay: :absent, phase_index: :absent, phase_count: :absent,
+        memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0, churn_percent: :absent
+      )
+    end
+
+    it 'takes a clone of an older helper, without the fields, as having no shape' do
+      clone = JSON.parse(helper_fixture('clone_list.json'))['result']['clones'].first
+      expect(described_class.from_helper(clone)).to include(run_mode: :absent, runinterval: :absent, memory_max: 'none', facts: {})
+    end
+
+    describe 'on create' do
+      let(:shaped) do
+        full.merge(ensure: 'stopped', run_mode: 'timer', runinterval: 1800, splay: 60, phase_index: 2, phase_count: 10,
+                   memory_max: '512M', cpu_quota: 50, tasks_max: 512, facts: { 'role' => 'web' },
+                   generated_facts: 500, churn_percent: 15)
+      end
+
+      it 'passes every setting as a flag, the facts in a 0600 file removed afterwards' do
+        resource = clone_resource('clone3', shaped)
+        seen = {}
+        expect(Puppet::Util::Execution).to receive(:execute) do |argv, _options|
+          facts_file = argv[argv.index('--facts-file') + 1]
+          expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+                              '--certname', 'clone3.loadhost.example.com', '--run-mode', 'timer', '--runinterval', '1800',
+                              '--splay', '60', '--phase-index', '2', '--phase-count', '10', '--memory-max', '512M',
+                              '--cpu-quota', '50%', '--tasks-max', '512', '--facts-file', facts_file,
+                              '--generated-facts', '500', '--churn-percent', '15', '--', 'clone3'])
+          expect(JSON.parse(File.read(facts_file))).to eq('role' => 'web')
+          expect(File.stat(facts_file).mode & 0o777).to eq(0o600)
+          expect(File.stat(File.dirname(facts_file)).mode & 0o777).to eq(0o700)
+          seen[:file] = facts_file
+          helper_output('clone_create_shape.json')
+        end
+        resource.provider.create(start: false)
+        expect(File.exist?(File.dirname(seen[:file]))).to be false
+        expect(resource.provider.run_mode).to eq(:timer)
+        expect(resource.provider.phase_index).to eq(2)
+      end
+
+      it 'passes only the flags of the settings given' do
+        resource = clone_resource('clone3', full.merge(ensure: 'stopped', run_mode: 'manual', tasks_max: 'none'))
+        expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+                       '--certname', 'clone3.loadhost.example.com', '--run-mode', 'manual', '--tasks-max', 'none',
+                       '--', 'clone3'], 'clone_create_stopped.json')
+        resource.provider.create(start: false)
+      end
+    end
+
+    describe 'on change' do
+      let(:resource) { clone_resource('clone1', ensure: 'present') }
+      let(:provider) { described_class.new(described_class.from_helper(listed[0])).tap { |p| resource.provider = p } }
+
+      it 'sets only the changed settings with one configure call' do
+        provider.runinterval = 900
+        provider.memory_max = '512M'
+        expect_helper(['clone', 'configure', '--runinterval', '900', '--memory-max', '512M', '--', 'clone1'],
+                      'clone_configure_shape.json')
+        provider.flush
+        expect(provider.runinterval).to eq(900)
+        expect(provider.memory_max).to eq('512M')
+      end
+
+      it 'passes the phase as a pair, the other half as it is' do
+        provider.phase_index = 1
+        expect_helper(['clone', 'configure', '--phase-index', '1', '--phase-count', '2', '--', 'clone1'],
+                      'clone_configure_shape.json')
+        provider.flush
+      end
+
+      it 'passes master with the shape in the same call' do
+        provider.master = 'puppet2.example.com'
+        provider.run_mode = :daemon
+        expect_helper(['clone', 'configure', '--master', 'puppet2.example.com', '--run-mode', 'daemon', '--', 'clone1'],
+                      'clone_configure.json')
+        provider.flush
+      end
+
+      it 'writes new facts to a private file that is removed, also when the helper fails' do
+        provider.facts = { 'role' => 'db' }
+        seen = {}
+        expect(Puppet::Util::Execution).to receive(:execute) do |argv, _options|
+          facts_file = argv[argv.index('--facts-file') + 1]
+          expect(argv).to eq([helper_path, 'clone', 'configure', '--facts-file', facts_file, '--', 'clone1'])
+          expect(File.read(facts_file)).to eq('{"role":"db"}')
+          expect(File.stat(facts_file).mode & 0o777).to eq(0o600)
+          seen[:file] = facts_file
+          helper_output('error_systemd.json', 1)
+        end
+        expect { provider.flush }.to raise_error(Puppet::Error, %r{\[systemd\]})
+        expect(File.exist?(seen[:file])).to be false
+        expect(File.exist?(File.dirname(seen[:file]))).to be false
+      end
+
+      it 'keeps the shape when a new base recreates the clone' do
+        provider.base = 'debian-13'
+        expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
+        expect(Puppet::Util::Execution).to receive(:execute).ordered do |argv, _options|
+          facts_file = argv[argv.index('--facts-file') + 1]
+          expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
+                              '--certname', 'clone1.loadhost.example.com', '--run-mode', 'timer', '--phase-index', '0',
+                              '--phase-count', '2', '--memory-max', '1G', '--cpu-quota', '50%', '--tasks-max', '4096',
+                              '--facts-file', facts_file, '--generated-facts', '500', '--churn-percent', '15', '--', 'clone1'])
+          helper_output('clone_create_name_clone1.json')
+        end
+        provider.flush
+        expect(described_class.start_queue.map(&:first)).to eq([provider])
+      end
+    end
+  end
+
+  describe '.waves' do
+    it 'starts everything in one wave without ramp_up' do
+      expect(described_class.waves(500, 0)).to eq([[[0, 500]], 0.0])
+      expect(described_class.waves(500, 4)).to eq([[[0, 500]], 0.0])
+    end
+
+    it 'spreads the clones over ramp_up in waves about 5 s apart' do
+      expect(described_class.waves(10, 20)).to eq([[[0, 3], [3, 3], [6, 3], [9, 1]], 5.0])
+      expect(described_class.waves(500, 60)).to eq([(0...12).map { |wave| [wave * 42, [42, 500 - (wave * 42)].min] }, 5.0])
+    end
+
+    it 'makes no more waves than clones' do
+      expect(described_class.waves(2, 300)).to eq([[[0, 1], [1, 1]], 5.0])
+      expect(described_class.waves(1, 300)).to eq([[[0, 1]], 0.0])
+    end
+  end
+
+  describe '.post_resource_eval' do
+    def queued(name, ramp_up)
+      resource = clone_resource(name, full.merge(certname: "#{name}.loadhost.example.com", ramp_up: ramp_up))
+      provider = described_class.new(name: name, ensure: :stopped)
+      resource.provider = provider
+      described_class.start_queue << [provider, ramp_up]
+      provider
+    end
+
+    it 'does nothing when no clone was created' do
+      expect(Puppet::Util::Execution).not_to receive(:execute)
+      described_class.post_resource_eval
+    end
+
+    it 'starts all queued clones with one call without ramp_up' do
+      providers = ['clone1', 'clone2', 'clone3'].map { |name| queued(name, 0) }
+      expect(described_class).not_to receive(:pause)
+      expect_helper(['clone', 'start', '--', 'clone1', 'clone2', 'clone3'], 'clone_start_names_wave.json')
+      described_class.post_resource_eval
+      expect(providers.map(&:state)).to eq([:running, :running, :running])
+    end
+
+    it 'starts them in waves over the largest ramp_up, pausing between waves' do
+      providers = ['clone1', 'clone2', 'clone3'].map { |name| queued(name, name == 'clone2' ? 10 : 0) }
+      allow(described_class).to receive(:monotonic_now).and_return(100.0)
+      expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'clone_start_names.json')
+      expect(described_class).to receive(:pause).with(5.0).ordered
+      expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
+      described_class.post_resource_eval
+      expect(providers.map(&:state)).to eq([:running, :running, :running])
+      expect(described_class.start_queue).to eq([])
+    end
+
+    describe 'when a start fails' do
+      let(:providers) { ['clone1', 'clone2'].map { |name| queued(name, 0) } }
+
+      def expect_wave_failure
+        expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
+        expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
+        expect_helper(['clone', 'start', '--', 'clone2'], 'error_systemd.json', 1)
+      end
+
+      it 'starts the wave\'s clones one by one and fails the run for the one that failed' do
+        providers
+        expect_wave_failure
+        expect { described_class.post_resource_eval }
+          .to raise_error(Puppet::Error, %r{Could not start clone clone2: clone-army clone start -- clone2 failed \[systemd\]})
+        expect(providers.map(&:state)).to eq([:running, :stopped])
+      end
+
+      it 'tries every clone, and the later waves, before failing' do
+        providers << queued('clone3', 10)
+        allow(described_class).to receive(:pause)
+        expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
+        expect_helper(['clone', 'start', '--', 'clone1'], 'error_systemd.json', 1)
+        expect_helper(['clone', 'start', '--', 'clone2'], 'error_systemd.json', 1)
+        expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
+        expect { described_class.post_resource_eval }
+          .to raise_error(Puppet::Error, %r{Could not start clone clone1: .*; Could not start clone clone2: })
+        expect(providers.map(&:state)).to eq([:stopped, :stopped, :running])
+      end
+
+      it 'marks that clone failed in the run\'s report' do
+        providers
+        expect_wave_failure
+        report = Puppet::Transaction::Report.new
+        status = Puppet::Resource::Status.new(providers[1].resource)
+        report.add_resource_status(status)
+        Puppet::Util::Log.with_destination(report) { described_class.post_resource_eval }
+        expect(status.failed).to be true
+        expect(status.events.map(&:message)).to include(%r{Could not start clone clone2})
+        expect(report.logs.map(&:message)).to include(%r{Could not start clone clone2})
+        expect(report.logs.find { |log| log.message.include?('clone2') }.level).to eq(:err)
+      end
     end
   end
 
@@ -260,10 +482,12 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider.base = 'debian-13'
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
-                     '--certname', 'clone1.loadhost.example.com', '--start', '--', 'clone1'], 'clone_create_name_clone1.json')
+                     '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'clone_create_name_clone1.json')
       provider.flush
-      expect(provider.state).to eq(:running)
       expect(provider.base).to eq('debian-13')
+      expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
+      described_class.post_resource_eval
+      expect(provider.state).to eq(:running)
     end
 
     it 'recreates a stopped clone stopped, with a new master as well' do
@@ -336,6 +560,58 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(transaction.report.resource_statuses['Clone_army_clone[clone2]'].changed).to be true
     end
 
+    it 'takes the helper\'s forms of the load shape as in sync' do
+      expect_helper(['clone', 'list'], 'clone_list_shape.json')
+      transaction = apply(
+        clone_resource('clone1', ensure: 'present', run_mode: 'timer', runinterval: 1800, splay: 0, phase_index: 0,
+                                 phase_count: 2, memory_max: '1024M', cpu_quota: 50, tasks_max: '4096',
+                                 facts: { 'tier' => 3, 'role' => 'web' }, generated_facts: 500, churn_percent: 15),
+        # Manual mode forgets the schedule, and without generated facts there is no churn.
+        clone_resource('clone2', ensure: 'present', run_mode: 'manual', runinterval: 1800, splay: 0, phase_index: 1,
+                                 phase_count: 2, memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {},
+                                 generated_facts: 0, churn_percent: 15),
+      )
+      expect(transaction.report.resource_statuses.values.map(&:changed)).to eq([false, false])
+    end
+
+    it 'applies a changed load shape with one configure call' do
+      expect_helper(['clone', 'list'], 'clone_list_shape.json')
+      expect_helper(['clone', 'configure', '--run-mode', 'daemon', '--runinterval', '900', '--memory-max', '512M',
+                     '--', 'clone1'], 'clone_configure_shape.json')
+      transaction = apply(clone_resource('clone1', ensure: 'present', run_mode: 'daemon', runinterval: 900,
+                                                   memory_max: '512M', cpu_quota: '50%'))
+      expect(transaction.report.resource_statuses['Clone_army_clone[clone1]'].changed).to be true
+    end
+
+    it 'gives a clone leaving manual mode its schedule' do
+      expect_helper(['clone', 'list'], 'clone_list_shape.json')
+      expect_helper(['clone', 'configure', '--run-mode', 'timer', '--runinterval', '1800', '--phase-index', '1',
+                     '--phase-count', '2', '--', 'clone2'], 'clone_configure_clone2.json')
+      apply(clone_resource('clone2', ensure: 'present', run_mode: 'timer', runinterval: 1800, phase_index: 1, phase_count: 2))
+    end
+
+    it 'creates many clones, then starts them together, and fails the run for a clone that does not start' do
+      expect_helper(['clone', 'list'], 'clone_list_empty.json')
+      ['clone1', 'clone2'].each do |name|
+        expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+                       '--certname', "#{name}.loadhost.example.com", '--', name], "clone_create_name_#{name}.json")
+      end
+      expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
+      expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
+      expect_helper(['clone', 'start', '--', 'clone2'], 'error_systemd.json', 1)
+      Puppet[:vardir] = @helper_dir
+      catalog = Puppet::Resource::Catalog.new
+      ['clone1', 'clone2'].each do |name|
+        catalog.add_resource(clone_resource(name, full.merge(ensure: 'present', certname: "#{name}.loadhost.example.com")))
+      end
+      transaction = catalog.apply
+      transaction.report.finalize_report
+      statuses = transaction.report.resource_statuses
+      expect(statuses['Clone_army_clone[clone1]'].failed).to be false
+      expect(statuses['Clone_army_clone[clone2]'].failed).to be true
+      expect(transaction.report.status).to eq('failed')
+    end
+
     def notifying(target)
       Puppet::Type.type(:notify).new(name: 'config changed', notify: target.to_s)
     end
@@ -365,7 +641,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_helper(['clone', 'list'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
-                     '--certname', 'clone1.loadhost.example.com', '--start', '--', 'clone1'], 'clone_create_name_clone1.json')
+                     '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'clone_create_name_clone1.json')
+      expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
       apply(clone_resource('clone1', ensure: 'present', base: 'debian-13'))
     end
 
@@ -386,7 +663,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'creates a missing clone and starts it once' do
       expect_helper(['clone', 'list'], 'clone_list.json')
       expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
-                     '--certname', 'clone3.loadhost.example.com', '--start', '--', 'clone3'], 'clone_create.json')
+                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
+      expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       apply(clone_resource('clone3', full.merge(ensure: 'present')))
     end
   end

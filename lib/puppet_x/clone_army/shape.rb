@@ -1,0 +1,145 @@
+# frozen_string_literal: true
+
+module PuppetX
+  module CloneArmy
+    # A clone's load shape: its run mode, schedule, limits and facts
+    # (helper/PROTOCOL.md, "Load shape"). The values the helper accepts are
+    # checked here too, so a bad one fails when the catalog is built with a
+    # message naming the attribute, and the forms the helper reads back are
+    # compared by what they mean ('1G' is '1024M').
+    module Shape
+      # The shape properties of clone_army_clone, in the order their flags
+      # are passed to `clone create` / `clone configure`.
+      PROPERTIES = [
+        :run_mode, :runinterval, :splay, :phase_index, :phase_count, :memory_max, :cpu_quota, :tasks_max,
+        :facts, :generated_facts, :churn_percent
+      ].freeze
+
+      RUN_MODES = [:daemon, :timer, :manual].freeze
+
+      # What `clone create` sets when a flag is not given.
+      CREATE_DEFAULTS = {
+        run_mode: :daemon, runinterval: 1800, splay: 0, phase_index: 0, phase_count: 1,
+        memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0, churn_percent: 0
+      }.freeze
+
+      # The helper's ranges (PROTOCOL.md's table), inclusive.
+      RANGES = {
+        runinterval: 60..604_800,
+        splay: 0..604_800,
+        phase_index: 0..99_999,
+        phase_count: 1..100_000,
+        tasks_max: 1..4_194_304,
+        generated_facts: 0..9999,
+        churn_percent: 0..100,
+      }.freeze
+
+      # Properties that only mean something while the clone has a schedule:
+      # the helper reads them back as null in manual mode.
+      SCHEDULE = [:runinterval, :splay, :phase_index, :phase_count].freeze
+
+      NONE = 'none'
+      MEMORY = %r{\A([1-9][0-9]{0,14})([KMGT]?)\z}.freeze
+      MEMORY_UNITS = { '' => 1, 'K' => 1024, 'M' => 1024**2, 'G' => 1024**3, 'T' => 1024**4 }.freeze
+      CPU_QUOTA = %r{\A([1-9][0-9]{0,5})%\z}.freeze
+      FACT_NAME = %r{\A[a-z0-9_]{1,128}\z}.freeze
+      MAX_FACT_STRING = 4096
+
+      # An Integer (or a string of digits, as `puppet resource` passes it)
+      # within the helper's range for `attribute`.
+      def self.integer(attribute, value, range = RANGES.fetch(attribute))
+        number = Integer(value.to_s, 10) if value.is_a?(Integer) || value.to_s.match?(%r{\A[0-9]+\z})
+        return number if number && range.cover?(number)
+
+        raise ArgumentError, "#{attribute} must be an integer from #{range.min} to #{range.max}; got #{value.inspect}"
+      end
+
+      # `memory_max`: bytes as an Integer, or a string of bytes with an
+      # optional K, M, G or T suffix (base 1024), or 'none'. Munged to the
+      # string the helper takes.
+      def self.memory_max(value)
+        text = value.to_s
+        return text if text == NONE || (scalar?(value) && text.match?(MEMORY))
+
+        raise ArgumentError,
+              'memory_max must be a positive number of bytes, optionally with a K, M, G or T suffix (base 1024, ' \
+              "e.g. '512M'), or 'none' for no limit; got #{value.inspect}"
+      end
+
+      # `cpu_quota`: a percentage of one CPU from 1% to 100000% ('50%', or
+      # the Integer 50), or 'none'. Munged to the string the helper takes.
+      def self.cpu_quota(value)
+        return NONE if value == NONE
+
+        text = value.is_a?(Integer) ? "#{value}%" : value.to_s
+        return text if scalar?(value) && cpu_percent(text).to_i.between?(1, 100_000)
+
+        raise ArgumentError,
+              "cpu_quota must be a percentage of one CPU from '1%' to '100000%' (e.g. '50%', or the integer 50), " \
+              "or 'none' for no limit; got #{value.inspect}"
+      end
+
+      def self.scalar?(value)
+        value.is_a?(Integer) || value.is_a?(String)
+      end
+
+      # `tasks_max`: an Integer from 1 to 4194304, or 'none'.
+      def self.tasks_max(value)
+        value == NONE ? NONE : integer(:tasks_max, value)
+      end
+
+      # `facts`: a Hash of fact names (a-z, 0-9, '_'; 1 to 128 characters)
+      # to strings (at most 4096 characters), numbers or booleans.
+      def self.facts(attribute, value)
+        raise ArgumentError, "#{attribute} must be a Hash of fact names to values; got #{value.inspect}" unless value.is_a?(Hash)
+
+        value.each do |name, fact|
+          unless name.is_a?(String) && name.match?(FACT_NAME)
+            raise ArgumentError,
+                  "#{attribute}: fact name #{name.inspect} is invalid; allowed: 1 to 128 characters of a-z, 0-9 and '_'"
+          end
+          next if fact_value?(fact)
+
+          raise ArgumentError,
+                "#{attribute}: fact #{name} must be a string of at most #{MAX_FACT_STRING} characters, a number " \
+                "or a boolean; got #{fact.inspect}"
+        end
+        value
+      end
+
+      def self.fact_value?(fact)
+        case fact
+        when String then fact.length <= MAX_FACT_STRING
+        when Integer, true, false then true
+        when Float then fact.finite?
+        else false
+        end
+      end
+
+      # The bytes a memory_max means; nil for no limit.
+      def self.memory_bytes(value)
+        match = value.to_s.match(MEMORY)
+        match && (Integer(match[1], 10) * MEMORY_UNITS.fetch(match[2]))
+      end
+
+      # The percentage a cpu_quota means; nil for no limit.
+      def self.cpu_percent(value)
+        match = value.to_s.match(CPU_QUOTA)
+        match && Integer(match[1], 10)
+      end
+
+      # The shape properties of one entry of `clone list`. A limit the
+      # helper reports as null is 'none'; a run mode or schedule value it
+      # reports as null (or leaves out: an older helper) is :absent, as is
+      # churn_percent without generated facts.
+      def self.from_helper(clone)
+        read = ->(name, null) { clone[name.to_s].nil? ? null : clone[name.to_s] }
+        shape = { run_mode: read.call(:run_mode, :absent).to_sym, generated_facts: read.call(:generated_facts, 0) }
+        shape[:facts] = clone['facts'].is_a?(Hash) ? clone['facts'] : {}
+        [:memory_max, :cpu_quota, :tasks_max].each { |name| shape[name] = read.call(name, NONE) }
+        (SCHEDULE + [:churn_percent]).each { |name| shape[name] = read.call(name, :absent) }
+        shape
+      end
+    end
+  end
+end

@@ -1,0 +1,10 @@
+# @summary How a clone's agent is scheduled.
+#
+# * `daemon`: the agent service, a run every `runinterval` seconds.
+# * `timer`: a systemd timer starts one-shot agent runs; an idle clone holds
+#   no Ruby process.
+# * `manual`: no scheduled runs; runs only on demand (`clone-army exec`).
+#
+# @example
+#   'timer'
+type Clone_army::Run_mode = Enum['daemon', 'timer', 'manual']
