@@ -21,6 +21,7 @@ NAME=lab
 # The module checkout bound into the sandbox (sandbox.sh reads it too).
 export MODULE_DIR=${MODULE_DIR:-$SANDBOX_REPO}
 CLONES=${CLONES:-4}
+LAB_RUNINTERVAL=${LAB_RUNINTERVAL:-120}
 SERVER_NAME=${SERVER_NAME:-puppet}
 APPLY_TIMEOUT=${APPLY_TIMEOUT:-1800}
 CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + 10 * CLONES))}
@@ -109,7 +110,9 @@ cmd_up() {
   sandbox up "$NAME"
   sandbox server "$NAME"
 
-  manifest="class { 'clone_army': master => '$SERVER_NAME', num_clones => $CLONES }"
+  # Clone i of N first runs at its phase offset (i-1)*T/N within the interval T,
+  # so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every check-in.
+  manifest="class { 'clone_army': master => '$SERVER_NAME', num_clones => $CLONES, runinterval => $LAB_RUNINTERVAL }"
   log "puppet apply -e \"$manifest\" (up to ${APPLY_TIMEOUT}s)"
   rc=0
   EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" || rc=$?

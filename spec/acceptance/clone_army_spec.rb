@@ -8,7 +8,10 @@ require_relative 'spec_helper_acceptance'
 # their agents get certificates from and send reports to a real Puppet Server.
 RSpec.describe 'class clone_army on a sandbox host' do
   clones = ['clone1', 'clone2'].freeze
-  manifest = "class { 'clone_army': master => '#{SandboxHarness::SERVER}', num_clones => #{clones.size} }"
+  # Clone i of N first runs at its phase offset (i-1)*T/N; a short interval keeps
+  # the wait for every clone's first check-in short.
+  manifest = "class { 'clone_army': master => '#{SandboxHarness::SERVER}', " \
+             "num_clones => #{clones.size}, runinterval => 60 }"
 
   # Bounds on every wait (seconds): the base build (debootstrap) is in the first apply.
   first_apply_timeout = Integer(ENV.fetch('FIRST_APPLY_TIMEOUT', 1200))
