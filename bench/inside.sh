@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The benchmark's measurements that need the sandbox host's own view of
+# systemd, cgroups and /proc. run.sh calls it inside the sandbox (the module
+# checkout is bound read-only there), one verb per call:
+#
+#   inside.sh create-fleet BASE MASTER DOMAIN N RUNINTERVAL   clone-army clone create clone1..cloneN (timer mode, phased)
+#   inside.sh pss CLONE...        "<clone> <PSS KiB> <processes> <agent processes>" per clone: every process in the
+#                                 clone's unit cgroup (its nspawn supervisor included), from /proc/<pid>/smaps_rollup
+#   inside.sh cpu-usec CLONE      usage_usec of the clone unit's cgroup (cpu.stat)
+#   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
+#   inside.sh reports DOMAIN      "<certname> <epoch seconds>" for every report the server holds of *.DOMAIN
+#   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
+set -euo pipefail
+
+SERVER_NAME=${SERVER_NAME:-puppet}
+REPORT_DIR=/var/lib/puppetserver/reports
+
+unit_cgroup() {
+  local cg
+  cg=$(systemctl show -p ControlGroup --value "puppet-clone-army@$1.service")
+  [ -n "$cg" ] || { echo "inside.sh: clone $1 has no cgroup (not running?)" >&2; return 1; }
+  printf '/sys/fs/cgroup%s\n' "$cg"
+}
+
+cmd_create_fleet() {
+  local base=$1 master=$2 domain=$3 n=$4 interval=$5 i
+  for ((i = 1; i <= n; i++)); do
+    clone-army clone create "clone$i" --base "$base" --master "$master" --certname "clone$i.$domain" \
+      --run-mode timer --runinterval "$interval" --phase-index $((i - 1)) --phase-count "$n" >/dev/null ||
+      { echo "inside.sh: clone create clone$i failed" >&2; return 1; }
+  done
+}
+
+cmd_pss() {
+  local c cg pid v total procs agents comm
+  for c in "$@"; do
+    cg=$(unit_cgroup "$c")
+    total=0 procs=0 agents=0
+    while read -r pid; do
+      [ -n "$pid" ] || continue
+      v=$(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup" 2>/dev/null) || continue
+      [ -n "$v" ] || continue
+      total=$((total + v)) procs=$((procs + 1))
+      comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
+      case "$comm" in puppet* | ruby*) agents=$((agents + 1)) ;; esac
+    done < <(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null)
+    printf '%s %s %s %s\n' "$c" "$total" "$procs" "$agents"
+  done
+}
+
+cmd_cpu_usec() {
+  awk '$1 == "usage_usec" { print $2 }' "$(unit_cgroup "$1")/cpu.stat"
+}
+
+# The same run a clone does, on the sandbox host itself, accounted by systemd.
+cmd_host_run() {
+  local out cpu
+  out=$(timeout 600 systemd-run --unit="bench-host-run-$$-$RANDOM" --collect --wait \
+    -p CPUAccounting=yes -- puppet agent -t --server "$SERVER_NAME" --color=false 2>&1 >/dev/null) || true
+  # "CPU time consumed: 2.709s" (or "812ms", "1min 2.3s")
+  cpu=$(printf '%s\n' "$out" | sed -n 's/^CPU time consumed: //p' | tail -n 1)
+  [ -n "$cpu" ] || { printf '%s\n' "$out" >&2; echo "inside.sh: no CPU figure from systemd-run" >&2; return 1; }
+  awk -v s="$cpu" 'BEGIN {
+    t = 0
+    if (match(s, /[0-9.]+min/)) { t += substr(s, RSTART, RLENGTH - 3) * 60; s = substr(s, RSTART + RLENGTH) }
+    if (match(s, /[0-9.]+ms/)) t += substr(s, RSTART, RLENGTH - 2) / 1000
+    else if (match(s, /[0-9.]+s/)) t += substr(s, RSTART, RLENGTH - 1)
+    printf "%.3f\n", t }'
+}
+
+cmd_reports() {
+  local domain=$1 d f t
+  for d in "$REPORT_DIR"/*."$domain"; do
+    [ -d "$d" ] || continue
+    for f in "$d"/*.yaml; do
+      [ -f "$f" ] || continue
+      t=$(sed -n -E "s/^time: '?([^']*)'?$/\1/p" "$f" | head -n 1)
+      [ -n "$t" ] || continue
+      printf '%s %s\n' "${d##*/}" "$(date -d "$t" +%s.%N)"
+    done
+  done
+}
+
+cmd_summaries() {
+  local c
+  for c in "$@"; do
+    [ ! -f "/var/lib/puppet-clone-army/$c-overlay/var/cache/puppet/public/last_run_summary.yaml" ] || printf '%s\n' "$c"
+  done
+}
+
+verb=${1:-}
+shift || true
+case "$verb" in
+  create-fleet) cmd_create_fleet "$@" ;;
+  pss) cmd_pss "$@" ;;
+  cpu-usec) cmd_cpu_usec "$@" ;;
+  host-run) cmd_host_run ;;
+  reports) cmd_reports "$@" ;;
+  summaries) cmd_summaries "$@" ;;
+  *)
+    sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac
