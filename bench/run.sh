@@ -59,9 +59,9 @@ calc() {
 
 # fig KEY LABEL VALUE UNIT TARGET MET [NOTE]   (VALUE a number or null; MET true|false|null)
 fig() {
-  jq -cn --arg key "$1" --arg label "$2" --argjson value "${3:-null}" --arg unit "$4" \
+  jq -cn --arg key "$1" --arg lbl "$2" --argjson value "${3:-null}" --arg unit "$4" \
     --arg target "$5" --argjson met "$6" --arg note "${7:-}" \
-    '{key: $key, label: $label, value: $value, unit: $unit, target: $target, met: $met, note: $note}' \
+    '{key: $key, label: $lbl, value: $value, unit: $unit, target: $target, met: $met, note: $note}' \
     >>"$WORK/figures"
   blog "$2: ${3:-null} $4 (target: $5; met: $6)"
 }
