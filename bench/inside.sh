@@ -15,11 +15,22 @@ set -euo pipefail
 SERVER_NAME=${SERVER_NAME:-puppet}
 REPORT_DIR=/var/lib/puppetserver/reports
 
+# The cgroup2 tree: /sys/fs/cgroup, or its unified/ part on a hybrid (v1) host
+# such as these machines, where only it has usage_usec for every cgroup.
+cgroup2_root() {
+  if [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+    printf '/sys/fs/cgroup/unified\n'
+  else
+    printf '/sys/fs/cgroup\n'
+  fi
+}
+
 unit_cgroup() {
   local cg
   cg=$(systemctl show -p ControlGroup --value "puppet-clone-army@$1.service")
   [ -n "$cg" ] || { echo "inside.sh: clone $1 has no cgroup (not running?)" >&2; return 1; }
-  printf '/sys/fs/cgroup%s\n' "$cg"
+  [ -d "$(cgroup2_root)$cg" ] || { echo "inside.sh: no cgroup dir $(cgroup2_root)$cg" >&2; return 1; }
+  printf '%s%s\n' "$(cgroup2_root)" "$cg"
 }
 
 cmd_create_fleet() {
@@ -37,7 +48,7 @@ cmd_pss() {
     cg=$(unit_cgroup "$c")
     total=0 procs=0 agents=0
     while read -r pid; do
-      [ -n "$pid" ] || continue
+      case "$pid" in '' | 0) continue ;; esac # 0: a process of another PID namespace
       v=$(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup" 2>/dev/null) || continue
       [ -n "$v" ] || continue
       total=$((total + v)) procs=$((procs + 1))
@@ -52,20 +63,19 @@ cmd_cpu_usec() {
   awk '$1 == "usage_usec" { print $2 }' "$(unit_cgroup "$1")/cpu.stat"
 }
 
-# The same run a clone does, on the sandbox host itself, accounted by systemd.
+# The same run a clone does, on the sandbox host itself, as a transient unit:
+# the unit's shell reads its own cgroup's usage_usec once the agent has ended
+# (the cgroup's usage includes its exited processes). systemd-run's own "CPU time
+# consumed" is not given in a sandbox whose cgroup has no cpu controller.
 cmd_host_run() {
-  local out cpu
-  out=$(timeout 600 systemd-run --unit="bench-host-run-$$-$RANDOM" --collect --wait \
-    -p CPUAccounting=yes -- puppet agent -t --server "$SERVER_NAME" --color=false 2>&1 >/dev/null) || true
-  # "CPU time consumed: 2.709s" (or "812ms", "1min 2.3s")
-  cpu=$(printf '%s\n' "$out" | sed -n 's/^CPU time consumed: //p' | tail -n 1)
-  [ -n "$cpu" ] || { printf '%s\n' "$out" >&2; echo "inside.sh: no CPU figure from systemd-run" >&2; return 1; }
-  awk -v s="$cpu" 'BEGIN {
-    t = 0
-    if (match(s, /[0-9.]+min/)) { t += substr(s, RSTART, RLENGTH - 3) * 60; s = substr(s, RSTART + RLENGTH) }
-    if (match(s, /[0-9.]+ms/)) t += substr(s, RSTART, RLENGTH - 2) / 1000
-    else if (match(s, /[0-9.]+s/)) t += substr(s, RSTART, RLENGTH - 1)
-    printf "%.3f\n", t }'
+  local usec
+  # shellcheck disable=SC2016 # expanded by the unit's shell
+  usec=$(timeout 600 systemd-run --unit="bench-host-run-$$-$RANDOM" --collect --wait --pipe --quiet -- \
+    bash -c 'puppet agent -t --server "$1" --color=false >/dev/null 2>&1
+      awk '"'"'$1 == "usage_usec" { print $2 }'"'"' "$2$(sed -n "s/^0:://p" /proc/self/cgroup)/cpu.stat"' \
+    bash "$SERVER_NAME" "$(cgroup2_root)" </dev/null)
+  [[ $usec =~ ^[0-9]+$ ]] || { echo "inside.sh: no CPU figure from the host run ('$usec')" >&2; return 1; }
+  awk -v u="$usec" 'BEGIN { printf "%.3f\n", u / 1e6 }'
 }
 
 cmd_reports() {

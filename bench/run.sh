@@ -154,6 +154,7 @@ main() {
 
   # --- the base and the helper, through the class (no clones yet)
   local secs base
+  : >"$WORK/helper.err"
   blog "puppet apply: the base and the helper (num_clones => 0)"
   apply_class 0
   fig base_apply "first apply: base built, helper installed" "$APPLY_SECS" s "–" null "debootstrap of the base included"
@@ -164,11 +165,12 @@ main() {
   mem0=$(mem_used_kib)
   blog "creating $CLONES timer-mode clones on base $base (runinterval $RUNINTERVAL)"
   t0=$(now)
-  EXEC_TIMEOUT=$((60 + 5 * CLONES)) inside bash "$INSIDE" create-fleet "$base" "$SERVER_NAME" "$DOMAIN" "$CLONES" "$RUNINTERVAL"
+  EXEC_TIMEOUT=$((60 + 5 * CLONES)) inside bash "$INSIDE" create-fleet "$base" "$SERVER_NAME" "$DOMAIN" "$CLONES" "$RUNINTERVAL" \
+    2>>"$WORK/helper.err"
   t1=$(now)
   blog "starting all $CLONES clones with one clone start"
   # shellcheck disable=SC2046 # the names are clone1..cloneN
-  if ! EXEC_TIMEOUT=$START_TIMEOUT inside clone-army clone start $(seq -f 'clone%g' 1 "$CLONES") >"$WORK/start.json"; then
+  if ! EXEC_TIMEOUT=$START_TIMEOUT inside clone-army clone start $(seq -f 'clone%g' 1 "$CLONES") >"$WORK/start.json" 2>>"$WORK/helper.err"; then
     blog "clone start did not report every clone active; polling up to ${START_TIMEOUT}s"
     jq -r '.error.message // empty' "$WORK/start.json" >&2 || true
   fi
@@ -179,6 +181,8 @@ main() {
   create_s=$(calc 'b - a' -v a="$t0" -v b="$t1")
   start_s=$(calc 'b - a' -v a="$t1" -v b="$t2")
   secs=$(calc '(b - a) / n' -v a="$t0" -v b="$t2" -v n="$CLONES")
+  # The helper's warnings (one per call), once each.
+  sort "$WORK/helper.err" | uniq -c | sort -rn | head -n 10 >&2
   fig per_clone_create_boot "seconds per clone created and booted ($CLONES new clones)" "$secs" s "≤ 0.5" "$(met_le "$secs" 0.5)" \
     "create ${create_s} s + start ${start_s} s"
   fig fleet_running "large fleet: time to all $CLONES running" "$(calc 'b - a' -v a="$t0" -v b="$t2")" s "all running" \
@@ -190,10 +194,10 @@ main() {
   for ((d = 1; d <= K; d++)); do dclones+=("benchd$d"); done
   blog "creating benchcpu (manual) and ${dclones[*]} (daemon)"
   inside clone-army clone create benchcpu --base "$base" --master "$SERVER_NAME" --certname "benchcpu.$DOMAIN" \
-    --run-mode manual --start >/dev/null
+    --run-mode manual --start >/dev/null 2>>"$WORK/helper.err"
   for d in "${dclones[@]}"; do
     inside clone-army clone create "$d" --base "$base" --master "$SERVER_NAME" --certname "$d.$DOMAIN" \
-      --run-mode daemon --runinterval 3600 --start >/dev/null
+      --run-mode daemon --runinterval 3600 --start >/dev/null 2>>"$WORK/helper.err"
   done
 
   # --- CPU per agent run: in a clone (its unit's cgroup) vs on the host (systemd-run)
