@@ -219,8 +219,8 @@ main() {
     clone_cpu+=("$c") host_cpu+=("$h")
     blog "run $((i + 1)): clone $c CPU-s, host $h CPU-s"
   done
-  c=$(printf '%s\n' "${clone_cpu[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-  h=$(printf '%s\n' "${host_cpu[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+  c=$(printf '%s\n' "${clone_cpu[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+  h=$(printf '%s\n' "${host_cpu[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "%.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
   fig cpu_clone "CPU per agent run in a clone (median)" "$c" CPU-s "–" null "runs: ${clone_cpu[*]}"
   fig cpu_host "CPU per agent run on the host (median)" "$h" CPU-s "–" null "runs: ${host_cpu[*]}"
   secs=$(calc 'c / h' -v c="$c" -v h="$h")
