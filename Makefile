@@ -8,7 +8,7 @@ RUSTFLAGS_STATIC := -C target-feature=+crt-static
 HELPER   := target/$(TARGET)/release/clone-army
 CLONES   ?= 4
 
-.PHONY: all deps build static-check lint unit acceptance test lab lab-down clean
+.PHONY: all deps build static-check lint unit acceptance test lab lab-down bench clean
 
 all: build
 
@@ -45,6 +45,10 @@ lab: deps build
 
 lab-down:
 	bash sandbox/lab.sh down
+
+# Not a test: measures the targets of issue 4 into bench/results/ (CLONES, default 500).
+bench: deps build
+	bash bench/run.sh
 
 clean:
 	cargo clean

@@ -37,6 +37,10 @@ SERVER_JRUBIES=${SERVER_JRUBIES:-1}
 SERVER_HEAP=${SERVER_HEAP:-1g}
 # The name clones use for the server; the sandbox's /etc/hosts maps it to 127.0.0.1.
 SERVER_NAME=${SERVER_NAME:-puppet}
+# The loopback address Puppet Server binds (127.0.0.x lets several sandboxes'
+# servers run side by side on this machine); SERVER_NAME maps to it.
+SERVER_ADDR=${SERVER_ADDR:-127.0.0.1}
+[[ $SERVER_ADDR =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die "SERVER_ADDR must be a 127.x.y.z address, not '$SERVER_ADDR'"
 # Debian 12 (`puppet config print modulepath`): /etc/puppet/code/modules:/usr/share/puppet/modules
 SANDBOX_MODULE_PATH=/etc/puppet/code/modules/clone_army
 # The cached rootfs, read-only inside too: a ready lower layer for nested-clone smoke tests.
@@ -220,7 +224,8 @@ write_config() {
   # fully qualified name, so its certname and the clones' hostnames
   # (<clone>.<host certname>) are proper FQDNs.
   cat >"$root/etc/hosts" <<EOF
-127.0.0.1	localhost $SERVER_NAME
+127.0.0.1	localhost
+$SERVER_ADDR	$SERVER_NAME
 127.0.1.1	$name.sandbox.test $name
 ::1	localhost ip6-localhost ip6-loopback
 EOF
@@ -239,10 +244,10 @@ cmd_server() {
   [[ $SERVER_HEAP =~ ^[1-9][0-9]*[kmgKMG]$ ]] || die "SERVER_HEAP must look like 1g or 768m, not '$SERVER_HEAP'"
   # The sandboxes share this machine's network: one Puppet Server at a time
   # (the lab and the acceptance suite cannot run together).
-  # Only 127.0.0.1:8140 and the wildcards conflict with our bind (others use
+  # Only SERVER_ADDR:8140 and the wildcards conflict with our bind (others use
   # other loopback addresses, e.g. 127.0.0.2:8140, and that is fine).
-  if ss -Htln 'sport = :8140' 2>/dev/null | awk '$4 ~ /^(127\.0\.0\.1|0\.0\.0\.0|\*|\[::\]):8140$/ { f = 1 } END { exit !f }'; then
-    die "127.0.0.1:8140 is already in use on this machine (another sandbox's Puppet Server? sandbox.sh down it first)"
+  if ss -Htln 'sport = :8140' 2>/dev/null | awk -v a="$SERVER_ADDR:8140" '$4 == a || $4 ~ /^(0\.0\.0\.0|\*|\[::\]):8140$/ { f = 1 } END { exit !f }'; then
+    die "$SERVER_ADDR:8140 is already in use on this machine (another sandbox's Puppet Server? sandbox.sh down it first)"
   fi
 
   # Bound to loopback only; a small heap and SERVER_JRUBIES JRuby instances
@@ -250,8 +255,8 @@ cmd_server() {
   # and heap), so it fits beside a fleet.
   conf=$root/etc/puppet/puppetserver/conf.d
   [ -d "$conf" ] || die "no $conf in the sandbox (is puppetserver in the rootfs?)"
-  sed -i -E 's/^([[:space:]]*ssl-host:).*/\1 127.0.0.1/' "$conf/webserver.conf"
-  grep -q 'ssl-host: 127.0.0.1' "$conf/webserver.conf" || die "could not bind puppetserver to 127.0.0.1 in $conf/webserver.conf"
+  sed -i -E 's/^([[:space:]]*ssl-host:).*/\1 '"$SERVER_ADDR"'/' "$conf/webserver.conf"
+  grep -qF "ssl-host: $SERVER_ADDR" "$conf/webserver.conf" || die "could not bind puppetserver to $SERVER_ADDR in $conf/webserver.conf"
   if grep -qE '^[[:space:]]*#?[[:space:]]*max-active-instances:' "$conf/puppetserver.conf"; then
     sed -i -E 's/^([[:space:]]*)#?[[:space:]]*max-active-instances:.*/\1max-active-instances: '"$SERVER_JRUBIES"'/' "$conf/puppetserver.conf"
   fi
@@ -282,7 +287,7 @@ EOF
   server_sandbox=$name
   if ! wait_until "$SERVER_TIMEOUT" 2 server_answers; then
     exec_in "$name" journalctl -u puppetserver --no-pager -n 40 >&2 || true
-    die "puppetserver in sandbox $name did not answer on https://127.0.0.1:8140 within ${SERVER_TIMEOUT}s"
+    die "puppetserver in sandbox $name did not answer on https://$SERVER_ADDR:8140 within ${SERVER_TIMEOUT}s"
   fi
   log "puppetserver in sandbox $name answers after $((SECONDS - started)) s"
 }
@@ -290,7 +295,7 @@ EOF
 # Asked from inside the sandbox (same loopback), so this machine needs no curl.
 server_answers() {
   [ "$(EXEC_TIMEOUT=10 exec_in "$server_sandbox" curl -fsk --max-time 5 \
-    https://127.0.0.1:8140/status/v1/simple 2>/dev/null)" = running ]
+    "https://$SERVER_ADDR:8140/status/v1/simple" 2>/dev/null)" = running ]
 }
 
 # --- down ------------------------------------------------------------------

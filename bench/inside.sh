@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The benchmark's measurements that need the sandbox host's own view of
+# systemd, cgroups and /proc. run.sh calls it inside the sandbox (the module
+# checkout is bound read-only there), one verb per call:
+#
+#   inside.sh create-fleet BASE MASTER DOMAIN N RUNINTERVAL   clone-army clone create clone1..cloneN (timer mode, phased)
+#   inside.sh pss CLONE...        "<clone> <PSS KiB> <processes> <agent processes>" per clone: every process in the
+#                                 clone's unit cgroup (its nspawn supervisor included), from /proc/<pid>/smaps_rollup
+#   inside.sh cpu-usec CLONE      usage_usec of the clone unit's cgroup (cpu.stat)
+#   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
+#   inside.sh reports DOMAIN      "<certname> <epoch seconds>" for every report the server holds of *.DOMAIN
+#   inside.sh report-puts DOMAIN  "<certname> <epoch seconds>" for every report PUT of *.DOMAIN in the server's
+#                                 access log (lossless; the report store keeps one file per node and minute)
+#   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
+set -euo pipefail
+
+SERVER_NAME=${SERVER_NAME:-puppet}
+REPORT_DIR=/var/lib/puppetserver/reports
+
+# The cgroup2 tree: /sys/fs/cgroup, or its unified/ part on a hybrid (v1) host
+# such as these machines, where only it has usage_usec for every cgroup.
+cgroup2_root() {
+  if [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+    printf '/sys/fs/cgroup/unified\n'
+  else
+    printf '/sys/fs/cgroup\n'
+  fi
+}
+
+unit_cgroup() {
+  local cg
+  cg=$(systemctl show -p ControlGroup --value "puppet-clone-army@$1.service")
+  [ -n "$cg" ] || { echo "inside.sh: clone $1 has no cgroup (not running?)" >&2; return 1; }
+  [ -d "$(cgroup2_root)$cg" ] || { echo "inside.sh: no cgroup dir $(cgroup2_root)$cg" >&2; return 1; }
+  printf '%s%s\n' "$(cgroup2_root)" "$cg"
+}
+
+cmd_create_fleet() {
+  local base=$1 master=$2 domain=$3 n=$4 interval=$5 i
+  for ((i = 1; i <= n; i++)); do
+    clone-army clone create "clone$i" --base "$base" --master "$master" --certname "clone$i.$domain" \
+      --run-mode timer --runinterval "$interval" --phase-index $((i - 1)) --phase-count "$n" >/dev/null ||
+      { echo "inside.sh: clone create clone$i failed" >&2; return 1; }
+  done
+}
+
+cmd_pss() {
+  local c cg pid v total procs agents comm
+  for c in "$@"; do
+    cg=$(unit_cgroup "$c")
+    total=0 procs=0 agents=0
+    while read -r pid; do
+      case "$pid" in '' | 0) continue ;; esac # 0: a process of another PID namespace
+      v=$(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup" 2>/dev/null) || continue
+      [ -n "$v" ] || continue
+      total=$((total + v)) procs=$((procs + 1))
+      comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
+      case "$comm" in puppet* | ruby*) agents=$((agents + 1)) ;; esac
+    done < <(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null)
+    printf '%s %s %s %s\n' "$c" "$total" "$procs" "$agents"
+  done
+}
+
+cmd_cpu_usec() {
+  awk '$1 == "usage_usec" { print $2 }' "$(unit_cgroup "$1")/cpu.stat"
+}
+
+# The same run a clone does, on the sandbox host itself, as a transient unit:
+# the unit's shell reads its own cgroup's usage_usec once the agent has ended
+# (the cgroup's usage includes its exited processes). systemd-run's own "CPU time
+# consumed" is not given in a sandbox whose cgroup has no cpu controller.
+cmd_host_run() {
+  local usec
+  # shellcheck disable=SC2016 # expanded by the unit's shell
+  usec=$(timeout 600 systemd-run --unit="bench-host-run-$$-$RANDOM" --collect --wait --pipe --quiet -- \
+    bash -c 'puppet agent -t --server "$1" --color=false >/dev/null 2>&1
+      awk '"'"'$1 == "usage_usec" { print $2 }'"'"' "$2$(sed -n "s/^0:://p" /proc/self/cgroup)/cpu.stat"' \
+    bash "$SERVER_NAME" "$(cgroup2_root)" </dev/null)
+  [[ $usec =~ ^[0-9]+$ ]] || { echo "inside.sh: no CPU figure from the host run ('$usec')" >&2; return 1; }
+  awk -v u="$usec" 'BEGIN { printf "%.3f\n", u / 1e6 }'
+}
+
+cmd_reports() {
+  local domain=$1 d f t
+  for d in "$REPORT_DIR"/*."$domain"; do
+    [ -d "$d" ] || continue
+    for f in "$d"/*.yaml; do
+      [ -f "$f" ] || continue
+      t=$(sed -n -E "s/^time: '?([^']*)'?$/\1/p" "$f" | head -n 1)
+      [ -n "$t" ] || continue
+      printf '%s %s\n' "${d##*/}" "$(date -d "$t" +%s.%N)"
+    done
+  done
+}
+
+cmd_report_puts() {
+  local domain=$1
+  # [22/Nov/2026:04:53:04 +0000] "PUT /puppet/v3/report/clone7.bench.sandbox.test?...
+  awk -v d=".$domain" '$6 == "\"PUT" && index($7, "/puppet/v3/report/") == 1 {
+      c = substr($7, 19); sub(/\?.*/, "", c)
+      if (substr(c, length(c) - length(d) + 1) != d) next
+      t = substr($4, 2); split(t, a, /[\/:]/)
+      print c; printf "%s %s %s %s:%s:%s %s\n", a[1], a[2], a[3], a[4], a[5], a[6], substr($5, 1, 5) > "/dev/stderr" }' \
+    /var/log/puppetserver/puppetserver-access.log 2>"/tmp/bench-puts-times.$$" >"/tmp/bench-puts-names.$$"
+  paste -d' ' "/tmp/bench-puts-names.$$" <(date -f "/tmp/bench-puts-times.$$" +%s)
+  rm -f "/tmp/bench-puts-names.$$" "/tmp/bench-puts-times.$$"
+}
+
+cmd_summaries() {
+  local c
+  for c in "$@"; do
+    [ ! -f "/var/lib/puppet-clone-army/$c-overlay/var/cache/puppet/public/last_run_summary.yaml" ] || printf '%s\n' "$c"
+  done
+}
+
+verb=${1:-}
+shift || true
+case "$verb" in
+  create-fleet) cmd_create_fleet "$@" ;;
+  pss) cmd_pss "$@" ;;
+  cpu-usec) cmd_cpu_usec "$@" ;;
+  host-run) cmd_host_run ;;
+  reports) cmd_reports "$@" ;;
+  report-puts) cmd_report_puts "$@" ;;
+  summaries) cmd_summaries "$@" ;;
+  *)
+    sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac
