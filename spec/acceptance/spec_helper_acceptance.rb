@@ -38,6 +38,9 @@ module SandboxHarness
   # A second name of the same server (sandbox.sh's SERVER_ALIASES: /etc/hosts and dns_alt_names).
   SERVER_ALIAS = 'puppet2'
   SERVER_ADDR = ENV.fetch('SERVER_ADDR', '127.0.0.1')
+  # The clones' runinterval in the suite: short, because the first run of clone
+  # i of N comes (i - 1) * runinterval / N after its start (phasing).
+  RUNINTERVAL = 120
   # Debian's Puppet Server: server-var-dir /var/lib/puppetserver, cadir /etc/puppet/puppetserver/ca.
   REPORT_DIR = '/var/lib/puppetserver/reports'
   SIGNED_DIR = '/etc/puppet/puppetserver/ca/signed'
@@ -200,7 +203,7 @@ module SandboxProbes
 
   # `class { 'clone_army': ... }` with the suite's master and the given parameters.
   def class_manifest(**params)
-    params = { master: SandboxHarness::SERVER }.merge(params)
+    params = { master: SandboxHarness::SERVER, runinterval: SandboxHarness::RUNINTERVAL }.merge(params)
     body = params.map { |k, v| "#{k} => #{v.is_a?(String) ? "'#{v}'" : v}" }.join(', ')
     "class { 'clone_army': #{body} }"
   end
@@ -224,7 +227,10 @@ module SandboxProbes
   end
 
   # Every trace a removed clone could leave on the sandbox host, one line each
-  # (empty when it is gone completely): paths, mounts, units, machines.
+  # (empty when it is gone completely): paths, mounts, units, machines. An
+  # instance of the (shared, still present) template that systemd keeps in
+  # memory as `loaded inactive dead` after the removal is not a trace: no file
+  # of the clone is left, and nothing runs or is mounted.
   def clone_traces(clone)
     script = <<~'SH'
       c=$1
@@ -233,7 +239,7 @@ module SandboxProbes
       done
       awk -v m="/var/lib/machines/$c" '$5 == m { print "mounted: " m }' /proc/self/mountinfo
       systemctl list-units --all --plain --no-legend --no-pager "puppet-clone-army@$c.service" "var-lib-machines-$c.mount" |
-        grep -v ' not-found ' | sed 's/^/unit: /'
+        grep -v -e ' not-found ' -e ' inactive  *dead ' | sed 's/^/unit: /'
       machinectl list --no-legend --no-pager | awk -v c="$c" '$1 == c { print "machine: " c }'
       true
     SH
