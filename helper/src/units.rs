@@ -26,6 +26,12 @@ pub fn is_ours(content: &str) -> bool {
 /// Host network (no `--private-network`): clones reach a server on the host's loopback.
 /// `resolv.conf` is copied into the clone's overlay at start and `/etc/hosts` is bound
 /// read-only, so nothing is ever written into the shared base.
+///
+/// `RestartSec=5s`: after a crash of `systemd-nspawn` (SIGKILL) the old container's
+/// processes and its machined registration can outlive it for a moment; restarting at
+/// systemd's default 100 ms then fails with "Machine '<clone>' already exists" five times
+/// within half a second and hits the start limit, so the clone stays down for good (seen
+/// in the acceptance suite). Five seconds lets the old machine go first.
 pub fn service_template() -> String {
     format!(
         "{header}\
@@ -44,6 +50,7 @@ Type=notify
 RestartForceExitStatus=133
 SuccessExitStatus=133
 Restart=on-failure
+RestartSec=5s
 Slice=machine.slice
 Delegate=yes
 TasksMax=16384
