@@ -7,6 +7,8 @@
 #   sandbox.sh down NAME          power it off, unmount, remove its state (idempotent)
 #   sandbox.sh exec NAME CMD...   run CMD inside; exits with CMD's status
 #   sandbox.sh server NAME        configure and start Puppet Server inside, wait until it answers
+#   sandbox.sh restart NAME       orderly poweroff, then boot again keeping its state (upper layer,
+#                                 data dir); starts Puppet Server again if it was configured
 #   sandbox.sh status NAME        print pid, leader and systemd state
 #
 # Layout, all under $SANDBOX_CACHE/sandboxes/NAME:
@@ -17,11 +19,16 @@
 #   nspawn.pid    the systemd-nspawn supervisor's PID;  console.log  its output (the boot console)
 #
 # The sandbox shares this machine's network namespace, so its loopback (and its
-# clones') is this machine's: Puppet Server binds 127.0.0.1:8140 and nothing else.
+# clones') is this machine's: Puppet Server binds SERVER_ADDR:8140 and nothing else.
 #
 # Environment: MODULE_DIR (default: this checkout) is bound read-only at the
 # sandbox's modulepath as clone_army; BOOT_TIMEOUT, SERVER_TIMEOUT, STOP_TIMEOUT
 # (seconds); SERVER_JRUBIES (1), SERVER_HEAP (1g) size Puppet Server.
+# SERVER_ADDR (127.0.0.1) is the loopback address Puppet Server binds and
+# `puppet` resolves to, so two sandboxes with servers can run side by side
+# (e.g. `make test` on 127.0.0.1 and another suite on 127.0.0.3).
+# SERVER_ALIASES (puppet2) are further names for the server, in /etc/hosts and
+# in its certificate's dns_alt_names (a master change can point clones at one).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sandbox/lib.sh
@@ -29,18 +36,22 @@ source "$here/lib.sh"
 
 MODULE_DIR=${MODULE_DIR:-$SANDBOX_REPO}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-120}
-SERVER_TIMEOUT=${SERVER_TIMEOUT:-300}
+SERVER_TIMEOUT=${SERVER_TIMEOUT:-600}
 # Everything is deleted afterwards, so an orderly poweroff gets a short
 # bound; then SIGKILL to the container's PID 1 ends its whole PID namespace.
 STOP_TIMEOUT=${STOP_TIMEOUT:-30}
+# `restart` keeps the state, so it waits longer for an orderly poweroff.
+RESTART_STOP_TIMEOUT=${RESTART_STOP_TIMEOUT:-180}
 SERVER_JRUBIES=${SERVER_JRUBIES:-1}
 SERVER_HEAP=${SERVER_HEAP:-1g}
-# The name clones use for the server; the sandbox's /etc/hosts maps it to 127.0.0.1.
+# The name clones use for the server; the sandbox's /etc/hosts maps it to SERVER_ADDR.
 SERVER_NAME=${SERVER_NAME:-puppet}
-# The loopback address Puppet Server binds (127.0.0.x lets several sandboxes'
-# servers run side by side on this machine); SERVER_NAME maps to it.
 SERVER_ADDR=${SERVER_ADDR:-127.0.0.1}
-[[ $SERVER_ADDR =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die "SERVER_ADDR must be a 127.x.y.z address, not '$SERVER_ADDR'"
+SERVER_ALIASES=${SERVER_ALIASES:-puppet2}
+[[ $SERVER_ADDR =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || {
+  echo "SERVER_ADDR must be a loopback IPv4 address (127.x.y.z), not '$SERVER_ADDR'" >&2
+  exit 2
+}
 # Debian 12 (`puppet config print modulepath`): /etc/puppet/code/modules:/usr/share/puppet/modules
 SANDBOX_MODULE_PATH=/etc/puppet/code/modules/clone_army
 # The cached rootfs, read-only inside too: a ready lower layer for nested-clone smoke tests.
@@ -138,7 +149,7 @@ raise_kernel_limits() {
 # --- up --------------------------------------------------------------------
 
 cmd_up() {
-  local name=$1 dir rootfs started pid state
+  local name=$1 dir rootfs
   require_root
   valid_sandbox_name "$name"
   dir=$(sandbox_dir "$name")
@@ -158,6 +169,15 @@ cmd_up() {
 
   mkdir -p "$dir"/{upper,work,root,data}
   chmod 0755 "$dir" "$dir/upper" "$dir/root" "$dir/data"
+  boot "$name" "$rootfs"
+  trap - EXIT INT TERM HUP
+}
+
+# Mount sandbox NAME's overlay over ROOTFS (its upper layer as it is: empty
+# for `up`, the old state for `restart`), boot it and wait until systemd is up.
+boot() {
+  local name=$1 rootfs=$2 dir started pid state
+  dir=$(sandbox_dir "$name")
   mount -t overlay "clone-army-sandbox-$name" \
     -o "lowerdir=$rootfs,upperdir=$dir/upper,workdir=$dir/work" "$dir/root"
   chmod 0755 "$dir/root"
@@ -188,8 +208,44 @@ cmd_up() {
     log "sandbox $name is $state; failed units:"
     exec_in "$name" systemctl --failed --no-legend --plain >&2 || true
   fi
-  trap - EXIT INT TERM HUP
   log "sandbox $name booted in $((SECONDS - started)) s (systemd: $state)"
+}
+
+# --- restart ---------------------------------------------------------------
+
+# An orderly poweroff (the clones stop through their units, as on a real host),
+# then a boot of the same state: the upper layer and the data dir are kept, so
+# whatever systemd enabled inside comes back by itself. Puppet Server is started
+# again when `server` had configured it (it is not enabled in the sandbox).
+cmd_restart() {
+  local name=$1 dir pid leader m rootfs
+  require_root
+  dir=$(sandbox_dir "$name")
+  pid=$(nspawn_pid "$name")
+  [ -n "$pid" ] || die "sandbox $name is not up (sandbox.sh up $name)"
+  leader=$(leader_pid "$pid" || true)
+  log "sandbox $name: restarting; powering off (nspawn PID $pid${leader:+, leader $leader})"
+  kill -TERM "$pid" 2>/dev/null || true
+  if ! wait_until "$RESTART_STOP_TIMEOUT" 1 pid_gone "$pid"; then
+    die "sandbox $name did not power off within ${RESTART_STOP_TIMEOUT}s (not an orderly restart; sandbox.sh down $name)"
+  fi
+  if [ -n "$leader" ]; then
+    kill_nsenters_of "$leader"
+    wait_until 15 1 pid_gone "$leader" || die "sandbox $name: its PID 1 ($leader) is still there"
+  fi
+  while read -r m; do
+    [ -n "$m" ] || continue
+    umount "$m" 2>/dev/null || umount -l "$m" || true
+  done < <(mounts_below "$dir")
+  [ -z "$(mounts_below "$dir")" ] || die "still mounted below $dir after poweroff: $(mounts_below "$dir")"
+  log "sandbox $name is off; booting it again"
+  rootfs=$(bash "$here/rootfs.sh" path)
+  [ -d "$rootfs" ] || die "the cached rootfs $rootfs is gone"
+  raise_kernel_limits
+  boot "$name" "$rootfs"
+  if grep -q '^\[server\]' "$dir/root/etc/puppet/puppet.conf"; then
+    cmd_server "$name"
+  fi
 }
 
 up_name=
@@ -223,12 +279,14 @@ write_config() {
   # --bind-ro=/etc/hosts) for every clone. 127.0.1.1 gives the sandbox a
   # fully qualified name, so its certname and the clones' hostnames
   # (<clone>.<host certname>) are proper FQDNs.
+  local server_line="$SERVER_ADDR	$SERVER_NAME $SERVER_ALIASES"
+  [ "$SERVER_ADDR" != 127.0.0.1 ] || server_line="127.0.0.1	localhost $SERVER_NAME $SERVER_ALIASES"
   cat >"$root/etc/hosts" <<EOF
-127.0.0.1	localhost
-$SERVER_ADDR	$SERVER_NAME
+$server_line
 127.0.1.1	$name.sandbox.test $name
 ::1	localhost ip6-localhost ip6-loopback
 EOF
+  [ "$SERVER_ADDR" = 127.0.0.1 ] || printf '127.0.0.1\tlocalhost\n' >>"$root/etc/hosts"
   printf '%s\n' "$name" >"$root/etc/hostname"
 }
 
@@ -245,9 +303,10 @@ cmd_server() {
   # The sandboxes share this machine's network: one Puppet Server at a time
   # (the lab and the acceptance suite cannot run together).
   # Only SERVER_ADDR:8140 and the wildcards conflict with our bind (others use
-  # other loopback addresses, e.g. 127.0.0.2:8140, and that is fine).
-  if ss -Htln 'sport = :8140' 2>/dev/null | awk -v a="$SERVER_ADDR:8140" '$4 == a || $4 ~ /^(0\.0\.0\.0|\*|\[::\]):8140$/ { f = 1 } END { exit !f }'; then
-    die "$SERVER_ADDR:8140 is already in use on this machine (another sandbox's Puppet Server? sandbox.sh down it first)"
+  # other loopback addresses, e.g. 127.0.0.2:8140, and that is fine). Java
+  # listens on an IPv4 address as [::ffff:127.0.0.1]:8140.
+  if ss -Htln 'sport = :8140' 2>/dev/null | awk -v a="$SERVER_ADDR" '$4 == a ":8140" || $4 == "[::ffff:" a "]:8140" || $4 ~ /^(0\.0\.0\.0|\*|\[::\]):8140$/ { f = 1 } END { exit !f }'; then
+    die "$SERVER_ADDR:8140 is already in use on this machine (another sandbox's Puppet Server? sandbox.sh down it first, or pick another SERVER_ADDR)"
   fi
 
   # Bound to loopback only; a small heap and SERVER_JRUBIES JRuby instances
@@ -273,8 +332,10 @@ cmd_server() {
 [server]
 # Written by clone_army's sandbox/sandbox.sh for tests: autosign everything.
 certname = $SERVER_NAME
-dns_alt_names = $SERVER_NAME,$SERVER_NAME.sandbox.test,localhost
+dns_alt_names = $SERVER_NAME,$SERVER_NAME.sandbox.test,localhost${SERVER_ALIASES:+,${SERVER_ALIASES// /,}}
 autosign = true
+# A clone removed and created again keeps its certname but has a new key.
+allow_duplicate_certs = true
 EOF
   fi
 
@@ -391,6 +452,7 @@ case "$verb" in
   up) cmd_up "$name" ;;
   down) cmd_down "$name" ;;
   server) cmd_server "$name" ;;
+  restart) cmd_restart "$name" ;;
   status) cmd_status "$name" ;;
   exec)
     [ "${1:-}" != -- ] || shift

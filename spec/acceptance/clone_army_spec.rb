@@ -8,10 +8,11 @@ require_relative 'spec_helper_acceptance'
 # their agents get certificates from and send reports to a real Puppet Server.
 RSpec.describe 'class clone_army on a sandbox host' do
   clones = ['clone1', 'clone2'].freeze
-  # Clone i of N first runs at its phase offset (i-1)*T/N; a short interval keeps
-  # the wait for every clone's first check-in short.
-  manifest = "class { 'clone_army': master => '#{SandboxHarness::SERVER}', " \
-             "num_clones => #{clones.size}, runinterval => 60 }"
+  # runinterval 120: runs are phased (clone i of N first runs (i - 1) * T / N
+  # after its start), so with the default 1800 clone2 would first check in
+  # after 15 minutes; with 120, after one.
+  manifest = "class { 'clone_army': master => '#{SandboxHarness::SERVER}', num_clones => #{clones.size}, " \
+             "runinterval => #{SandboxHarness::RUNINTERVAL} }"
 
   # Bounds on every wait (seconds): the base build (debootstrap) is in the first apply.
   first_apply_timeout = Integer(ENV.fetch('FIRST_APPLY_TIMEOUT', 1200))

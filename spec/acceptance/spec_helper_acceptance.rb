@@ -15,6 +15,9 @@
 # Environment:
 #   SANDBOX_NAME   sandbox to use (default: acceptance)
 #   MODULE_DIR     module checkout to test (default: this one); needs files/clone-army
+#   SERVER_ADDR    loopback address of the sandbox's Puppet Server (default
+#                  127.0.0.1; sandbox.sh reads it too), so a second suite can run
+#                  beside `make test`: SERVER_ADDR=127.0.0.3 SANDBOX_NAME=accept2
 #   KEEP_SANDBOX=1 leave it running after the suite, to look around:
 #                  bash sandbox/sandbox.sh exec acceptance bash
 #                  bash sandbox/sandbox.sh down acceptance
@@ -30,8 +33,14 @@ module SandboxHarness
   NAME = ENV.fetch('SANDBOX_NAME', 'acceptance')
   # The module bound into the sandbox (sandbox.sh reads the same variable).
   MODULE_DIR = ENV.fetch('MODULE_DIR', REPO)
-  # The name the clones use for the server (the sandbox's /etc/hosts maps it to 127.0.0.1).
+  # The name the clones use for the server (the sandbox's /etc/hosts maps it to SERVER_ADDR).
   SERVER = 'puppet'
+  # A second name of the same server (sandbox.sh's SERVER_ALIASES: /etc/hosts and dns_alt_names).
+  SERVER_ALIAS = 'puppet2'
+  SERVER_ADDR = ENV.fetch('SERVER_ADDR', '127.0.0.1')
+  # The clones' runinterval in the suite: short, because the first run of clone
+  # i of N comes (i - 1) * runinterval / N after its start (phasing).
+  RUNINTERVAL = 120
   # Debian's Puppet Server: server-var-dir /var/lib/puppetserver, cadir /etc/puppet/puppetserver/ca.
   REPORT_DIR = '/var/lib/puppetserver/reports'
   SIGNED_DIR = '/etc/puppet/puppetserver/ca/signed'
@@ -126,6 +135,13 @@ module SandboxHarness
     log format('sandbox %<n>s and its Puppet Server are up after %<s>.0f s', n: NAME, s: Time.now - started)
   end
 
+  # An orderly reboot of the sandbox host keeping its state (sandbox.sh restart).
+  def restart
+    started = Time.now
+    sandbox!('restart')
+    log format('sandbox %<n>s restarted, its Puppet Server answering, after %<s>.0f s', n: NAME, s: Time.now - started)
+  end
+
   def down
     return if @torn_down
 
@@ -183,6 +199,72 @@ module SandboxProbes
       certname = File.basename(dir)
       acc[certname] = [acc[certname], file].compact.max
     end
+  end
+
+  # `class { 'clone_army': ... }` with the suite's master and the given parameters.
+  def class_manifest(**params)
+    params = { master: SandboxHarness::SERVER, runinterval: SandboxHarness::RUNINTERVAL }.merge(params)
+    body = params.map { |k, v| "#{k} => #{v.is_a?(String) ? "'#{v}'" : v}" }.join(', ')
+    "class { 'clone_army': #{body} }"
+  end
+
+  # systemctl show -p PROPERTY --value UNIT, inside the sandbox.
+  def unit_property(unit, property)
+    on_sandbox!('systemctl', 'show', '-p', property, '--value', unit, timeout: 60).stdout.strip
+  end
+
+  # What the sandbox host says about one clone's service: state and MainPID.
+  def clone_unit(clone)
+    { active: unit_property("puppet-clone-army@#{clone}.service", 'ActiveState'),
+      pid: unit_property("puppet-clone-army@#{clone}.service", 'MainPID').to_i }
+  end
+
+  # The overlay mounts under /var/lib/machines in the sandbox's mount namespace.
+  def machine_mounts
+    on_sandbox!('cat', '/proc/self/mountinfo', timeout: 60).stdout.lines
+                                                           .map { |l| l.split[4] }
+                                                           .select { |m| m.start_with?('/var/lib/machines/') }
+  end
+
+  # Every trace a removed clone could leave on the sandbox host, one line each
+  # (empty when it is gone completely): paths, mounts, units, machines. An
+  # instance of the (shared, still present) template that systemd keeps in
+  # memory as `loaded inactive dead` after the removal is not a trace: no file
+  # of the clone is left, and nothing runs or is mounted.
+  def clone_traces(clone)
+    script = <<~'SH'
+      c=$1
+      for p in /var/lib/machines/$c /var/lib/puppet-clone-army/$c-overlay /var/lib/puppet-clone-army/$c-workdir                /etc/systemd/system/var-lib-machines-$c.mount                /etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@$c.service                /etc/systemd/system/puppet-clone-army@$c.service.d; do
+        if [ -e "$p" ] || [ -L "$p" ]; then echo "path: $p"; fi
+      done
+      awk -v m="/var/lib/machines/$c" '$5 == m { print "mounted: " m }' /proc/self/mountinfo
+      systemctl list-units --all --plain --no-legend --no-pager "puppet-clone-army@$c.service" "var-lib-machines-$c.mount" |
+        grep -v -e ' not-found ' -e ' inactive  *dead ' | sed 's/^/unit: /'
+      machinectl list --no-legend --no-pager | awk -v c="$c" '$1 == c { print "machine: " c }'
+      true
+    SH
+    on_sandbox!('sh', '-c', script, 'sh', clone, timeout: 60).stdout.lines.map(&:strip)
+  end
+
+  # Runs argv inside a running clone (systemd-run over machined), its output and exit.
+  def in_clone(clone, *argv, timeout: 120)
+    on_sandbox('systemd-run', "--machine=#{clone}", '--wait', '--pipe', '--quiet', '--collect', '--', *argv,
+               timeout: timeout)
+  end
+
+  def base_json
+    JSON.parse(on_sandbox!('sh', '-c', 'cat /var/lib/puppet-clone-army/*/etc/clone-army/base.json',
+                           timeout: 60).stdout)
+  end
+
+  # Epoch seconds of the newest report from certname on the server (0 when none).
+  def newest_report_time(certname)
+    out = on_sandbox('find', "#{REPORT_DIR}/#{certname}", '-name', '*.yaml', '-printf', '%T@\n', timeout: 60).stdout
+    out.lines.map(&:to_f).max || 0
+  end
+
+  def sandbox_now
+    on_sandbox!('date', '+%s', timeout: 30).stdout.to_i
   end
 
   # What a failing example prints to say why: the fleet as the helper,

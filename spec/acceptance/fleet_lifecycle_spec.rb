@@ -1,0 +1,256 @@
+# frozen_string_literal: true
+
+require_relative 'spec_helper_acceptance'
+
+# The fleet's whole lifecycle (issue 3) and the load tools (issue 4), on the
+# sandbox host and server that clone_army_spec.rb set up, in one order so that
+# they share one sandbox, one server and one base. Every step that changes the
+# fleet is followed by a second apply that must change nothing.
+RSpec.describe 'the clone_army fleet over its lifecycle' do
+  # Seconds a clone may take from start to running (machinectl lists it).
+  def boot_timeout
+    120
+  end
+
+  # Applies the manifest, expects exit 2 (changed) without errors, then a
+  # second apply with exit 0. expect_first: nil skips the first check.
+  def apply_and_settle(manifest, expect_first: 2)
+    first = SandboxHarness.apply(manifest, timeout: 600)
+    unless expect_first.nil?
+      expect(first.exitstatus).to eq(expect_first), first.to_s
+      expect(first.output).not_to match(%r{^Error:}), first.to_s
+    end
+    second = SandboxHarness.apply(manifest, timeout: 600)
+    expect(second.exitstatus).to eq(0), "the second apply changed something:\n#{second}\n#{diagnostics}"
+    first
+  end
+
+  def running?(clones)
+    listed = clone_list.to_h { |c| [c['name'], c['state']] }
+    clones.all? { |c| listed[c] == 'running' } && (clones - machines).empty?
+  end
+
+  def expect_running(clones, timeout: boot_timeout)
+    ok = wait_for(timeout: timeout, interval: 2) { running?(clones) }
+    expect(ok).to be_truthy, "not all of #{clones.join(', ')} running after #{timeout}s\n#{diagnostics}"
+  end
+
+  context 'growing the fleet 2 -> 3 and shrinking it 3 -> 1' do
+    it 'adds clone3 without touching clone1 and clone2' do
+      SandboxHarness.apply(class_manifest(num_clones: 2), timeout: 600)
+      expect_running(%w[clone1 clone2])
+      before = %w[clone1 clone2].to_h do |c|
+        [c, [clone_unit(c)[:pid], unit_property("puppet-clone-army@#{c}.service", 'ExecMainStartTimestampMonotonic')]]
+      end
+      apply_and_settle(class_manifest(num_clones: 3))
+      expect_running(%w[clone1 clone2 clone3])
+      %w[clone1 clone2].each do |c|
+        after = [clone_unit(c)[:pid], unit_property("puppet-clone-army@#{c}.service", 'ExecMainStartTimestampMonotonic')]
+        expect(after).to eq(before[c]), "#{c} was restarted by growing the fleet: #{before[c]} -> #{after}"
+      end
+    end
+
+    it 'removes clone2 and clone3 completely, leaving clone1 running' do
+      apply_and_settle(class_manifest(num_clones: 1))
+      %w[clone2 clone3].each do |c|
+        traces = clone_traces(c)
+        expect(traces).to eq([]), "#{c} left traces behind: #{traces}\n#{diagnostics}"
+      end
+      expect(clone_list.map { |c| c['name'] }).to eq(['clone1'])
+      listing = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', timeout: 120)
+      expect(listing.exitstatus).to eq(0), listing.to_s
+      expect(listing.stdout).to match(%r{'clone1'}), listing.to_s
+      expect(listing.stdout).not_to match(%r{'clone[23]'}), listing.to_s
+      expect(machines).to include('clone1')
+    end
+
+    it 'grows back to 2 clones' do
+      apply_and_settle(class_manifest(num_clones: 2))
+      expect_running(%w[clone1 clone2])
+    end
+  end
+
+  context 'puppet resource clone_army_clone clone2 ensure=stopped' do
+    it 'stops clone2 and unmounts its overlay' do
+      result = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone2', 'ensure=stopped',
+                          timeout: 180)
+      expect(result.exitstatus).to eq(0), result.to_s
+      expect(result.output).not_to match(%r{^Error:}), result.to_s
+      expect(clone_unit('clone2')[:active]).to eq('inactive')
+      expect(machines).not_to include('clone2')
+      expect(machine_mounts).not_to include('/var/lib/machines/clone2')
+      expect(machines).to include('clone1')
+    end
+
+    it 'is left stopped by an apply with clone_ensure => present' do
+      result = SandboxHarness.apply(class_manifest(num_clones: 2, clone_ensure: 'present'), timeout: 600)
+      expect(result.exitstatus).to eq(0), result.to_s
+      expect(clone_unit('clone2')[:active]).to eq('inactive')
+      expect(machines).not_to include('clone2')
+    end
+
+    it 'starts again with ensure=running' do
+      result = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone2', 'ensure=running',
+                          timeout: 180)
+      expect(result.exitstatus).to eq(0), result.to_s
+      expect_running(%w[clone1 clone2])
+      apply_and_settle(class_manifest(num_clones: 2), expect_first: 0)
+    end
+  end
+
+  context 'systemctl stop|start puppet-clone-army.target' do
+    it 'stops every clone and unmounts every overlay' do
+      result = on_sandbox('systemctl', 'stop', 'puppet-clone-army.target', timeout: 180)
+      expect(result.exitstatus).to eq(0), result.to_s
+      gone = wait_for(timeout: 60, interval: 2) { machines.empty? && machine_mounts.empty? }
+      expect(gone).to be_truthy, "machines: #{machines}, mounts: #{machine_mounts}\n#{diagnostics}"
+      %w[clone1 clone2].each { |c| expect(clone_unit(c)[:active]).to eq('inactive') }
+    end
+
+    it 'starts every clone again' do
+      result = on_sandbox('systemctl', 'start', 'puppet-clone-army.target', timeout: 180)
+      expect(result.exitstatus).to eq(0), result.to_s
+      expect_running(%w[clone1 clone2])
+      expect(machine_mounts).to include('/var/lib/machines/clone1', '/var/lib/machines/clone2')
+      apply_and_settle(class_manifest(num_clones: 2), expect_first: 0)
+    end
+  end
+
+  context 'a crashed clone (SIGKILL of its systemd-nspawn)' do
+    it 'is restarted by systemd' do
+      old = clone_unit('clone1')
+      expect(old).to include(active: 'active'), diagnostics
+      expect(old[:pid]).to be > 0
+      killed = on_sandbox('kill', '-KILL', old[:pid].to_s, timeout: 30)
+      expect(killed.exitstatus).to eq(0), killed.to_s
+      back = wait_for(timeout: 90, interval: 2) do
+        now = clone_unit('clone1')
+        now[:active] == 'active' && now[:pid].positive? && now[:pid] != old[:pid] && running?(['clone1']) && now
+      end
+      expect(back).to be_truthy, "clone1 not restarted within 90s (was MainPID #{old[:pid]})\n#{diagnostics}"
+      # Still the same nspawn a little later: not one attempt of a restart loop.
+      sleep 10
+      expect(clone_unit('clone1')).to eq(back), diagnostics
+      apply_and_settle(class_manifest(num_clones: 2), expect_first: 0)
+    end
+  end
+
+  context 'clone-army exec and report (issue 4)' do
+    let(:certnames) { %w[clone1 clone2].map { |c| "#{c}.#{host_certname}" } }
+
+    it 'runs puppet agent -t in every clone, one at a time, with exit codes and times' do
+      result = on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--concurrency', '1', '--timeout', '300', '--',
+                          'puppet', 'agent', '-t', timeout: 700)
+      expect(result.exitstatus).to eq(0), result.to_s
+      doc = JSON.parse(result.stdout)
+      expect(doc).to include('ok' => true), result.to_s
+      clones = doc['result']['clones']
+      expect(clones.map { |c| c['name'] }).to eq(%w[clone1 clone2])
+      clones.each do |c|
+        expect(c['exit_code']).to(satisfy { |code| [0, 2].include?(code) }, "#{c['name']}: #{c.inspect}")
+        expect(c['seconds']).to be > 0
+        expect(c['error']).to be_nil
+      end
+      expect(doc['result']['summary']).to include('count' => 2, 'concurrency' => 1, 'not_run' => 0)
+    end
+
+    it 'reports every clone with status, fleet p50/p95 and the server section' do
+      ca = on_sandbox!('puppet', 'config', 'print', 'localcacert', '--section', 'agent', timeout: 60).stdout.strip
+      ca = '/etc/puppet/puppetserver/ca/ca_crt.pem' unless on_sandbox('test', '-s', ca, timeout: 30).exitstatus.zero?
+      result = on_sandbox(SandboxHarness::HELPER, 'report', '--server', "https://#{SandboxHarness::SERVER}:8140", '--ca-cert', ca,
+                          timeout: 120)
+      expect(result.exitstatus).to eq(0), result.to_s
+      report = JSON.parse(result.stdout).fetch('result')
+      by_name = report['clones'].to_h { |c| [c['name'], c] }
+      expect(by_name.keys).to contain_exactly('clone1', 'clone2')
+      by_name.each_value do |c|
+        expect(c).to include('state' => 'running'), c.inspect
+        expect(%w[changed unchanged]).to include(c['status']), c.inspect
+      end
+      expect(report['fleet']['total_time']).to include('count' => 2)
+      expect(report['fleet']['total_time']['p50']).to be_a(Numeric)
+      expect(report['fleet']['total_time']['p95']).to be_a(Numeric)
+      server = report['server']
+      expect(server).to include('ok' => true, 'error' => nil), server.inspect
+      expect(server['jruby']).to include('num_jrubies' => a_kind_of(Integer)), server['jruby'].inspect
+    end
+  end
+
+  context "changing master to another name of the server (#{SandboxHarness::SERVER_ALIAS})" do
+    it 're-points every clone without rebuilding the base' do
+      created = base_json['created_at']
+      expect(created).not_to be_nil
+      apply_and_settle(class_manifest(master: SandboxHarness::SERVER_ALIAS, num_clones: 2))
+      %w[clone1 clone2].each do |c|
+        printed = in_clone(c, 'puppet', 'config', 'print', 'server', '--section', 'agent')
+        expect(printed.exitstatus).to eq(0), printed.to_s
+        expect(printed.stdout.strip).to eq(SandboxHarness::SERVER_ALIAS), printed.to_s
+      end
+      expect(base_json['created_at']).to eq(created)
+      # And the agent reaches the server under that name (its certificate names it).
+      run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone1', '--', 'puppet', 'agent', '-t', timeout: 400)
+      entry = JSON.parse(run.stdout)['result']['clones'].first
+      expect([0, 2]).to include(entry['exit_code']), entry.inspect
+    end
+  end
+
+  context "run_mode => 'timer' with runinterval => 120 and generated_facts => 5" do
+    let(:certnames) { %w[clone1 clone2].map { |c| "#{c}.#{host_certname}" } }
+
+    it 'switches the clones to timer runs that reach the server' do
+      switched = sandbox_now
+      apply_and_settle(class_manifest(num_clones: 2, run_mode: 'timer', runinterval: 120, generated_facts: 5))
+      # A new run mode takes effect at the clone's next start (REFERENCE: run_mode).
+      unless %w[clone1 clone2].all? { |c| in_clone(c, 'systemctl', 'is-active', 'clone-army-agent.timer').stdout.strip == 'active' }
+        SandboxHarness.log 'timer not active yet: restarting the clones so the new run mode takes effect'
+        on_sandbox!('systemctl', 'restart', 'puppet-clone-army@clone1.service', 'puppet-clone-army@clone2.service',
+                    timeout: 180)
+        expect_running(%w[clone1 clone2])
+      end
+      %w[clone1 clone2].each do |c|
+        timer = wait_for(timeout: 60, interval: 2) do
+          in_clone(c, 'systemctl', 'is-active', 'clone-army-agent.timer').stdout.strip == 'active'
+        end
+        expect(timer).to be_truthy, "#{c}: clone-army-agent.timer not active\n#{diagnostics}"
+        daemon = in_clone(c, 'systemctl', 'is-active', 'puppet.service').stdout.strip
+        expect(daemon).not_to eq('active'), "#{c}: the agent daemon still runs in timer mode"
+      end
+      fresh = wait_for(timeout: 360, interval: 5) do
+        certnames.all? { |cert| newest_report_time(cert) > switched }
+      end
+      expect(fresh).to be_truthy,
+                       "no report since the switch from: #{certnames.reject { |cert| newest_report_time(cert) > switched }}\n" \
+                       "#{diagnostics}"
+      runs = in_clone('clone1', 'journalctl', '--no-pager', '-u', 'clone-army-agent.service', '-o', 'cat')
+      expect(runs.stdout).to match(%r{Applied catalog|Finished|Started}), runs.to_s
+    end
+
+    it "shows the clones' generated facts on the server" do
+      found = wait_for(timeout: 60, interval: 3) do
+        certnames.all? do |cert|
+          # Puppet 7's server caches facts as JSON in server_data (yaml/ before).
+          on_sandbox('sh', '-c', 'cat /var/lib/puppetserver/server_data/facts/"$1".json ' \
+                                 '/var/lib/puppetserver/yaml/facts/"$1".yaml 2>/dev/null',
+                     'sh', cert, timeout: 30).stdout.include?('clone_army_fact_0001')
+        end
+      end
+      expect(found).to be_truthy, on_sandbox('sh', '-c', 'ls -l /var/lib/puppetserver/server_data/facts',
+                                             timeout: 30).to_s
+    end
+  end
+
+  context 'a restart of the host' do
+    it 'brings the server and every clone back through puppet-clone-army.target, with no apply' do
+      SandboxHarness.restart
+      expect_running(%w[clone1 clone2], timeout: 300)
+      expect(unit_property('puppet-clone-army.target', 'ActiveState')).to eq('active')
+      expect(machine_mounts).to include('/var/lib/machines/clone1', '/var/lib/machines/clone2')
+    end
+
+    it 'is still converged (a second apply changes nothing)' do
+      result = SandboxHarness.apply(class_manifest(num_clones: 2, run_mode: 'timer', runinterval: 120,
+                                                   generated_facts: 5), timeout: 600)
+      expect(result.exitstatus).to eq(0), result.to_s
+    end
+  end
+end
