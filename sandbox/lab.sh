@@ -64,6 +64,15 @@ print_table() {
   } | align_columns
 }
 
+# The fleet report: every clone's last run, the fleet's p50/p95 and the server's
+# own view, verified against the lab server's CA.
+print_report() {
+  echo
+  inside clone-army report --interval "$LAB_RUNINTERVAL" \
+    --server "https://$SERVER_NAME:8140" --ca-cert /etc/puppet/puppetserver/ca/ca_crt.pem \
+    --format table
+}
+
 # Tab-separated lines as aligned columns (column(1) is not on every minimal Debian).
 align_columns() {
   awk -F'\t' '
@@ -126,6 +135,7 @@ cmd_up() {
 
   print_table
   log "lab up: $CLONES clones checked in, $((SECONDS - started)) s after start"
+  print_report || true
   cat >&2 <<EOF
 
 The lab keeps running. Puppet Server: https://127.0.0.1:8140 (as '$SERVER_NAME' inside).
@@ -156,6 +166,7 @@ case "${1:-}" in
   table)
     require_root
     print_table || exit 1
+    print_report || exit 1
     ;;
   *)
     echo "usage: $0 up|down|table" >&2
