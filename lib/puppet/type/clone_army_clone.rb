@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative '../../puppet_x/clone_army/helper'
+require_relative '../../puppet_x/clone_army/helper_param'
 require_relative '../../puppet_x/clone_army/names'
 require_relative '../../puppet_x/clone_army/secrets'
 require_relative '../../puppet_x/clone_army/shape'
@@ -436,18 +437,7 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
-  newparam(:helper) do
-    desc <<-DOC
-      The path of the `clone-army` helper the provider runs. Defaults to
-      `/usr/local/sbin/clone-army` (where class clone_army installs it), then
-      `clone-army` on the PATH. A `File` resource for this path is
-      autorequired, so the helper is installed before it is used.
-    DOC
-
-    validate do |value|
-      PuppetX::CloneArmy::Names.validate_absolute_path('helper', value)
-    end
-  end
+  PuppetX::CloneArmy::HelperParam.define(self)
 
   validate do
     index = self[:phase_index]
