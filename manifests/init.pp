@@ -64,9 +64,11 @@
 #   the agent in `run_mode`: the `clone_army` fact's `capacity.<run_mode>`
 #   (`manual` counts as `timer`), `max(0, floor((total memory - 2 GiB) /
 #   cost))` (2 GiB are left to the OS and the host's own agent; the cost is
-#   100 MiB per daemon-mode clone: about 70 MB measured, plus headroom for
-#   agent runs; and 24 MiB per timer-mode clone, which holds no Ruby process
-#   between runs). A 24 GiB host gets 225 daemon-mode or 938 timer-mode
+#   100 MiB per daemon-mode clone: the idle agent daemon, about 68 MB PSS,
+#   plus an agent run's peak; and 20 MiB per timer- or manual-mode clone:
+#   about 10 MB PSS idle, with no Ruby process between runs, plus a tenth of
+#   a ~100 MB run peak, since phased runs overlap about 10 %). A 24 GiB host
+#   gets 225 daemon-mode or 1126 timer-mode
 #   clones; a host with 2 GiB or less gets none. Without the fact (a host
 #   that has not synced this module's plugins yet), the same formula is
 #   computed from `$facts['memory']['system']['total_bytes']`.
@@ -289,7 +291,7 @@ class clone_army (
   }
   $clone_cost = $capacity_mode ? {
     'daemon' => '100 MiB per clone running the agent as a daemon',
-    default  => "24 MiB per clone in ${run_mode} mode",
+    default  => "20 MiB per clone in ${run_mode} mode",
   }
 
   $_num_clones = $num_clones ? {

@@ -231,7 +231,7 @@ const MIB: u64 = 1024 * 1024;
 pub const RESERVE_BYTES: u64 = 2 * 1024 * MIB;
 /// What one clone costs, per run mode (as lib/puppet_x/clone_army/capacity.rb).
 pub const DAEMON_COST_BYTES: u64 = 100 * MIB;
-pub const TIMER_COST_BYTES: u64 = 24 * MIB;
+pub const TIMER_COST_BYTES: u64 = 20 * MIB;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Capacity {
@@ -401,7 +401,7 @@ mod tests {
             capacity(24 * gib),
             Capacity {
                 daemon: 225,
-                timer: 938
+                timer: 1126
             }
         );
         assert_eq!(

@@ -91,7 +91,7 @@ fn host_limits_reports_limits_and_capacity_and_changes_nothing() {
         report.capacity,
         Some(Capacity {
             daemon: 225,
-            timer: 938
+            timer: 1126
         })
     );
     assert_eq!(report.memory_error, None);

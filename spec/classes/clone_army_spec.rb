@@ -207,7 +207,7 @@ describe 'clone_army' do
       let(:listed) { ['clone1', 'clone2', 'clone3', 'clone10', 'clone01', 'clone0', 'test1', 'clone3x'] }
       let(:facts) do
         super().merge(clone_army: {
-                        'capacity' => { 'daemon' => 225, 'timer' => 938 },
+                        'capacity' => { 'daemon' => 225, 'timer' => 1126 },
                         'bases' => ['debian-12'],
                         'clones' => { 'names' => listed, 'total' => listed.size, 'running' => listed.size, 'stopped' => 0 },
                       })
@@ -244,7 +244,7 @@ describe 'clone_army' do
 
       context 'when the fact carries a listing error' do
         let(:facts) do
-          super().merge(clone_army: { 'capacity' => { 'daemon' => 225, 'timer' => 938 },
+          super().merge(clone_army: { 'capacity' => { 'daemon' => 225, 'timer' => 1126 },
                                       'error' => 'clone-army clone list failed [systemd]: unreachable' })
         end
 
@@ -506,7 +506,7 @@ describe 'clone_army' do
 
             it do
               is_expected.to compile.and_raise_error(
-                %r{num_clones => 13 .* capacity is 12 clones .*divided by 24 MiB per clone in #{mode} mode}m,
+                %r{num_clones => 13 .* capacity is 12 clones .*divided by 20 MiB per clone in #{mode} mode}m,
               )
             end
           end
@@ -516,8 +516,8 @@ describe 'clone_army' do
           let(:facts) { super().merge(clone_army: nil, memory: { 'system' => { 'total_bytes' => 3 * GIB } }) }
           let(:params) { { master: 'puppet.example.com', run_mode: 'timer' } }
 
-          it 'computes the timer capacity: (3 GiB - 2 GiB) / 24 MiB' do
-            is_expected.to have_clone_army_clone_resource_count(42)
+          it 'computes the timer capacity: (3 GiB - 2 GiB) / 20 MiB' do
+            is_expected.to have_clone_army_clone_resource_count(51)
           end
         end
       end

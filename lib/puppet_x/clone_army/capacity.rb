@@ -9,9 +9,9 @@ module PuppetX
     #   capacity = max(0, floor((total_bytes - RESERVE_BYTES) / COST_BYTES[mode]))
     #
     # Figures measured on Debian 12 with Puppet 7.23 (DESIGN.md): an idle
-    # agent daemon in a clone is about 58 MB PSS, a booted clone without it
+    # agent daemon in a clone is about 58-68 MB PSS, a booted clone without it
     # (systemd, journald, dbus, logind) about 9 MB, its systemd-nspawn
-    # supervisor about 2.7 MB.
+    # supervisor about 2.7 MB; one agent run peaks at about 100 MB.
     module Capacity
       MIB = 1024 * 1024
       GIB = 1024 * MIB
@@ -21,12 +21,15 @@ module PuppetX
 
       # What one clone is given, per run mode.
       COST_BYTES = {
-        # ~58 + 9 + 2.7 ≈ 70 MB resident, plus headroom for the memory an
-        # agent run takes on top of the idle daemon.
+        # The idle agent daemon (~68 MB PSS with the clone around it) plus
+        # what a run takes on top of it, up to its ~100 MB peak: every clone
+        # may run at once.
         'daemon' => 100 * MIB,
-        # The same without the resident agent (~12 MB), plus headroom for the
-        # one-shot runs the timer starts (issue 4).
-        'timer' => 24 * MIB,
+        # No resident agent: ~10 MB PSS idle per clone, plus a tenth of a
+        # ~100 MB run peak, since phased runs overlap about 10 % (one clone
+        # in ten is running at a time). `manual` clones cost the same and
+        # count as `timer` (the class maps them).
+        'timer' => 20 * MIB,
       }.freeze
 
       MODES = COST_BYTES.keys.freeze

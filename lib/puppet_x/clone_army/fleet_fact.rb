@@ -8,7 +8,7 @@ module PuppetX
     # The value of the `clone_army` fact (lib/facter/clone_army.rb):
     #
     #   {
-    #     'capacity' => { 'daemon' => 225, 'timer' => 938 },  # from memory alone
+    #     'capacity' => { 'daemon' => 225, 'timer' => 1126 },  # from memory alone
     #     'helper'   => '/usr/local/sbin/clone-army',         # only when installed
     #     'bases'    => ['debian-12'],
     #     'clones'   => { 'names' => ['clone1', 'clone2'], 'total' => 2,

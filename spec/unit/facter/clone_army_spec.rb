@@ -19,7 +19,7 @@ describe 'the clone_army fact' do
   after(:each) { Facter.clear }
 
   it 'gives the capacity of each run mode from the total memory' do
-    expect(Facter.fact(:clone_army).value).to eq('capacity' => { 'daemon' => 225, 'timer' => 938 })
+    expect(Facter.fact(:clone_army).value).to eq('capacity' => { 'daemon' => 225, 'timer' => 1126 })
   end
 
   context 'when the helper is installed but fails' do
@@ -29,7 +29,7 @@ describe 'the clone_army fact' do
       allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).and_return(helper_path)
       expect_helper(['base', 'list'], 'captured_systemd_unreachable.json', 1)
       value = Facter.fact(:clone_army).value
-      expect(value['capacity']).to eq('daemon' => 225, 'timer' => 938)
+      expect(value['capacity']).to eq('daemon' => 225, 'timer' => 1126)
       expect(value['error']).to match(%r{clone-army base list failed \[systemd\]})
     end
   end

@@ -5,7 +5,9 @@ require_relative '../../../puppet_x/clone_army/capacity'
 # @summary How many clones of a run mode a host's memory holds.
 #
 # `max(0, floor((total_bytes - 2 GiB) / cost))`, where the cost is 100 MiB
-# per clone in `daemon` mode and 24 MiB in `timer` mode. The same figures as
+# per clone in `daemon` mode (idle agent daemon ~68 MB PSS plus a run's
+# peak) and 20 MiB in `timer` mode (~10 MB idle plus a tenth of a ~100 MB
+# run peak: phased runs overlap about 10 %; `manual` costs the same). The same figures as
 # the `clone_army` fact's `capacity`, which class clone_army prefers; this is
 # its fallback when the fact is missing (a host without pluginsync, specs).
 Puppet::Functions.create_function(:'clone_army::capacity') do

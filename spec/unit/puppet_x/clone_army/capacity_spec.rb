@@ -11,12 +11,14 @@ describe PuppetX::CloneArmy::Capacity do
     # floor((total - 2 GiB) / cost), never below 0.
     {
       [24 * gib, 'daemon'] => 225, # 22528 MiB / 100 MiB
-      [24 * gib, 'timer'] => 938,  # 22528 MiB / 24 MiB
+      [24 * gib, 'timer'] => 1126, # 22528 MiB / 20 MiB
       [(2 * gib) + (100 * mib), 'daemon'] => 1,
       [(2 * gib) + (199 * mib), 'daemon'] => 1,
       [(2 * gib) + (200 * mib), 'daemon'] => 2,
-      [(2 * gib) + (23 * mib), 'timer'] => 0,
-      [(2 * gib) + (24 * mib), 'timer'] => 1,
+      [(2 * gib) + (19 * mib), 'timer'] => 0,
+      [(2 * gib) + (20 * mib), 'timer'] => 1,
+      [(2 * gib) + (39 * mib), 'timer'] => 1,
+      [(2 * gib) + (40 * mib), 'timer'] => 2,
       [2 * gib, 'daemon'] => 0,
       [1 * gib, 'timer'] => 0,
       [0, 'daemon'] => 0,
@@ -37,7 +39,7 @@ describe PuppetX::CloneArmy::Capacity do
 
   describe '.for_memory' do
     it 'gives the capacity of every run mode' do
-      expect(described_class.for_memory(24 * gib)).to eq('daemon' => 225, 'timer' => 938)
+      expect(described_class.for_memory(24 * gib)).to eq('daemon' => 225, 'timer' => 1126)
     end
   end
 end

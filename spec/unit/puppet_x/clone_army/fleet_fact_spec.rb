@@ -14,7 +14,7 @@ describe PuppetX::CloneArmy::FleetFact do
         expect_helper(['base', 'list'], 'base_list.json')
         expect_helper(['clone', 'list'], 'clone_list.json')
         expect(described_class.value(total_bytes: 24 * gib, helper_path: helper_path)).to eq(
-          'capacity' => { 'daemon' => 225, 'timer' => 938 },
+          'capacity' => { 'daemon' => 225, 'timer' => 1126 },
           'helper' => helper_path,
           'bases' => ['debian-12'],
           'clones' => { 'names' => ['clone1', 'clone2'], 'total' => 2, 'running' => 1, 'stopped' => 1 },
@@ -34,7 +34,7 @@ describe PuppetX::CloneArmy::FleetFact do
         expect_helper(['clone', 'list'], 'error_systemd.json', 1)
         fact = described_class.value(total_bytes: 24 * gib, helper_path: helper_path)
         expect(fact['error']).to match(%r{clone-army clone list failed \[systemd\]})
-        expect(fact['capacity']).to eq('daemon' => 225, 'timer' => 938)
+        expect(fact['capacity']).to eq('daemon' => 225, 'timer' => 1126)
         expect(fact).not_to include('bases', 'clones')
       end
 
@@ -50,7 +50,7 @@ describe PuppetX::CloneArmy::FleetFact do
       it 'still gives the capacity, and nothing else' do
         expect(Puppet::Util::Execution).not_to receive(:execute)
         fact = described_class.value(total_bytes: 24 * gib, helper_path: '/nonexistent/clone-army')
-        expect(fact).to eq('capacity' => { 'daemon' => 225, 'timer' => 938 })
+        expect(fact).to eq('capacity' => { 'daemon' => 225, 'timer' => 1126 })
       end
     end
 
