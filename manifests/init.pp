@@ -7,9 +7,10 @@
 # `puppet-clone-army@<clone>.service`. All clones hang off
 # `puppet-clone-army.target`.
 #
-# The class installs the `clone-army` helper, declares one `clone_army_base`
-# and the clones `clone1` .. `clone<num_clones>` as `clone_army_clone`
-# resources. Each clone's certname (and hostname) is
+# The class installs the `clone-army` helper, on a RHEL-family host with
+# SELinux enforcing declares `clone_army::selinux` (untested here), and
+# declares one `clone_army_base` and the clones `clone1` ..
+# `clone<num_clones>` as `clone_army_clone` resources. Each clone's certname (and hostname) is
 # `<clone>.<certname of this host>`, so one class on many load hosts gives
 # unique certnames.
 #
@@ -308,6 +309,14 @@ class clone_army (
   }
 
   contain clone_army::install
+
+  # nspawn clones under an enforcing policy need container-selinux's labels
+  # (clone_army::selinux); untested here, where there is no SELinux.
+  $selinux_enforced = $facts['os']['family'] == 'RedHat' and $facts.dig('os', 'selinux', 'enforced') == true
+  if $selinux_enforced {
+    contain clone_army::selinux
+    Class['clone_army::install'] -> Class['clone_army::selinux'] -> Class['clone_army::fleet']
+  }
 
   class { 'clone_army::fleet':
     master        => $_master,

@@ -66,6 +66,22 @@ pub struct ReportArgs {
 pub enum HostVerb {
     /// Report the kernel limits and the capacity for clones (read-only).
     Limits,
+    /// Run every clone's systemd-nspawn with SELinux labels (hosts with SELinux enforcing):
+    /// a drop-in for the clone template; with --check, only say whether it is in place.
+    Selinux(HostSelinuxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HostSelinuxArgs {
+    /// The clones' processes' context (systemd-nspawn --selinux-context).
+    #[arg(long, value_name = "CTX", default_value = crate::host_selinux::DEFAULT_CONTEXT)]
+    pub context: String,
+    /// The context of the API file systems nspawn mounts (--selinux-apifs-context).
+    #[arg(long, value_name = "CTX", default_value = crate::host_selinux::DEFAULT_APIFS_CONTEXT)]
+    pub apifs_context: String,
+    /// Change nothing; fail with kind not-in-place unless the drop-in is exactly this.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -96,6 +96,14 @@ pub enum Error {
         errors: Vec<String>,
     },
 
+    /// `--check` of a verb that makes sure something is in place: it is not.
+    #[error("{what} is not in place: {detail}")]
+    NotInPlace { what: String, detail: String },
+
+    /// The host lacks what the verb needs (e.g. SELinux for `host selinux`).
+    #[error("{what} is not supported here: {detail}")]
+    Unsupported { what: String, detail: String },
+
     #[error("could not take the lock {} within {seconds} s: another clone-army is running", path.display())]
     LockTimeout { path: PathBuf, seconds: u64 },
 
@@ -131,6 +139,8 @@ impl Error {
             Error::StillMounted { .. } => "still-mounted",
             Error::Systemd(_) => "systemd",
             Error::ClonesFailed { .. } => "systemd",
+            Error::NotInPlace { .. } => "not-in-place",
+            Error::Unsupported { .. } => "unsupported",
             Error::LockTimeout { .. } => "lock-timeout",
             Error::Internal(_) => "internal",
         }

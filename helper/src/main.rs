@@ -12,6 +12,7 @@ mod faults;
 mod fsutil;
 mod host;
 mod host_limits;
+mod host_selinux;
 mod leftovers;
 mod lock;
 mod mounts;
@@ -181,9 +182,17 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 command: args.command,
             },
         )),
-        Command::Host {
-            verb: HostVerb::Limits,
-        } => json(Ok(host_limits::report(&ctx.layout))),
+        Command::Host { verb } => match verb {
+            HostVerb::Limits => json(Ok(host_limits::report(&ctx.layout))),
+            HostVerb::Selinux(args) => json(host_selinux::apply(
+                &ctx,
+                &host_selinux::SelinuxRequest {
+                    context: &args.context,
+                    apifs_context: &args.apifs_context,
+                    check: args.check,
+                },
+            )),
+        },
         // Answered by `run_report`, which may print other formats than the envelope.
         Command::Report(_) => Err(Error::Internal(
             "report reached the JSON dispatcher".to_owned(),

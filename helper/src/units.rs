@@ -37,6 +37,10 @@ pub fn is_ours(content: &str) -> bool {
 /// and machined does not drop it either while the unit is only restarting (seen on
 /// systemd 252: "Machine 'clone1' already exists" on every attempt, for good). After a
 /// clean stop nspawn has unregistered already and the call fails harmlessly (`-`).
+///
+/// `$CLONE_ARMY_NSPAWN_SELINUX` at the end of `ExecStart=`: the SELinux flags that
+/// `clone-army host selinux` sets in a drop-in (see `host_selinux`); unset, systemd
+/// expands it to no argument at all.
 pub fn service_template() -> String {
     format!(
         "{header}\
@@ -49,7 +53,7 @@ After=network.target
 RequiresMountsFor={MACHINES_DIR}/%i
 
 [Service]
-ExecStart=/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host --bind-ro=/etc/hosts
+ExecStart=/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host --bind-ro=/etc/hosts ${selinux}
 KillMode=mixed
 Type=notify
 RestartForceExitStatus=133
@@ -64,7 +68,8 @@ TasksMax=16384
 [Install]
 WantedBy={TARGET}
 ",
-        header = header()
+        header = header(),
+        selinux = crate::host_selinux::ENV_VAR,
     )
 }
 

@@ -122,3 +122,66 @@ fn host_limits_reports_limits_and_capacity_and_changes_nothing() {
     );
     assert_eq!(tree(root.path()), before);
 }
+
+#[derive(Debug, Deserialize)]
+struct Failure {
+    ok: bool,
+    error: FailureError,
+}
+
+#[derive(Debug, Deserialize)]
+struct FailureError {
+    kind: String,
+    message: String,
+    field: Option<String>,
+}
+
+fn failure(output: &Output) -> FailureError {
+    let envelope: Failure = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not a failure envelope ({e}): {output:?}"));
+    assert!(!envelope.ok);
+    envelope.error
+}
+
+#[test]
+fn host_selinux_check_bad_input_and_no_selinux_change_nothing() {
+    if !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let before = tree(root.path());
+
+    // --check with no drop-in: not-in-place, exit 1.
+    let output = run(root.path(), &["host", "selinux", "--check"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let error = failure(&output);
+    assert_eq!(error.kind, "not-in-place");
+    assert!(
+        error
+            .message
+            .contains("puppet-clone-army@.service.d/60-selinux.conf"),
+        "{error:?}"
+    );
+
+    // A context that would add an argument: invalid-argument naming the field, exit 2.
+    let output = run(
+        root.path(),
+        &[
+            "host",
+            "selinux",
+            "--context",
+            "system_u:system_r:container_t:s0 --bind=/",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let error = failure(&output);
+    assert_eq!(error.kind, "invalid-argument");
+    assert_eq!(error.field.as_deref(), Some("context"));
+
+    // No /sys/fs/selinux under the root: refused, exit 1.
+    let output = run(root.path(), &["host", "selinux"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(failure(&output).kind, "unsupported");
+
+    assert_eq!(tree(root.path()), before);
+}

@@ -1,0 +1,101 @@
+# @summary What `systemd-nspawn` clones need on a RHEL-family host with SELinux enforcing.
+#
+# Class `clone_army` contains this class, between installing the helper and
+# building the fleet, when the host's facts say `os.family` is `RedHat` and
+# `os.selinux.enforced` is true; elsewhere it is not declared. Set its
+# parameters in Hiera.
+#
+# It makes sure that:
+#
+# * `container-selinux` (the `container_t` domain and `container_file_t`
+#   type made for containers) and `policycoreutils-python-utils`
+#   (`semanage`) are installed;
+# * `/var/lib/puppet-clone-army` and everything below it (bases, the clones'
+#   upper and work directories) has the file type `container_file_t`: a
+#   `semanage fcontext` rule, so the label survives a relabel of the whole
+#   file system, then `restorecon -R` whenever anything there is labelled
+#   otherwise (a base built since, files created by hand);
+# * the boolean `container_manage_cgroup` is on (persistently), which a
+#   systemd running as PID 1 in `container_t` needs for its cgroups;
+# * every clone's `systemd-nspawn` runs the container with `context` and
+#   mounts its API file systems with `apifs_context`: the helper's
+#   `clone-army host selinux` drop-in for the clone template, checked with
+#   `--check` first;
+# * `systemd-machined` runs, for the clones' registration and
+#   `machinectl list|status|shell`.
+#
+# The booleans and file contexts go through `exec` with `unless`/`onlyif`
+# checks rather than `selboolean` and the `selinux` module's types, because
+# Puppet 8 no longer ships `selboolean` in core and this module depends on
+# no other module.
+#
+# Running clones get the new labels at their next start.
+#
+# Untested on this project's machines: they have no SELinux (no `selinuxfs`
+# in `/proc/filesystems`, no `/sys/fs/selinux`). The rspec-puppet examples
+# pin every command, and the helper's unit tests its drop-in.
+#
+# @example Hiera: the clones in an MCS category of their own
+#   clone_army::selinux::context: 'system_u:system_r:container_t:s0:c100,c200'
+#
+# @param context
+#   The SELinux context of the clones' processes (`systemd-nspawn
+#   --selinux-context`).
+#
+# @param apifs_context
+#   The SELinux context of the API file systems `systemd-nspawn` mounts in
+#   each clone (`/proc`, `/sys`, `/dev`, `/run`; `--selinux-apifs-context`).
+#
+class clone_army::selinux (
+  Clone_army::Selinux_context $context = 'system_u:system_r:container_t:s0',
+  Clone_army::Selinux_context $apifs_context = 'system_u:object_r:container_file_t:s0',
+) {
+  $helper = $clone_army::helper_path
+  $state_dir = '/var/lib/puppet-clone-army'
+  $path = ['/usr/sbin', '/usr/bin', '/sbin', '/bin']
+  # The rule's path, quoted for the shell: the directory and everything below.
+  $fcontext_spec = "'${state_dir}(/.*)?'"
+
+  package { ['container-selinux', 'policycoreutils-python-utils']:
+    ensure => installed,
+  }
+
+  # -a adds the rule; -m changes one that names another type.
+  exec { 'clone_army::selinux fcontext':
+    command  => "semanage fcontext -a -t container_file_t ${fcontext_spec} || semanage fcontext -m -t container_file_t ${fcontext_spec}",
+    unless   => "matchpathcon -n ${state_dir} | grep -q ':container_file_t:'",
+    provider => shell,
+    path     => $path,
+    require  => Package['container-selinux', 'policycoreutils-python-utils'],
+  }
+
+  # restorecon -n -v prints what it would relabel: nothing when all is right.
+  exec { 'clone_army::selinux restorecon':
+    command  => "mkdir -p ${state_dir} && restorecon -R ${state_dir}",
+    onlyif   => "test ! -d ${state_dir} || restorecon -R -n -v ${state_dir} | grep -q .",
+    provider => shell,
+    path     => $path,
+    require  => Exec['clone_army::selinux fcontext'],
+  }
+
+  exec { 'clone_army::selinux container_manage_cgroup':
+    command  => 'setsebool -P container_manage_cgroup on',
+    unless   => "getsebool container_manage_cgroup | grep -q -- '--> on$'",
+    provider => shell,
+    path     => $path,
+    require  => Package['container-selinux'],
+  }
+
+  # The contexts are Clone_army::Selinux_context: no spaces or shell characters.
+  exec { 'clone_army::selinux nspawn labels':
+    command => "${helper} host selinux --context ${context} --apifs-context ${apifs_context}",
+    unless  => "${helper} host selinux --context ${context} --apifs-context ${apifs_context} --check",
+    path    => $path,
+    require => Package['container-selinux'],
+  }
+
+  service { 'systemd-machined':
+    ensure  => running,
+    require => Exec['clone_army::selinux restorecon', 'clone_army::selinux container_manage_cgroup'],
+  }
+}
