@@ -57,7 +57,11 @@
 #   parameter must be given. Changing it re-points every existing clone
 #   without rebuilding anything. With several compilers behind a load
 #   balancer, give the load balancer's name here: otherwise the clones follow
-#   whichever compiler compiled the last catalog.
+#   whichever compiler compiled the last catalog. `servername` is the server
+#   host's fully qualified name (its `fqdn` fact), not its certname or a DNS
+#   alias: the load host must resolve it and the server's certificate must
+#   hold it (PE's do); where the clones reach the server by another name,
+#   give that name here.
 #
 # @param num_clones
 #   How many clones (`clone1` .. `cloneN`) to run. 0 is a valid count (a
