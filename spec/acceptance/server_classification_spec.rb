@@ -211,16 +211,17 @@ RSpec.describe 'class clone_army classified through the Puppet Server' do
   end
 
   it 'never shows the Sensitive root_password_hash in agent output, logs or reports' do
-    places = {
-      'first run output' => @first.output,
-      'second run output' => @second.output,
+    read = {
       'reports on the server' => on_sandbox('sh', '-c', 'cat "$1"/"$2"/*.yaml', 'sh', SandboxHarness::REPORT_DIR,
-                                            host_certname, timeout: 60).stdout,
+                                            host_certname, timeout: 60),
       "the agent's last run report" => on_sandbox('sh', '-c', 'cat "$(puppet config print --section agent lastrunreport)"',
-                                                  timeout: 60).stdout,
-      'the journal' => on_sandbox('journalctl', '--no-pager', '-o', 'cat', '--since', '-15min', timeout: 60).stdout,
+                                                  timeout: 60),
+      'the journal' => on_sandbox('journalctl', '--no-pager', '-o', 'cat', '--since', '-15min', timeout: 60),
     }
-    expect(places["the agent's last run report"]).to include(host_certname)
+    read.each { |place, result| expect(result.exitstatus).to eq(0), "could not read #{place}: #{result}" }
+    expect(read["the agent's last run report"].stdout).to include(host_certname)
+    places = read.transform_values(&:stdout).merge('first run output' => @first.output,
+                                                   'second run output' => @second.output)
     places.each do |place, text|
       expect(text).not_to include(marker), "the root_password_hash appears in #{place}"
     end
