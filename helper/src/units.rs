@@ -49,7 +49,7 @@ After=network.target
 RequiresMountsFor={MACHINES_DIR}/%i
 
 [Service]
-ExecStart=/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host --bind-ro=/etc/hosts
+ExecStart={exec_start}
 KillMode=mixed
 Type=notify
 RestartForceExitStatus=133
@@ -64,7 +64,17 @@ TasksMax=16384
 [Install]
 WantedBy={TARGET}
 ",
-        header = header()
+        header = header(),
+        exec_start = nspawn_exec_start(),
+    )
+}
+
+/// The command line of a clone's `systemd-nspawn` (`%i`: the clone). One place for it,
+/// because a per-clone drop-in that adds options (the apply source's `--bind-ro=`) has to
+/// repeat all of it: `ExecStart=` cannot be extended, only reset and given again.
+pub fn nspawn_exec_start() -> String {
+    format!(
+        "/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host --bind-ro=/etc/hosts"
     )
 }
 
