@@ -135,9 +135,20 @@
 #   systemd timer in the clone starts one-shot runs, so an idle clone holds
 #   no Ruby process and the host holds about four times as many clones) or
 #   `manual` (no scheduled runs; run them on demand with `clone-army exec`
-#   or the `clone_army::exec` task). It also picks the capacity that
-#   `num_clones` defaults to and is checked against. A change reaches a
-#   running clone at its next start.
+#   or the `clone_army::exec` task), or `apply` (masterless: a systemd timer
+#   in the clone runs `puppet apply --reports=none` of `apply_source`, asking
+#   no server and sending no report, for load on the agents themselves; then
+#   `master` is not needed). It also picks the capacity that `num_clones`
+#   defaults to and is checked against. A change reaches a running clone at
+#   its next start.
+#
+# @param apply_source
+#   With `run_mode => 'apply'` (required there, refused otherwise): a
+#   directory on this host with `manifests/` (applied as a whole) and
+#   `modules/` (the modulepath), bound read-only into every clone at
+#   `/srv/clone-army-apply`. Put `clone_army::workload` in it for catalogs
+#   that are not empty. Changes to its files reach the clones at their next
+#   run; a new path at their next start.
 #
 # @param runinterval
 #   Seconds between two runs of each clone's agent, 60 to 604800 (7 days).
@@ -210,6 +221,7 @@ class clone_army (
   Optional[Sensitive[String]] $root_password_hash = undef,
   Optional[Sensitive[String[1]]] $challenge_password = undef,
   Clone_army::Run_mode $run_mode = 'daemon',
+  Clone_army::Apply_source $apply_source = undef,
   Integer[60, 604800] $runinterval = 1800,
   Integer[0, 604800] $splay = 0,
   Clone_army::Facts $fleet_facts = {},
@@ -233,7 +245,21 @@ class clone_army (
     undef   => $compiling_server,
     default => $master,
   }
-  if $_master =~ Undef {
+  if $run_mode == 'apply' and $apply_source =~ Undef {
+    fail(@("MSG"/L))
+      clone_army: run_mode => 'apply' needs apply_source: a directory on this host \
+      with manifests/ (and modules/) for the clones to apply, \
+      e.g. apply_source => '/srv/clone-army-apply'
+      |- MSG
+  }
+  if $run_mode != 'apply' and $apply_source =~ NotUndef {
+    fail(@("MSG"/L))
+      clone_army: apply_source is only used with run_mode => 'apply'; \
+      run_mode is '${run_mode}'
+      |- MSG
+  }
+  # Masterless clones ask no server.
+  if $_master =~ Undef and $run_mode != 'apply' {
     fail(@("MSG"/L))
       clone_army: no Puppet Server to point the clones at. This catalog was not \
       compiled by a Puppet Server (puppet apply or bolt apply), so pass `master`, \
