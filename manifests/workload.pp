@@ -29,7 +29,9 @@
 # @param changing_files
 #   How many files whose content changes at every run, 0 to 10000.
 # @param file_bytes
-#   The size of each file in bytes, 1 to 1048576 (1 MiB). Every byte is in
+#   The size of each file in bytes, 32 to 1048576 (1 MiB): its text padded
+#   with spaces or cut short (a changing file's text starts with the compile
+#   time, 20 bytes, so that cutting never keeps it the same). Every byte is in
 #   the catalog, so the catalog grows by about
 #   `(static_files + changing_files) * file_bytes`.
 # @param directory
@@ -38,7 +40,7 @@
 class clone_army::workload (
   Integer[0, 10000] $static_files = 10,
   Integer[0, 10000] $changing_files = 2,
-  Integer[1, 1048576] $file_bytes = 1024,
+  Integer[32, 1048576] $file_bytes = 1024,
   Clone_army::Absolutepath $directory = '/var/tmp/clone_army_workload',
 ) {
   file { $directory:
@@ -63,14 +65,15 @@ class clone_army::workload (
     }
   }
 
-  # A compile's time (to the nanosecond) makes the content new at every run.
-  $now = Timestamp.new.strftime('%Y-%m-%dT%H:%M:%S.%N')
+  # A compile's time (epoch seconds and nanoseconds, 20 bytes) makes the content
+  # new at every run. It comes first, so a short file_bytes cannot cut it off.
+  $now = Timestamp.new.strftime('%s.%N')
   if $changing_files > 0 {
     Integer[1, $changing_files].each |Integer $index| {
       file { "${directory}/changing_${index}":
         ensure  => file,
         mode    => '0644',
-        content => sprintf("%${size}s", "clone_army workload: changing file ${index}, compiled at ${now}\n"),
+        content => sprintf("%${size}s", "${now} clone_army workload: changing file ${index}\n"),
       }
     }
   }

@@ -103,7 +103,8 @@ RSpec.describe 'masterless clones (run_mode apply) on a sandbox host' do
       changed = wait_for(timeout: runinterval + 60, interval: 5) do
         clones.all? { |c| upper_file(c, 'changing_1', workload_dir) != before[c][0] }
       end
-      expect(changed).to be_truthy, "changing_1 unchanged after #{runinterval + 60}s\n#{diagnostics}"
+      journals = changed ? [] : clones.map { |c| in_clone(c, 'journalctl', '--no-pager', '-n', '40', '-u', 'clone-army-agent.service').to_s }
+      expect(changed).to be_truthy, "changing_1 unchanged after #{runinterval + 60}s\n#{journals.join("\n")}\n#{diagnostics}"
       clones.each { |c| expect(upper_file(c, 'static_1', workload_dir)).to eq(before[c][1]) }
     end
 
