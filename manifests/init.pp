@@ -277,6 +277,13 @@ class clone_army (
     },
     default => $puppet_source,
   }
+  # A PE base downloads its agent from the primary server, apply mode or not.
+  if $_puppet_source == 'pe' and $_master =~ Undef {
+    fail(@("MSG"/L))
+      clone_army: puppet_source => 'pe' builds the base from the PE primary server's \
+      install.bash, so pass `master` (the primary server), also in run_mode => 'apply'
+      |- MSG
+  }
   if $pe_ca_cert =~ NotUndef and $_puppet_source != 'pe' {
     fail(@("MSG"/L))
       clone_army: pe_ca_cert is only used with puppet_source => 'pe'; \

@@ -517,6 +517,12 @@ describe 'clone_army' do
           it { is_expected.to compile.and_raise_error(%r{apply_source is only used with run_mode => 'apply'; run_mode is 'timer'}) }
         end
 
+        context 'with a PE base and no master' do
+          let(:params) { { run_mode: 'apply', apply_source: '/srv/a', num_clones: 1, puppet_source: 'pe' } }
+
+          it { is_expected.to compile.and_raise_error(%r{puppet_source => 'pe' builds the base .* so pass `master`}) }
+        end
+
         context 'with a relative apply source' do
           let(:params) { { run_mode: 'apply', apply_source: 'srv/a', num_clones: 1 } }
 
