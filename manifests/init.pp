@@ -53,7 +53,9 @@
 #   clone's `puppet.conf`). When undef, the server that compiled this catalog
 #   (`$server_facts['servername']`) is used; that only exists when the catalog
 #   comes from a Puppet Server, so with `puppet apply` or `bolt apply` the
-#   parameter must be given. Changing it re-points every existing clone
+#   parameter must be given (not in `run_mode => 'apply'`, whose clones ask
+#   no server, unless `puppet_source` is `pe`). Changing it re-points every
+#   existing clone
 #   without rebuilding anything. With several compilers behind a load
 #   balancer, give the load balancer's name here: otherwise the clones follow
 #   whichever compiler compiled the last catalog.
