@@ -55,10 +55,9 @@
 #   comes from a Puppet Server, so with `puppet apply` or `bolt apply` the
 #   parameter must be given (not in `run_mode => 'apply'`, whose clones ask
 #   no server, unless `puppet_source` is `pe`). Changing it re-points every
-#   existing clone
-#   without rebuilding anything. With several compilers behind a load
-#   balancer, give the load balancer's name here: otherwise the clones follow
-#   whichever compiler compiled the last catalog.
+#   existing clone without rebuilding anything. With several compilers behind
+#   a load balancer, give the load balancer's name here: otherwise the clones
+#   follow whichever compiler compiled the last catalog.
 #
 # @param num_clones
 #   How many clones (`clone1` .. `cloneN`) to run. 0 is a valid count (a
