@@ -7,7 +7,8 @@
 # are left alone.
 #
 # @param master
-#   The Puppet Server every clone points at (already resolved by the class).
+#   The Puppet Server every clone points at (already resolved by the class);
+#   undef only in apply mode.
 # @param num_clones
 #   How many clones to declare (already resolved by the class).
 # @param puppet_source
@@ -16,7 +17,7 @@
 #   The CA certificate a `pe` base is installed against, else undef.
 #
 class clone_army::fleet (
-  Clone_army::Hostname $master,
+  Optional[Clone_army::Hostname] $master,
   Integer[0] $num_clones,
   Clone_army::Puppet_source $puppet_source,
   Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
@@ -80,6 +81,7 @@ class clone_army::fleet (
         root_password_hash => $clone_army::root_password_hash,
         challenge_password => $clone_army::challenge_password,
         run_mode           => $clone_army::run_mode,
+        apply_source       => $clone_army::apply_source,
         runinterval        => $clone_army::runinterval,
         splay              => $clone_army::splay,
         # Clone i of N runs at (i - 1) * T / N into each interval T.

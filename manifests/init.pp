@@ -54,20 +54,21 @@
 #   clone's `puppet.conf`). When undef, the server that compiled this catalog
 #   (`$server_facts['servername']`) is used; that only exists when the catalog
 #   comes from a Puppet Server, so with `puppet apply` or `bolt apply` the
-#   parameter must be given. Changing it re-points every existing clone
-#   without rebuilding anything. With several compilers behind a load
-#   balancer, give the load balancer's name here: otherwise the clones follow
-#   whichever compiler compiled the last catalog. `servername` is the server
-#   host's fully qualified name (its `fqdn` fact), not its certname or a DNS
-#   alias: the load host must resolve it and the server's certificate must
-#   hold it (PE's do); where the clones reach the server by another name,
-#   give that name here.
+#   parameter must be given (not in `run_mode => 'apply'`, whose clones ask
+#   no server, unless `puppet_source` is `pe`). Changing it re-points every
+#   existing clone without rebuilding anything. With several compilers behind
+#   a load balancer, give the load balancer's name here: otherwise the clones
+#   follow whichever compiler compiled the last catalog. `servername` is the
+#   server host's fully qualified name (its `fqdn` fact), not its certname or
+#   a DNS alias: the load host must resolve it and the server's certificate
+#   must hold it (PE's do); where the clones reach the server by another
+#   name, give that name here.
 #
 # @param num_clones
 #   How many clones (`clone1` .. `cloneN`) to run. 0 is a valid count (a
 #   fleet of none). When undef, it is this host's capacity for clones running
 #   the agent in `run_mode`: the `clone_army` fact's `capacity.<run_mode>`
-#   (`manual` counts as `timer`), `max(0, floor((total memory - 2 GiB) /
+#   (`manual` and `apply` count as `timer`), `max(0, floor((total memory - 2 GiB) /
 #   cost))` (2 GiB are left to the OS and the host's own agent; the cost is
 #   100 MiB per daemon-mode clone: the idle agent daemon, about 68 MB PSS,
 #   plus an agent run's peak; and 20 MiB per timer- or manual-mode clone:
@@ -142,9 +143,20 @@
 #   systemd timer in the clone starts one-shot runs, so an idle clone holds
 #   no Ruby process and the host holds about four times as many clones) or
 #   `manual` (no scheduled runs; run them on demand with `clone-army exec`
-#   or the `clone_army::exec` task). It also picks the capacity that
-#   `num_clones` defaults to and is checked against. A change reaches a
-#   running clone at its next start.
+#   or the `clone_army::exec` task), or `apply` (masterless: a systemd timer
+#   in the clone runs `puppet apply --reports=none` of `apply_source`, asking
+#   no server and sending no report, for load on the agents themselves; then
+#   `master` is not needed). It also picks the capacity that `num_clones`
+#   defaults to and is checked against. A change reaches a running clone at
+#   its next start.
+#
+# @param apply_source
+#   With `run_mode => 'apply'` (required there, refused otherwise): a
+#   directory on this host with `manifests/` (applied as a whole) and
+#   `modules/` (the modulepath), bound read-only into every clone at
+#   `/srv/clone-army-apply`. Put `clone_army::workload` in it for catalogs
+#   that are not empty. Changes to its files reach the clones at their next
+#   run; a new path at their next start.
 #
 # @param runinterval
 #   Seconds between two runs of each clone's agent, 60 to 604800 (7 days).
@@ -217,6 +229,7 @@ class clone_army (
   Optional[Sensitive[String]] $root_password_hash = undef,
   Optional[Sensitive[String[1]]] $challenge_password = undef,
   Clone_army::Run_mode $run_mode = 'daemon',
+  Clone_army::Apply_source $apply_source = undef,
   Integer[60, 604800] $runinterval = 1800,
   Integer[0, 604800] $splay = 0,
   Clone_army::Facts $fleet_facts = {},
@@ -240,7 +253,21 @@ class clone_army (
     undef   => $compiling_server,
     default => $master,
   }
-  if $_master =~ Undef {
+  if $run_mode == 'apply' and $apply_source =~ Undef {
+    fail(@("MSG"/L))
+      clone_army: run_mode => 'apply' needs apply_source: a directory on this host \
+      with manifests/ (and modules/) for the clones to apply, \
+      e.g. apply_source => '/srv/clone-army-apply'
+      |- MSG
+  }
+  if $run_mode != 'apply' and $apply_source =~ NotUndef {
+    fail(@("MSG"/L))
+      clone_army: apply_source is only used with run_mode => 'apply'; \
+      run_mode is '${run_mode}'
+      |- MSG
+  }
+  # Masterless clones ask no server.
+  if $_master =~ Undef and $run_mode != 'apply' {
     fail(@("MSG"/L))
       clone_army: no Puppet Server to point the clones at. This catalog was not \
       compiled by a Puppet Server (puppet apply or bolt apply), so pass `master`, \
@@ -257,6 +284,13 @@ class clone_army (
       default => 'distro',
     },
     default => $puppet_source,
+  }
+  # A PE base downloads its agent from the primary server, apply mode or not.
+  if $_puppet_source == 'pe' and $_master =~ Undef {
+    fail(@("MSG"/L))
+      clone_army: puppet_source => 'pe' builds the base from the PE primary server's \
+      install.bash, so pass `master` (the primary server), also in run_mode => 'apply'
+      |- MSG
   }
   if $pe_ca_cert =~ NotUndef and $_puppet_source != 'pe' {
     fail(@("MSG"/L))
@@ -282,8 +316,8 @@ class clone_army (
       |- MSG
   }
 
-  # What this host's memory holds in this run mode (a manual clone costs what
-  # a timer clone does: no resident agent): the fact when the host has it,
+  # What this host's memory holds in this run mode (a manual or apply clone
+  # costs what a timer clone does: no resident agent between runs): the fact when the host has it,
   # else the same formula here (lib/puppet_x/clone_army/capacity.rb).
   $capacity_mode = $run_mode ? {
     'daemon' => 'daemon',

@@ -4,7 +4,9 @@
 # * `timer`: a systemd timer starts one-shot agent runs; an idle clone holds
 #   no Ruby process.
 # * `manual`: no scheduled runs; runs only on demand (`clone-army exec`).
+# * `apply`: masterless; a systemd timer starts `puppet apply` runs of the
+#   `apply_source` bound into the clone, asking no server.
 #
 # @example
 #   'timer'
-type Clone_army::Run_mode = Enum['daemon', 'timer', 'manual']
+type Clone_army::Run_mode = Enum['daemon', 'timer', 'manual', 'apply']

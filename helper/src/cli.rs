@@ -21,6 +21,9 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of the largest variant (clone create with its shape
+// flags) costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Base images the clones' overlays sit on.
@@ -152,8 +155,9 @@ pub struct CloneCreateArgs {
     pub name: String,
     #[arg(long)]
     pub base: String,
+    /// The Puppet Server the agent runs against; required except with --run-mode apply.
     #[arg(long)]
-    pub master: String,
+    pub master: Option<String>,
     #[arg(long)]
     pub certname: String,
     #[arg(long)]
@@ -183,7 +187,7 @@ pub struct CloneConfigureArgs {
 /// means its default; on `configure` it leaves that setting as it is.
 #[derive(Debug, Args)]
 pub struct ShapeArgs {
-    /// When the agent runs: the puppet.service daemon, a systemd timer of one-shot runs, or never by itself [default on create: daemon].
+    /// When the agent runs: the puppet.service daemon, a systemd timer of one-shot runs, never by itself, or a timer of masterless `puppet apply` runs [default on create: daemon].
     #[arg(long, value_enum, value_name = "MODE")]
     pub run_mode: Option<crate::clone::run_mode::RunMode>,
     /// Seconds between agent runs, 60 to 604800 [default on create: 1800].
@@ -216,6 +220,9 @@ pub struct ShapeArgs {
     /// Percent of the generated facts whose values change on every run.
     #[arg(long, value_name = "P")]
     pub churn_percent: Option<u32>,
+    /// Apply mode: a host directory with manifests/ (and modules/) bound read-only into the clone at /srv/clone-army-apply; only with run mode apply.
+    #[arg(long, value_name = "DIR")]
+    pub apply_source: Option<std::path::PathBuf>,
 }
 
 impl ShapeArgs {
@@ -232,6 +239,7 @@ impl ShapeArgs {
             facts_file: self.facts_file,
             generated_facts: self.generated_facts,
             churn_percent: self.churn_percent,
+            apply_source: self.apply_source,
         }
     }
 }
@@ -315,7 +323,7 @@ mod tests {
         let missing = usage_of(&["clone-army", "clone", "create", "c1", "--base", "b"]);
         assert!(
             missing.starts_with(
-                "the following required arguments were not provided: --master <MASTER>, --certname <CERTNAME>; Usage: "
+                "the following required arguments were not provided: --certname <CERTNAME>; Usage: "
             ),
             "{missing}"
         );
@@ -388,7 +396,7 @@ mod tests {
                 "--run-mode",
                 "cron"
             ]),
-            "invalid value 'cron' for '--run-mode <MODE>' [possible values: daemon, timer, manual]"
+            "invalid value 'cron' for '--run-mode <MODE>' [possible values: daemon, timer, manual, apply]"
         );
         let lonely = usage_of(&[
             "clone-army",

@@ -185,7 +185,7 @@ pub struct CloneInfo {
 /// upper layer and its limits drop-in on the host).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CloneShape {
-    /// `daemon`, `timer` or `manual`; `null` when the clone has none of clone-army's run
+    /// `daemon`, `timer`, `manual` or `apply`; `null` when the clone has none of clone-army's run
     /// files (then runinterval, splay and the phase are `null` too; so they are in `manual`).
     pub run_mode: Option<crate::clone::run_mode::RunMode>,
     pub runinterval: Option<u64>,
@@ -206,6 +206,9 @@ pub struct CloneShape {
     pub generated_facts: u32,
     /// Share of generated facts that change each run; `null` when there are none.
     pub churn_percent: Option<u32>,
+    /// The host directory bound at /srv/clone-army-apply (apply mode); `null` when none.
+    #[serde(default)]
+    pub apply_source: Option<String>,
 }
 
 /// Stale state (a crash's leftovers, a hand-removed directory) and how to fix it.
@@ -449,6 +452,7 @@ mod tests {
                     .unwrap(),
                 generated_facts: 500,
                 churn_percent: Some(15),
+                apply_source: None,
             },
         };
         let stopped = CloneInfo {

@@ -4,8 +4,12 @@
 //! back); [`update`] keeps any other lines a person added.
 
 /// The file as `clone create` writes it. Keep this format stable.
-pub fn render(server: &str, certname: &str) -> String {
-    format!("[main]\nserver = {server}\ncertname = {certname}\n")
+/// Without a server (apply mode), only the certname.
+pub fn render(server: Option<&str>, certname: &str) -> String {
+    match server {
+        Some(server) => format!("[main]\nserver = {server}\ncertname = {certname}\n"),
+        None => format!("[main]\ncertname = {certname}\n"),
+    }
 }
 
 /// `server` and `certname` from `[main]` (or before any section, which Puppet reads as main).
@@ -202,7 +206,7 @@ mod tests {
 
     #[test]
     fn render_and_parse_round_trip() {
-        let text = render("puppet.example.com", "c1.example.com");
+        let text = render(Some("puppet.example.com"), "c1.example.com");
         assert_eq!(
             text,
             "[main]\nserver = puppet.example.com\ncertname = c1.example.com\n"
@@ -221,8 +225,8 @@ mod tests {
 
     #[test]
     fn update_of_rendered_file_stays_in_the_stable_format() {
-        let text = render("old", "c1");
-        assert_eq!(update(&text, Some("new"), None), render("new", "c1"));
+        let text = render(Some("old"), "c1");
+        assert_eq!(update(&text, Some("new"), None), render(Some("new"), "c1"));
         assert_eq!(update(&text, None, None), text);
     }
 
@@ -241,7 +245,7 @@ mod tests {
 
     #[test]
     fn agent_section_is_set_read_and_removed() {
-        let base = render("m", "c");
+        let base = render(Some("m"), "c");
         let with = set_in_section(
             &base,
             "agent",

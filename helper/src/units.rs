@@ -53,7 +53,7 @@ After=network.target
 RequiresMountsFor={MACHINES_DIR}/%i
 
 [Service]
-ExecStart=/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host --bind-ro=/etc/hosts ${selinux}
+ExecStart={exec_start}
 KillMode=mixed
 Type=notify
 RestartForceExitStatus=133
@@ -69,6 +69,17 @@ TasksMax=16384
 WantedBy={TARGET}
 ",
         header = header(),
+        exec_start = nspawn_exec_start(),
+    )
+}
+
+/// The command line of a clone's `systemd-nspawn` (`%i`: the clone). One place for it,
+/// because a per-clone drop-in that adds options (the apply source's `--bind-ro=`) has to
+/// repeat all of it: `ExecStart=` cannot be extended, only reset and given again.
+/// It ends in `$CLONE_ARMY_NSPAWN_SELINUX`, so the drop-in carries the SELinux flags too.
+pub fn nspawn_exec_start() -> String {
+    format!(
+        "/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host --bind-ro=/etc/hosts ${selinux}",
         selinux = crate::host_selinux::ENV_VAR,
     )
 }

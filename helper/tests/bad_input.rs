@@ -108,6 +108,8 @@ fn populated_root() -> tempfile::TempDir {
         0o644,
     );
     fs::create_dir_all(root.join("var/lib/puppet-clone-army/c1-workdir")).unwrap();
+    // An apply source, for the refusal of --apply-source outside apply mode.
+    fs::create_dir_all(root.join("srv/apply/manifests")).unwrap();
     fs::create_dir_all(root.join("var/lib/machines/c1")).unwrap();
     write(
         root,
@@ -418,6 +420,16 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             "churn-percent",
             "allowed: 0 to 100",
         ),
+        (
+            &["--run-mode", "apply", "--apply-source", "/no/such/dir"],
+            "apply-source",
+            "no such directory",
+        ),
+        (
+            &["--apply-source", "/srv/apply"],
+            "apply-source",
+            "only for run mode apply",
+        ),
     ] {
         let mut create = strings(&[
             "clone",
@@ -446,12 +458,29 @@ fn table() -> Vec<(Vec<String>, Expect)> {
         }
     }
     table.push((
+        strings(&[
+            "clone",
+            "create",
+            "c2",
+            "--base",
+            "debian-12",
+            "--certname",
+            "c2.load.example.com",
+        ]),
+        Expect {
+            kind: "invalid-argument",
+            exit: 2,
+            field: Some("master"),
+            mentions: vec!["required unless --run-mode apply"],
+        },
+    ));
+    table.push((
         strings(&["clone", "configure", "c1", "--run-mode", "cron"]),
         Expect {
             kind: "usage",
             exit: 2,
             field: None,
-            mentions: vec!["[possible values: daemon, timer, manual]"],
+            mentions: vec!["[possible values: daemon, timer, manual, apply]"],
         },
     ));
     table

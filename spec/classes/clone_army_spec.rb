@@ -489,6 +489,51 @@ describe 'clone_army' do
         it { is_expected.to contain_clone_army_clone('clone1').with(cpu_quota: 200, memory_max: 268_435_456) }
       end
 
+      describe 'apply mode (masterless)' do
+        context 'with an apply source and no master' do
+          let(:params) { { run_mode: 'apply', apply_source: '/srv/clone-army-apply', num_clones: 2 } }
+
+          it { is_expected.to compile.with_all_deps }
+
+          it 'gives every clone the source and no master' do
+            [1, 2].each do |index|
+              is_expected.to contain_clone_army_clone("clone#{index}").with(
+                run_mode: 'apply', apply_source: '/srv/clone-army-apply', master: nil,
+                certname: "clone#{index}.loadhost.example.com", phase_index: index - 1, phase_count: 2
+              )
+            end
+          end
+        end
+
+        context 'without an apply source' do
+          let(:params) { { run_mode: 'apply', num_clones: 1 } }
+
+          it { is_expected.to compile.and_raise_error(%r{run_mode => 'apply' needs apply_source}) }
+        end
+
+        context 'with an apply source in another mode' do
+          let(:params) { { master: 'puppet.example.com', run_mode: 'timer', apply_source: '/srv/a', num_clones: 1 } }
+
+          it { is_expected.to compile.and_raise_error(%r{apply_source is only used with run_mode => 'apply'; run_mode is 'timer'}) }
+        end
+
+        context 'with a PE base and no master' do
+          let(:params) { { run_mode: 'apply', apply_source: '/srv/a', num_clones: 1, puppet_source: 'pe' } }
+
+          it { is_expected.to compile.and_raise_error(%r{puppet_source => 'pe' builds the base .* so pass `master`}) }
+        end
+
+        context 'with a relative apply source' do
+          let(:params) { { run_mode: 'apply', apply_source: 'srv/a', num_clones: 1 } }
+
+          it { is_expected.to compile.and_raise_error(%r{parameter 'apply_source'}) }
+        end
+
+        it 'leaves apply_source unset in the other modes' do
+          is_expected.to contain_clone_army_clone('clone1').with(run_mode: 'daemon', apply_source: nil)
+        end
+      end
+
       describe 'capacity by run mode' do
         let(:facts) { super().merge(clone_army: { 'capacity' => { 'daemon' => 3, 'timer' => 12 } }) }
 

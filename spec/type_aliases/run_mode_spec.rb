@@ -3,6 +3,6 @@
 require 'spec_helper'
 
 describe 'Clone_army::Run_mode' do
-  it { is_expected.to allow_values('daemon', 'timer', 'manual') }
-  it { is_expected.not_to allow_values('apply', 'cron', 'Daemon', :undef) }
+  it { is_expected.to allow_values('daemon', 'timer', 'manual', 'apply') }
+  it { is_expected.not_to allow_values('cron', 'Daemon', 'masterless', :undef) }
 end

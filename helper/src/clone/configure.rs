@@ -3,7 +3,8 @@
 //! A running (mounted) clone is written through its mount, a stopped one in its upper
 //! layer; see [`CloneView`]. The hostname takes effect at the clone's next boot.
 
-use super::shape::{Current, ShapeRequest};
+use super::run_mode::{self, RunMode};
+use super::shape::{apply_source_refused, Current, ShapeChange, ShapeRequest};
 use super::{confdir_of, describe_one, find, CloneView};
 use crate::context::Context;
 use crate::error::Result;
@@ -39,8 +40,9 @@ pub fn configure_with(
     if let Some(certname) = certname {
         validate_hostname("certname", certname)?;
     }
-    let change = shape.validate()?;
     let layout = &ctx.layout;
+    let change = shape.validate(layout)?;
+    refuse_source_outside_apply_mode(layout, clone, &change)?;
     let _lock = ctx.lock()?;
     let mount = find(layout, clone)?;
     let base = mount.base();
@@ -51,7 +53,7 @@ pub fn configure_with(
     let upper = layout.fs(&mount.upperdir);
     let current_conf = view.read(&conf_path)?;
     let current = Current::read(layout, clone, &upper, current_conf.as_deref())?;
-    let plan = change.plan(current, false);
+    let plan = change.plan(current, false)?;
 
     let mut changed = false;
     if master.is_some() || certname.is_some() || plan.run.is_some() {
@@ -71,4 +73,23 @@ pub fn configure_with(
         clone: describe_one(ctx, clone)?,
         changed,
     })
+}
+
+/// `--apply-source` without `--run-mode` on a clone that is not in apply mode, refused
+/// before the lock is taken, so that nothing (not even the lock file) is written. The
+/// plan checks it again under the lock.
+fn refuse_source_outside_apply_mode(
+    layout: &crate::paths::Layout,
+    clone: &str,
+    change: &ShapeChange,
+) -> Result<()> {
+    let (Some(source), None) = (&change.apply_source, change.run.mode) else {
+        return Ok(());
+    };
+    let upper = layout.fs(&find(layout, clone)?.upperdir);
+    let mode = run_mode::read_back(&upper, None)?.run_mode;
+    if mode == Some(RunMode::Apply) {
+        return Ok(());
+    }
+    Err(apply_source_refused(source, mode))
 }

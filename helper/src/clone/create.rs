@@ -21,7 +21,8 @@ use crate::units::{self, parse_clone_mount};
 pub struct CloneRequest {
     pub name: String,
     pub base: String,
-    pub master: String,
+    /// `None` only in apply mode, where no server is asked.
+    pub master: Option<String>,
     pub certname: String,
     pub start: bool,
 }
@@ -74,12 +75,26 @@ fn create_clone(
 ) -> Result<CloneCreated> {
     validate_name("clone", "name", &request.name)?;
     validate_name("base", "base", &request.base)?;
-    validate_hostname("master", &request.master)?;
+    if let Some(master) = &request.master {
+        validate_hostname("master", master)?;
+    }
     validate_hostname("certname", &request.certname)?;
     let plan = shape
-        .map(|s| s.validate())
+        .map(|s| s.validate(&ctx.layout))
         .transpose()?
-        .map(|change| change.plan(super::shape::Current::defaults(), true));
+        .map(|change| change.plan(super::shape::Current::defaults(), true))
+        .transpose()?;
+    let apply_mode = plan
+        .as_ref()
+        .and_then(|p| p.run)
+        .is_some_and(|run| run.mode == super::run_mode::RunMode::Apply);
+    if request.master.is_none() && !apply_mode {
+        return Err(Error::InvalidArgument {
+            field: "master",
+            value: String::new(),
+            reason: "required unless --run-mode apply (masterless clones ask no server)".to_owned(),
+        });
+    }
     let secrets = secret_files.read()?;
     let layout = &ctx.layout;
     let clone = request.name.as_str();
@@ -131,7 +146,7 @@ fn create_clone(
     let view = CloneView::open(ctx, clone, &request.base)?;
     let confdir = confdir_of(layout, &base.name)?;
     let conf_path = format!("{}/puppet.conf", confdir.trim_end_matches('/'));
-    let mut conf = puppet_conf::render(&request.master, &request.certname);
+    let mut conf = puppet_conf::render(request.master.as_deref(), &request.certname);
     if let Some(plan) = &plan {
         conf = plan.puppet_conf(conf);
     }

@@ -1,6 +1,7 @@
 //! Clones: an OverlayFS upper layer over a base, mounted by a mount unit, booted by
 //! `puppet-clone-army@<clone>.service`.
 
+pub mod apply_source;
 mod configure;
 mod create;
 pub mod facts;

@@ -89,6 +89,7 @@ fn remove_one(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
     units |= remove_file(&mount_unit_path)?;
     faults::after("clone-remove:mount-unit-removed");
     units |= super::limits::remove(layout, clone)?;
+    units |= super::apply_source::remove(layout, clone)?;
     faults::after("clone-remove:limits-removed");
     let mut any = units;
     let steps = [

@@ -8,6 +8,12 @@
 //!   `clone-army-agent.service` at the offset and every interval after, so an idle clone
 //!   holds no Ruby process.
 //! - `manual`: `puppet.service` masked, no timer.
+//! - `apply`: masterless. As `timer`, but `clone-army-agent.service` runs
+//!   `puppet apply` on the apply source the host binds into the clone at
+//!   [`APPLY_DIR`](super::apply_source::APPLY_DIR) (see [`super::apply_source`]), so the
+//!   clones put load on themselves (and on PuppetDB, where the source's puppet.conf
+//!   settings send them there) without a compile server. The timer carries
+//!   `X-CloneArmyRunMode=apply`, which is how the mode is read back.
 //!
 //! Switching modes removes the other modes' files. `clone list` reads the mode back from
 //! these files; nothing else records it.
@@ -31,6 +37,18 @@ pub enum RunMode {
     Daemon,
     Timer,
     Manual,
+    Apply,
+}
+
+impl RunMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunMode::Daemon => "daemon",
+            RunMode::Timer => "timer",
+            RunMode::Manual => "manual",
+            RunMode::Apply => "apply",
+        }
+    }
 }
 
 pub const DEFAULT_RUNINTERVAL: u64 = 1800;
@@ -226,13 +244,17 @@ pub fn apply(view: &CloneView, settings: &RunSettings, puppet_bin: &str) -> Resu
                 changed |= view.remove_own(path)?;
             }
         }
-        RunMode::Timer => {
+        RunMode::Timer | RunMode::Apply => {
             changed |= view.symlink(PUPPET_SERVICE, "/dev/null")?;
             for path in phase_files {
                 changed |= view.remove_own(path)?;
             }
-            changed |=
-                view.write_own(AGENT_SERVICE, &agent_service(puppet_bin, settings), 0o644)?;
+            let service = if settings.mode == RunMode::Apply {
+                apply_service(puppet_bin, settings)
+            } else {
+                agent_service(puppet_bin, settings)
+            };
+            changed |= view.write_own(AGENT_SERVICE, &service, 0o644)?;
             changed |= view.write_own(AGENT_TIMER, &agent_timer(settings), 0o644)?;
             changed |= view.symlink(AGENT_TIMER_LINK, AGENT_TIMER)?;
         }
@@ -265,13 +287,44 @@ TimeoutStartSec={timeout}
     )
 }
 
-/// Timer mode: the first run at the phase offset after the clone's start (so within one
-/// interval of it), then one every interval, each delayed by up to `splay` at random.
+/// Apply mode: one masterless `puppet apply` of the apply source's `manifests/`
+/// directory with its `modules/`, then the process is gone.
+///
+/// `--reports=none`: no report processor runs, so nothing is stored in the clone or sent
+/// anywhere (Puppet's default `store` would keep a report file per run in the clone's
+/// layer); the run summary (`last_run_summary.yaml`) is still written, so
+/// `clone-army report` sees these runs. Puppet's apply sends nothing to a server unless
+/// the clone's puppet.conf asks for PuppetDB (`storeconfigs_backend`, `route_file`)
+/// or `--reports` names `puppetdb`/`http`.
+/// `ConditionPathExists=`: without a bound source (a clone not yet restarted after
+/// switching, or no `--apply-source`) a run is skipped, not failed.
+pub fn apply_service(puppet_bin: &str, settings: &RunSettings) -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=One masterless Puppet apply run (clone-army apply mode)
+After=network.target
+ConditionPathExists={dir}/manifests
+
+[Service]
+Type=oneshot
+ExecStart={puppet_bin} apply --reports=none --modulepath={dir}/modules {dir}/manifests
+TimeoutStartSec={timeout}
+",
+        header = header(),
+        dir = super::apply_source::APPLY_DIR,
+        timeout = settings.runinterval,
+    )
+}
+
+/// Timer and apply modes: the first run at the phase offset after the clone's start (so
+/// within one interval of it), then one every interval, each delayed by up to `splay` at
+/// random. `X-CloneArmyRunMode=` tells the two modes apart when read back.
 pub fn agent_timer(settings: &RunSettings) -> String {
     format!(
         "{header}\
 [Unit]
-Description=Puppet agent runs every {t} s, phase {i} of {n} (clone-army timer mode)
+Description=Puppet {what} runs every {t} s, phase {i} of {n} (clone-army {mode} mode)
 
 [Timer]
 OnActiveSec={offset}
@@ -281,11 +334,18 @@ AccuracySec=1s
 Unit=clone-army-agent.service
 X-CloneArmyPhaseIndex={i}
 X-CloneArmyPhaseCount={n}
+X-CloneArmyRunMode={mode}
 
 [Install]
 WantedBy=timers.target
 ",
         header = header(),
+        what = if settings.mode == RunMode::Apply {
+            "apply"
+        } else {
+            "agent"
+        },
+        mode = settings.mode.name(),
         t = settings.runinterval,
         i = settings.phase_index,
         n = settings.phase_count,
@@ -368,8 +428,13 @@ pub fn read_back(upper: &Path, puppet_conf: Option<&str>) -> Result<RunReadBack>
     Ok(match (masked, timer, phase) {
         (true, Some(timer), _) => {
             let (phase_index, phase_count) = phase_of(&timer);
+            // Timers written before apply mode existed have no marker: timer mode.
+            let mode = match unit_value(&timer, "X-CloneArmyRunMode") {
+                Some("apply") => RunMode::Apply,
+                _ => RunMode::Timer,
+            };
             RunReadBack {
-                run_mode: Some(RunMode::Timer),
+                run_mode: Some(mode),
                 runinterval: unit_key(&timer, "OnUnitActiveSec"),
                 splay: unit_key(&timer, "RandomizedDelaySec"),
                 phase_index: phase_index.and_then(|v| u32::try_from(v).ok()),
@@ -410,10 +475,15 @@ pub fn read_back(upper: &Path, puppet_conf: Option<&str>) -> Result<RunReadBack>
 
 /// An integer-valued `Key=` of a unit file (the last one wins, as in systemd).
 fn unit_key(text: &str, key: &str) -> Option<u64> {
+    unit_value(text, key).and_then(|v| v.parse().ok())
+}
+
+/// The value of a unit file's `Key=` (the last one wins, as in systemd).
+fn unit_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.lines()
         .rev()
         .find_map(|line| line.trim().strip_prefix(key)?.strip_prefix('='))
-        .and_then(|v| v.trim().parse().ok())
+        .map(str::trim)
 }
 
 #[cfg(test)]
@@ -453,6 +523,19 @@ mod tests {
     #[test]
     fn agent_timer_snapshot() {
         insta::assert_snapshot!(without_version(agent_timer(&phased())));
+    }
+
+    #[test]
+    fn apply_units_snapshot() {
+        let apply = RunSettings {
+            mode: RunMode::Apply,
+            ..phased()
+        };
+        insta::assert_snapshot!(without_version(format!(
+            "--- {AGENT_TIMER}\n{}--- {AGENT_SERVICE}\n{}",
+            agent_timer(&apply),
+            apply_service("/usr/bin/puppet", &apply)
+        )));
     }
 
     #[test]
@@ -503,6 +586,10 @@ mod tests {
                 "clone-army-agent.service",
                 agent_service("/bin/true", &phased()),
             ),
+            (
+                "clone-army-apply.service",
+                apply_service("/bin/true", &phased()),
+            ),
             ("clone-army-agent-phase.timer", phase_timer(&daemon)),
             ("clone-army-agent-phase.service", phase_service()),
             (
@@ -530,7 +617,7 @@ mod tests {
 
     #[test]
     fn puppet_conf_carries_the_daemon_settings_only() {
-        let conf = puppet_conf::render("m", "c");
+        let conf = puppet_conf::render(Some("m"), "c");
         let daemon = RunSettings {
             mode: RunMode::Daemon,
             ..phased()

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::apply_source;
 use super::facts::{self, Facts, Generated};
 use super::limits::{self, Limits, LimitsChange};
 use super::run_mode::{self, RunChange, RunMode, RunSettings};
@@ -29,6 +30,7 @@ pub struct ShapeRequest {
     pub facts_file: Option<PathBuf>,
     pub generated_facts: Option<u32>,
     pub churn_percent: Option<u32>,
+    pub apply_source: Option<PathBuf>,
 }
 
 /// The flags, validated (the facts file read and checked).
@@ -39,10 +41,13 @@ pub struct ShapeChange {
     pub facts: Option<Facts>,
     pub generated_facts: Option<u32>,
     pub churn_percent: Option<u32>,
+    /// `--apply-source`, checked (an existing directory with manifests/).
+    pub apply_source: Option<PathBuf>,
 }
 
 impl ShapeRequest {
-    pub fn validate(&self) -> Result<ShapeChange> {
+    /// Checks every flag; `layout` is where host paths (the apply source) are looked up.
+    pub fn validate(&self, layout: &Layout) -> Result<ShapeChange> {
         let phase = match (self.phase_index, self.phase_count) {
             (None, None) => None,
             (index, count) => Some((index.unwrap_or(0), count.unwrap_or(1))),
@@ -61,13 +66,36 @@ impl ShapeRequest {
         )?;
         Generated::validate(self.generated_facts, self.churn_percent)?;
         let facts = self.facts_file.as_deref().map(facts::load).transpose()?;
+        let apply_source = self
+            .apply_source
+            .as_deref()
+            .map(|path| apply_source::validate(layout, path))
+            .transpose()?;
+        if let (Some(source), Some(mode)) = (&apply_source, self.run_mode) {
+            if mode != RunMode::Apply {
+                return Err(apply_source_refused(source, Some(mode)));
+            }
+        }
         Ok(ShapeChange {
             run,
             limits,
             facts,
             generated_facts: self.generated_facts,
             churn_percent: self.churn_percent,
+            apply_source,
         })
+    }
+}
+
+/// `--apply-source` for a clone that is not (and is not being put) in apply mode.
+pub fn apply_source_refused(source: &Path, mode: Option<RunMode>) -> crate::error::Error {
+    crate::error::Error::InvalidArgument {
+        field: "apply-source",
+        value: source.display().to_string(),
+        reason: format!(
+            "only for run mode apply (add --run-mode apply); the run mode is {}",
+            mode.map_or("unset", RunMode::name)
+        ),
     }
 }
 
@@ -103,18 +131,33 @@ pub struct Plan {
     pub limits: Option<Limits>,
     pub facts: Option<Facts>,
     pub generated: Option<Generated>,
+    /// The apply-source drop-in: `Some(Some(dir))` binds `dir`, `Some(None)` removes the
+    /// drop-in, `None` leaves it.
+    pub apply_source: Option<Option<PathBuf>>,
 }
 
 impl ShapeChange {
     /// `full` (create): every part is set, unset flags taking [`Current::defaults`].
     /// Otherwise (configure) only the parts whose flags were given.
-    pub fn plan(&self, current: Current, full: bool) -> Plan {
+    ///
+    /// The apply source goes with apply mode only: given in another mode it is refused,
+    /// and it is dropped when a clone leaves apply mode.
+    pub fn plan(&self, current: Current, full: bool) -> Result<Plan> {
         let run_current = current.run.unwrap_or_default();
+        let run = (full || !self.run.is_empty()).then(|| self.run.applied_to(run_current));
+        let mode = run.or(current.run).map(|r| r.mode);
+        let apply_source = match (&self.apply_source, mode) {
+            (Some(source), Some(RunMode::Apply)) => Some(Some(source.clone())),
+            (Some(source), mode) => return Err(apply_source_refused(source, mode)),
+            (None, Some(RunMode::Apply)) => None,
+            (None, _) if run.is_some() => Some(None),
+            (None, _) => None,
+        };
         let generated_given = self.generated_facts.is_some() || self.churn_percent.is_some();
         let limits_given = self.limits != LimitsChange::default();
         let current_generated = current.generated.unwrap_or_default();
-        Plan {
-            run: (full || !self.run.is_empty()).then(|| self.run.applied_to(run_current)),
+        Ok(Plan {
+            run,
             limits: (full || limits_given).then(|| self.limits.applied_to(current.limits)),
             facts: match (&self.facts, full) {
                 (Some(facts), _) => Some(facts.clone()),
@@ -127,7 +170,8 @@ impl ShapeChange {
                     .churn_percent
                     .unwrap_or(current_generated.churn_percent),
             }),
-        }
+            apply_source,
+        })
     }
 }
 
@@ -155,12 +199,17 @@ impl Plan {
         Ok(changed)
     }
 
-    /// Writes the host's limits drop-in. Returns whether it changed (daemon-reload due).
+    /// Writes the host's drop-ins (limits, apply source). Returns whether one changed
+    /// (daemon-reload due).
     pub fn apply_on_host(&self, layout: &Layout, clone: &str) -> Result<bool> {
-        match &self.limits {
-            Some(limits) => limits::apply(layout, clone, limits),
-            None => Ok(false),
+        let mut changed = match &self.limits {
+            Some(limits) => limits::apply(layout, clone, limits)?,
+            None => false,
+        };
+        if let Some(source) = &self.apply_source {
+            changed |= apply_source::apply(layout, clone, source.as_deref())?;
         }
+        Ok(changed)
     }
 }
 
@@ -186,5 +235,6 @@ pub fn describe(
         facts,
         generated_facts: generated.map_or(0, |g| g.count),
         churn_percent: generated.map(|g| g.churn_percent),
+        apply_source: apply_source::read(layout, clone)?.map(|p| p.display().to_string()),
     })
 }

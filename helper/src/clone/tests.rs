@@ -77,7 +77,7 @@ impl Fixture {
             &CloneRequest {
                 name: name.into(),
                 base: "debian-12".into(),
-                master: "puppet.example.com".into(),
+                master: Some("puppet.example.com".into()),
                 certname: format!("{name}.load.example.com"),
                 start,
             },
@@ -214,7 +214,7 @@ fn a_failing_start_is_a_systemd_error_naming_the_unit() {
         &CloneRequest {
             name: "c1".into(),
             base: "debian-12".into(),
-            master: "m".into(),
+            master: Some("m".into()),
             certname: "c".into(),
             start: true,
         },
@@ -239,7 +239,7 @@ fn create_refuses_a_missing_base_and_touches_nothing() {
         &CloneRequest {
             name: "c1".into(),
             base: "nope".into(),
-            master: "m".into(),
+            master: Some("m".into()),
             certname: "c".into(),
             start: false,
         },
@@ -266,7 +266,7 @@ fn create_refuses_bad_input_before_touching_disk() {
             &CloneRequest {
                 name: name.into(),
                 base: "debian-12".into(),
-                master: master.into(),
+                master: Some(master.into()),
                 certname: "c".into(),
                 start: false,
             },
@@ -626,7 +626,7 @@ impl Fixture {
             &CloneRequest {
                 name: name.into(),
                 base: "debian-12".into(),
-                master: "puppet.example.com".into(),
+                master: Some("puppet.example.com".into()),
                 certname: format!("{name}.load.example.com"),
                 start: false,
             },
@@ -698,6 +698,162 @@ fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
     assert!(!f.create_shaped("c1", timer_shape()).changed);
     let listed = list(&f.ctx()).unwrap();
     assert_eq!(listed.clones[0].shape, created.clone.shape);
+}
+
+fn apply_shape(source: Option<&str>) -> ShapeRequest {
+    ShapeRequest {
+        run_mode: Some(RunMode::Apply),
+        runinterval: Some(600),
+        phase_index: Some(1),
+        phase_count: Some(4),
+        apply_source: source.map(PathBuf::from),
+        ..ShapeRequest::default()
+    }
+}
+
+fn invalid_field(result: crate::error::Result<crate::output::CloneChanged>) -> &'static str {
+    match result {
+        Err(crate::error::Error::InvalidArgument { field, .. }) => field,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
+    use super::run_mode::*;
+    let f = Fixture::new();
+    fs::create_dir_all(f.path("/srv/apply/manifests")).unwrap();
+    let created = create_with(
+        &f.ctx(),
+        &CloneRequest {
+            name: "c1".into(),
+            base: "debian-12".into(),
+            master: None,
+            certname: "c1.load.example.com".into(),
+            start: false,
+        },
+        &apply_shape(Some("/srv/apply")),
+    )
+    .unwrap();
+    let shape = &created.clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Apply));
+    assert_eq!(shape.runinterval, Some(600));
+    assert_eq!(shape.apply_source.as_deref(), Some("/srv/apply"));
+    assert_eq!(created.clone.master, None);
+    assert_eq!(
+        f.read(&format!("{UPPER_C1}/etc/puppet/puppet.conf")),
+        "[main]\ncertname = c1.load.example.com\n"
+    );
+    assert_eq!(
+        f.link_in_upper(PUPPET_SERVICE).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
+    assert!(fs::read_to_string(f.in_upper(AGENT_TIMER))
+        .unwrap()
+        .contains("\nX-CloneArmyRunMode=apply\n"));
+    assert!(fs::read_to_string(f.in_upper(AGENT_SERVICE))
+        .unwrap()
+        .contains(
+            "ExecStart=/usr/bin/puppet apply --reports=none \
+         --modulepath=/srv/clone-army-apply/modules /srv/clone-army-apply/manifests\n"
+        ));
+    let dropin = "/etc/systemd/system/puppet-clone-army@c1.service.d/60-apply-source.conf";
+    assert!(f
+        .read(dropin)
+        .contains(" --bind-ro=/srv/apply:/srv/clone-army-apply\n"));
+
+    // Back to timer mode: the bind goes, the agent service runs the agent again.
+    let timer = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Timer),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(timer.changed);
+    assert_eq!(timer.clone.shape.run_mode, Some(RunMode::Timer));
+    assert_eq!(timer.clone.shape.apply_source, None);
+    assert!(!f.path(dropin).exists());
+    assert!(fs::read_to_string(f.in_upper(AGENT_SERVICE))
+        .unwrap()
+        .contains(" agent --onetime "));
+    let reloads = f.actions().iter().filter(|a| *a == "daemon_reload").count();
+    assert_eq!(reloads, 2, "{:?}", f.actions());
+}
+
+#[test]
+fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
+    let f = Fixture::new();
+    fs::create_dir_all(f.path("/srv/apply/manifests")).unwrap();
+    fs::create_dir_all(f.path("/srv/empty")).unwrap();
+    let request = |master: Option<&str>| CloneRequest {
+        name: "c1".into(),
+        base: "debian-12".into(),
+        master: master.map(str::to_owned),
+        certname: "c1.load.example.com".into(),
+        start: false,
+    };
+    let with_source = ShapeRequest {
+        apply_source: Some("/srv/apply".into()),
+        ..timer_shape()
+    };
+    assert_eq!(
+        invalid_field(create_with(&f.ctx(), &request(Some("m")), &with_source)),
+        "apply-source"
+    );
+    assert_eq!(
+        invalid_field(create_with(&f.ctx(), &request(None), &timer_shape())),
+        "master"
+    );
+    assert_eq!(
+        invalid_field(create_with(
+            &f.ctx(),
+            &request(None),
+            &apply_shape(Some("/srv/empty"))
+        )),
+        "apply-source"
+    );
+    assert_eq!(
+        invalid_field(create_with(
+            &f.ctx(),
+            &request(None),
+            &apply_shape(Some("srv/apply"))
+        )),
+        "apply-source"
+    );
+    // Nothing was written by the refused requests.
+    assert!(!f.path(UPPER_C1).exists());
+
+    // On an existing timer clone, the source alone is refused; with the mode it is taken.
+    f.create_shaped("c1", timer_shape());
+    let source_only = ShapeRequest {
+        apply_source: Some("/srv/apply".into()),
+        ..ShapeRequest::default()
+    };
+    assert_eq!(
+        invalid_field(configure_with(&f.ctx(), "c1", None, None, &source_only)),
+        "apply-source"
+    );
+    let switched = f.configure_shape("c1", apply_shape(Some("/srv/apply")));
+    assert_eq!(switched.clone.shape.run_mode, Some(RunMode::Apply));
+    assert_eq!(
+        switched.clone.shape.apply_source.as_deref(),
+        Some("/srv/apply")
+    );
+    // In apply mode, another source alone is fine; the master stays as it was.
+    fs::create_dir_all(f.path("/srv/other/manifests")).unwrap();
+    let other = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            apply_source: Some("/srv/other".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert_eq!(
+        other.clone.shape.apply_source.as_deref(),
+        Some("/srv/other")
+    );
+    assert_eq!(other.clone.master.as_deref(), Some("puppet.example.com"));
 }
 
 #[test]
@@ -930,7 +1086,7 @@ fn bad_shape_values_are_refused_before_anything_is_written() {
         let request = CloneRequest {
             name: "c1".into(),
             base: "debian-12".into(),
-            master: "m.example.com".into(),
+            master: Some("m.example.com".into()),
             certname: "c1.example.com".into(),
             start: false,
         };
@@ -1039,7 +1195,7 @@ mod secrets {
         CloneRequest {
             name: name.into(),
             base: "debian-12".into(),
-            master: "puppet.example.com".into(),
+            master: Some("puppet.example.com".into()),
             certname: format!("{name}.load.example.com"),
             start: false,
         }

@@ -78,7 +78,8 @@ Puppet::Type.newtype(:clone_army_clone) do
         work directory and mount point.
 
       The current state is reported as `running`, `stopped` or `absent`.
-      Creating a clone needs `base`, `master` and `certname`.
+      Creating a clone needs `base`, `master` and `certname` (`master` not
+      in `apply` run mode).
     DOC
 
     newvalue(:present, event: :clone_created, invalidate_refreshes: true) do
@@ -194,6 +195,12 @@ Puppet::Type.newtype(:clone_army_clone) do
         every `runinterval` seconds, so an idle clone holds no Ruby process.
       * `manual`: no scheduled runs; runs only on demand (`clone-army exec`,
         the `clone_army::exec` task).
+      * `apply`: masterless. A systemd timer in the clone runs
+        `puppet apply --reports=none` of `apply_source` (bound read-only into
+        the clone at `/srv/clone-army-apply`: its `manifests/` with its
+        `modules/` as the modulepath) every `runinterval` seconds, phased as
+        in `timer` mode. No compile server is asked and no report is sent;
+        `master` is not needed.
 
       Changed in place; the clone's systemd picks up the new mode at the
       clone's next start (restart it, e.g. with a `notify`, to switch now).
@@ -251,6 +258,24 @@ Puppet::Type.newtype(:clone_army_clone) do
     `phase_index`; class clone_army uses the fleet's size). Not used in
     `manual` mode.
   DOC
+
+  newproperty(:apply_source) do
+    desc <<-DOC
+      In `apply` run mode: the host directory the clone applies, with
+      `manifests/` (every `.pp` file in it is applied) and `modules/` (the
+      modulepath). It is bound read-only into the clone at
+      `/srv/clone-army-apply` (by a drop-in of the clone's unit on the host,
+      `puppet-clone-army@<clone>.service.d/60-apply-source.conf`), from the
+      clone's next start. An absolute path of letters, digits and
+      `. _ - + @ /`; the helper checks that it exists and holds `manifests/`.
+      Only with `run_mode => apply`; leaving apply mode removes the bind.
+      Edits to the files in it reach the clones at their next run.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.apply_source(value)
+    end
+  end
 
   newproperty(:memory_max) do
     desc <<-DOC
@@ -444,6 +469,9 @@ Puppet::Type.newtype(:clone_army_clone) do
     count = self[:phase_count]
     raise ArgumentError, 'phase_index and phase_count go together: give both or neither' if index.nil? != count.nil?
     raise ArgumentError, "phase_index must be below phase_count (0 to #{count - 1}); got #{index}" if index && index >= count
+    if self[:apply_source] && self[:run_mode] && self[:run_mode] != :apply
+      raise ArgumentError, "apply_source is only used with run_mode => apply; run_mode is #{self[:run_mode]}"
+    end
   end
 
   autorequire(:file) do

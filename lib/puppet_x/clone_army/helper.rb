@@ -112,6 +112,7 @@ module PuppetX
         facts_file: '--facts-file',
         generated_facts: '--generated-facts',
         churn_percent: '--churn-percent',
+        apply_source: '--apply-source',
       }.freeze
 
       def self.shape_options(shape)
@@ -127,7 +128,9 @@ module PuppetX
       # values.
       def clone_create(name, base:, master:, certname:, start:, shape: {},
                        root_password_hash_file: nil, challenge_password_file: nil)
-        options = ['--base', base, '--master', master, '--certname', certname]
+        options = ['--base', base]
+        options += ['--master', master] if master
+        options += ['--certname', certname]
         options += self.class.shape_options(shape)
         options += ['--root-password-hash-file', root_password_hash_file] if root_password_hash_file
         options += ['--challenge-password-file', challenge_password_file] if challenge_password_file

@@ -12,15 +12,16 @@ module PuppetX
       # are passed to `clone create` / `clone configure`.
       PROPERTIES = [
         :run_mode, :runinterval, :splay, :phase_index, :phase_count, :memory_max, :cpu_quota, :tasks_max,
-        :facts, :generated_facts, :churn_percent
+        :facts, :generated_facts, :churn_percent, :apply_source
       ].freeze
 
-      RUN_MODES = [:daemon, :timer, :manual].freeze
+      RUN_MODES = [:daemon, :timer, :manual, :apply].freeze
 
       # What `clone create` sets when a flag is not given.
       CREATE_DEFAULTS = {
         run_mode: :daemon, runinterval: 1800, splay: 0, phase_index: 0, phase_count: 1,
-        memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0, churn_percent: 0
+        memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0, churn_percent: 0,
+        apply_source: nil
       }.freeze
 
       # The helper's ranges (PROTOCOL.md's table), inclusive.
@@ -44,6 +45,20 @@ module PuppetX
       CPU_QUOTA = %r{\A([1-9][0-9]{0,5})%\z}.freeze
       FACT_NAME = %r{\A[a-z0-9_]{1,128}\z}.freeze
       MAX_FACT_STRING = 4096
+      # What the helper binds as an apply source: absolute, no '..', and only
+      # characters that go into a unit's command line as they are.
+      APPLY_SOURCE = %r{\A/[A-Za-z0-9._+@/-]*\z}.freeze
+
+      # `apply_source`: an absolute host path the helper can bind into a
+      # clone (that it holds manifests/ is checked by the helper).
+      def self.apply_source(value)
+        text = value.to_s
+        return text if value.is_a?(String) && text.match?(APPLY_SOURCE) && !text.split('/').include?('..')
+
+        raise ArgumentError,
+              'apply_source must be an absolute path of a host directory with manifests/ (letters, digits and ' \
+              ". _ - + @ / only, no '..'), e.g. '/srv/clone-army-apply'; got #{value.inspect}"
+      end
 
       # An Integer (or a string of digits, as `puppet resource` passes it)
       # within the helper's range for `attribute`.
@@ -137,7 +152,7 @@ module PuppetX
         shape = { run_mode: read.call(:run_mode, :absent).to_sym, generated_facts: read.call(:generated_facts, 0) }
         shape[:facts] = clone['facts'].is_a?(Hash) ? clone['facts'] : {}
         [:memory_max, :cpu_quota, :tasks_max].each { |name| shape[name] = read.call(name, NONE) }
-        (SCHEDULE + [:churn_percent]).each { |name| shape[name] = read.call(name, :absent) }
+        (SCHEDULE + [:churn_percent, :apply_source]).each { |name| shape[name] = read.call(name, :absent) }
         shape
       end
     end

@@ -62,11 +62,11 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   def create(start:)
-    missing = [:base, :master, :certname].select { |attribute| resource[attribute].nil? }
+    missing = self.class.needed(resource[:run_mode]).select { |attribute| resource[attribute].nil? }
     unless missing.empty?
       raise Puppet::Error,
             "cannot create clone #{name}: #{missing.join(', ')} not given " \
-            '(base, master and certname are all needed to create a clone)'
+            '(base, master and certname are all needed to create a clone; master not in run_mode apply)'
     end
 
     wanted = { base: resource[:base], master: resource[:master], certname: resource[:certname] }
@@ -99,6 +99,12 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   def restart
     update_from(helper.clone_stop(name), :stopped)
     update_from(helper.clone_start(name), :running)
+  end
+
+  # What creating a clone needs: a masterless (apply mode) clone asks no
+  # server.
+  def self.needed(run_mode)
+    run_mode == :apply ? [:base, :certname] : [:base, :master, :certname]
   end
 
   ([:base] + configuration).each do |property|
@@ -249,7 +255,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   def recreate
     start_again = state == :running && resource[:ensure] != :stopped
     wanted = { base: @property_flush[:base], master: kept(:master), certname: kept(:certname) }
-    unknown = wanted.select { |_, value| value.nil? }.keys
+    unknown = wanted.select { |attribute, value| value.nil? && self.class.needed(kept(:run_mode)).include?(attribute) }.keys
     unless unknown.empty?
       raise Puppet::Error,
             "cannot recreate clone #{name} on base #{wanted[:base]}: its #{unknown.join(', ')} " \

@@ -232,9 +232,19 @@ describe Puppet::Type.type(:clone_army_clone) do
   end
 
   describe 'load shape' do
-    it 'takes run_mode daemon, timer or manual' do
-      ['daemon', 'timer', 'manual'].each { |mode| expect(clone(run_mode: mode)[:run_mode]).to eq(mode.to_sym) }
-      expect { clone(run_mode: 'apply') }.to raise_error(Puppet::ResourceError, %r{Invalid value "apply"})
+    it 'takes run_mode daemon, timer, manual or apply' do
+      ['daemon', 'timer', 'manual', 'apply'].each { |mode| expect(clone(run_mode: mode)[:run_mode]).to eq(mode.to_sym) }
+      expect { clone(run_mode: 'cron') }.to raise_error(Puppet::ResourceError, %r{Invalid value "cron"})
+    end
+
+    it 'takes apply_source as an absolute plain path, with run_mode apply only' do
+      expect(clone(run_mode: 'apply', apply_source: '/srv/clone-army-apply')[:apply_source]).to eq('/srv/clone-army-apply')
+      ['srv/a', '/srv/a b', '/srv/a:b', '/srv/../etc', '', 5].each do |bad|
+        expect { clone(run_mode: 'apply', apply_source: bad) }
+          .to raise_error(Puppet::ResourceError, %r{apply_source must be an absolute path of a host directory with manifests/})
+      end
+      expect { clone(run_mode: 'timer', apply_source: '/srv/a') }
+        .to raise_error(Puppet::ResourceError, %r{apply_source is only used with run_mode => apply; run_mode is timer})
     end
 
     {

@@ -106,6 +106,15 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(described_class.start_queue).to eq([])
     end
 
+    it 'creates a masterless clone in apply mode without --master' do
+      resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12', certname: 'clone3.loadhost.example.com',
+                                          run_mode: 'apply', apply_source: '/srv/clone-army-apply')
+      expect_helper(['clone', 'create', '--base', 'debian-12', '--certname', 'clone3.loadhost.example.com',
+                     '--run-mode', 'apply', '--apply-source', '/srv/clone-army-apply', '--', 'clone3'], 'clone_create_stopped.json')
+      resource.provider.create(start: false)
+      expect(resource.provider.state).to eq(:stopped)
+    end
+
     it 'says what is missing before calling the helper' do
       resource = clone_resource('clone3', ensure: 'present', base: 'debian-12')
       expect(Puppet::Util::Execution).not_to receive(:execute)
@@ -198,7 +207,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       )
       expect(described_class.from_helper(listed[1])).to include(
         run_mode: :manual, runinterval: :absent, splay: :absent, phase_index: :absent, phase_count: :absent,
-        memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0, churn_percent: :absent
+        memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0, churn_percent: :absent,
+        apply_source: :absent
       )
     end
 
@@ -262,6 +272,14 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       it 'passes the phase as a pair, the other half as it is' do
         provider.phase_index = 1
         expect_helper(['clone', 'configure', '--phase-index', '1', '--phase-count', '2', '--', 'clone1'],
+                      'clone_configure_shape.json')
+        provider.flush
+      end
+
+      it 'switches to apply mode with its source in one call' do
+        provider.run_mode = :apply
+        provider.apply_source = '/srv/clone-army-apply'
+        expect_helper(['clone', 'configure', '--run-mode', 'apply', '--apply-source', '/srv/clone-army-apply', '--', 'clone1'],
                       'clone_configure_shape.json')
         provider.flush
       end
