@@ -417,16 +417,22 @@ impl RecordingSystemd {
     }
 }
 
+/// fnmatch with `*` only, and `\\` escaping the next character (as [`literal_pattern`]).
 #[cfg(test)]
 fn glob_match(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((prefix, rest)) => {
-            name.starts_with(prefix)
-                && (0..=name.len() - prefix.len())
-                    .any(|i| glob_match(rest, &name[prefix.len() + i..]))
+    fn chars(pattern: &[char], name: &[char]) -> bool {
+        match pattern.split_first() {
+            None => name.is_empty(),
+            Some(('*', rest)) => (0..=name.len()).any(|i| chars(rest, &name[i..])),
+            Some(('\\', rest)) if !rest.is_empty() => {
+                name.first() == Some(&rest[0]) && chars(&rest[1..], &name[1..])
+            }
+            Some((c, rest)) => name.first() == Some(c) && chars(rest, &name[1..]),
         }
     }
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    chars(&pattern, &name)
 }
 
 #[cfg(test)]
