@@ -91,6 +91,8 @@ pub trait Systemd {
     /// Queues a stop job (mode `replace`). A unit that is not loaded is `NoSuchUnit`.
     fn stop_unit(&self, unit: &str) -> Result<(), SystemdError>;
     fn daemon_reload(&self) -> Result<(), SystemdError>;
+    /// Queues a reload job (`ReloadUnit`, mode `replace`), as `systemctl reload` does.
+    fn reload_unit(&self, unit: &str) -> Result<(), SystemdError>;
     /// ActiveState of every loaded unit matching one of the glob `patterns`, in one call.
     fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError>;
     /// ActiveState of one unit; `inactive` when it is not loaded.
@@ -174,6 +176,7 @@ trait Manager {
     fn start_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
     fn stop_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
     fn reset_failed_unit(&self, name: &str) -> zbus::Result<()>;
+    fn reload_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
     fn reload(&self) -> zbus::Result<()>;
     fn list_units_by_patterns(
         &self,
@@ -295,6 +298,12 @@ impl Systemd for DbusSystemd {
 
     fn daemon_reload(&self) -> Result<(), SystemdError> {
         self.call("Reload", None, |p| async move { p.reload().await })
+    }
+
+    fn reload_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.call("ReloadUnit", Some(unit), |p| async move {
+            p.reload_unit(unit, "replace").await.map(drop)
+        })
     }
 
     fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError> {
@@ -482,6 +491,11 @@ impl Systemd for RecordingSystemd {
 
     fn daemon_reload(&self) -> Result<(), SystemdError> {
         self.calls.borrow_mut().push("daemon_reload".to_owned());
+        Ok(())
+    }
+
+    fn reload_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.calls.borrow_mut().push(format!("reload_unit {unit}"));
         Ok(())
     }
 

@@ -176,11 +176,21 @@ fn create_writes_everything_and_reloads_once() {
         .unwrap(),
         Path::new("/etc/systemd/system/puppet-clone-army.target")
     );
-    assert_eq!(f.actions(), vec!["daemon_reload"]);
+    // The system bus re-reads its configuration for the new connection limits.
+    assert_eq!(
+        f.actions(),
+        vec!["reload_unit dbus.service", "daemon_reload"]
+    );
+    assert!(f
+        .path("/etc/dbus-1/system.d/puppet-clone-army.conf")
+        .exists());
 
     // Again: nothing to do, no reload.
     assert!(!f.create("clone-1", false).changed);
-    assert_eq!(f.actions(), vec!["daemon_reload"]);
+    assert_eq!(
+        f.actions(),
+        vec!["reload_unit dbus.service", "daemon_reload"]
+    );
 }
 
 #[test]
@@ -190,6 +200,7 @@ fn create_with_start_starts_and_waits() {
     assert_eq!(
         f.actions(),
         vec![
+            "reload_unit dbus.service",
             "daemon_reload",
             "reset_failed_unit puppet-clone-army@c1.service",
             "start_unit puppet-clone-army@c1.service"
@@ -199,7 +210,7 @@ fn create_with_start_starts_and_waits() {
     let again = f.create("c1", true);
     assert!(!again.changed);
     assert_eq!(again.clone.state, CloneState::Running);
-    assert_eq!(f.actions().len(), 3);
+    assert_eq!(f.actions().len(), 4);
 }
 
 #[test]
@@ -487,6 +498,9 @@ fn remove_waits_for_every_unit_to_stop_under_one_deadline() {
         }
         fn daemon_reload(&self) -> std::result::Result<(), crate::systemd::SystemdError> {
             self.0.daemon_reload()
+        }
+        fn reload_unit(&self, unit: &str) -> std::result::Result<(), crate::systemd::SystemdError> {
+            self.0.reload_unit(unit)
         }
         fn unit_states(
             &self,
