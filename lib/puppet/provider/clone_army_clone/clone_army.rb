@@ -113,8 +113,11 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # Stop, then start: a refresh of a running clone (the helper has no
-  # restart verb).
+  # restart verb). A clone already queued for a restart (a changed
+  # restart_on property) is restarted once, with the others.
   def restart
+    return if self.class.restart_queue.any? { |provider, _| provider.equal?(self) }
+
     update_from(helper.clone_stop(name), :stopped)
     update_from(helper.clone_start(name), :running)
   end

@@ -492,6 +492,17 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(described_class.restart_queue).to eq([])
     end
 
+    it 'restarts a clone that is also notified only once' do
+      provider = provider_of(listed[0])
+      provider.run_mode = :daemon
+      expect_helper(['clone', 'configure', '--run-mode', 'daemon', '--', 'clone1'], 'clone_configure_shape.json')
+      provider.flush
+      provider.restart
+      expect_helper(['clone', 'stop', '--', 'clone1'], 'clone_stop.json')
+      expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
+      described_class.post_resource_eval
+    end
+
     it 'stops all of them with one call and starts them in waves over ramp_up, with the new clones' do
       restarted = ['clone1', 'clone2'].map do |name|
         resource = clone_resource(name, ensure: 'present', ramp_up: 10)
