@@ -24,7 +24,7 @@ lint: deps
 	cargo clippy --locked --all-targets -- -D warnings
 	puppet-lint --fail-on-warnings manifests types
 	rubocop lib spec tasks Rakefile
-	shellcheck scripts/*.sh sandbox/*.sh .ci/run
+	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
 
 unit: deps
 	cargo test --locked

@@ -3,7 +3,8 @@
 # systemd, cgroups and /proc. run.sh calls it inside the sandbox (the module
 # checkout is bound read-only there), one verb per call:
 #
-#   inside.sh create-fleet BASE MASTER DOMAIN N RUNINTERVAL   clone-army clone create clone1..cloneN (timer mode, phased)
+#   inside.sh create-fleet BASE MASTER DOMAIN FIRST LAST RUNINTERVAL   clone-army clone create cloneFIRST..cloneLAST
+#                                 (timer mode, phase i-1 of LAST)
 #   inside.sh pss CLONE...        "<clone> <PSS KiB> <processes> <agent processes>" per clone: every process in the
 #                                 clone's unit cgroup (its nspawn supervisor included), from /proc/<pid>/smaps_rollup
 #   inside.sh cpu-usec CLONE      usage_usec of the clone unit's cgroup (cpu.stat)
@@ -36,8 +37,8 @@ unit_cgroup() {
 }
 
 cmd_create_fleet() {
-  local base=$1 master=$2 domain=$3 n=$4 interval=$5 i
-  for ((i = 1; i <= n; i++)); do
+  local base=$1 master=$2 domain=$3 first=$4 n=$5 interval=$6 i
+  for ((i = first; i <= n; i++)); do
     clone-army clone create "clone$i" --base "$base" --master "$master" --certname "clone$i.$domain" \
       --run-mode timer --runinterval "$interval" --phase-index $((i - 1)) --phase-count "$n" >/dev/null ||
       { echo "inside.sh: clone create clone$i failed" >&2; return 1; }

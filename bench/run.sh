@@ -5,14 +5,19 @@
 # bench/results/<UTC date-time>.json and .md (the table is printed too).
 # Everything it started is torn down on exit, also on failure.
 #
+# The fleet grows in steps, as a user grows one: the class with 50 clones and a
+# timed no-op apply, 100 and a timed no-op apply, 40 new clones made by the helper
+# on the existing base (seconds per clone), then the rest up to CLONES in one apply
+# with ramp_up. Steps above CLONES are left out.
+#
 # Environment (the scale used is recorded in the JSON):
 #   CLONES        the large fleet: timer-mode clones (default 500; e.g. 40 for a quick run)
-#   RUNINTERVAL   the fleet's interval in seconds (default max(120, 4 * CLONES))
-#   NOOP_SCALES   clone counts at which a no-op `puppet apply` is timed (default "100 50"); one below
-#                 CLONES first shrinks the fleet, removing clones one at a time (slow)
+#   RUNINTERVAL   the fleet's interval in seconds (default 3.6 * CLONES, at least 60: one run
+#                 every 3.6 s, the issue's 500 clones at 1800 s)
+#   RAMP_UP       ramp_up of the last step's apply, seconds (default 300)
 #   K             clones averaged for idle memory, per mode (default 3)
 #   CPU_REPS      agent runs per side for the CPU ratio (default 3)
-#   START_TIMEOUT seconds allowed for the fleet to be running (default 120 + CLONES)
+#   START_TIMEOUT seconds allowed for a step's clones to be running (default 120 + CLONES)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -24,8 +29,8 @@ export SERVER_ADDR=${SERVER_ADDR:-127.0.0.5}
 export SERVER_NAME=${SERVER_NAME:-puppet}
 export MODULE_DIR=$repo
 CLONES=${CLONES:-500}
-RUNINTERVAL=${RUNINTERVAL:-$((4 * CLONES > 120 ? 4 * CLONES : 120))}
-NOOP_SCALES=${NOOP_SCALES:-100 50}
+RUNINTERVAL=${RUNINTERVAL:-$((CLONES * 36 / 10 > 60 ? CLONES * 36 / 10 : 60))}
+RAMP_UP=${RAMP_UP:-300}
 K=${K:-3}
 CPU_REPS=${CPU_REPS:-3}
 START_TIMEOUT=${START_TIMEOUT:-$((120 + CLONES))}
@@ -41,6 +46,7 @@ WORK=$(mktemp -d)
 for v in CLONES RUNINTERVAL K CPU_REPS START_TIMEOUT; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive number, not '${!v}'"
 done
+[[ $RAMP_UP =~ ^[0-9]+$ ]] || die "RAMP_UP must be a number of seconds, not '$RAMP_UP'"
 ((RUNINTERVAL >= 60)) || die "RUNINTERVAL must be at least 60 (clone-army's minimum)"
 
 blog() { printf '%s [bench] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -96,6 +102,7 @@ cleanup() {
   trap - EXIT INT TERM HUP
   if ((!finished)); then
     blog "failed (exit $rc); writing what was measured"
+    checkin_partial || true
     write_results "failed (exit $rc)" || true
   fi
   blog "tearing down sandbox $NAME"
@@ -110,11 +117,11 @@ cleanup() {
 
 # --- steps -------------------------------------------------------------------
 
-# apply_class NUM_CLONES: sets APPLY_SECS (wall seconds) and APPLY_RC (0 no change, 2 changes).
+# apply_class NUM_CLONES [RAMP_UP]: sets APPLY_SECS (wall seconds) and APPLY_RC (0 no change, 2 changes).
 APPLY_SECS='' APPLY_RC=''
 apply_class() {
-  local n=$1 t0 manifest
-  manifest="class { 'clone_army': master => '$SERVER_NAME', num_clones => $n, run_mode => 'timer', runinterval => $RUNINTERVAL }"
+  local n=$1 ramp_up=${2:-0} t0 manifest
+  manifest="class { 'clone_army': master => '$SERVER_NAME', num_clones => $n, run_mode => 'timer', runinterval => $RUNINTERVAL, ramp_up => $ramp_up }"
   t0=$(now)
   APPLY_RC=0
   EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" >"$WORK/apply.log" 2>&1 || APPLY_RC=$?
@@ -132,6 +139,66 @@ running_count() {
     '[.result.clones[] | select((.name | test($re)) and .state == "running")] | length'
 }
 
+# wait_running N: polls (bounded by START_TIMEOUT) until N fleet clones run; sets N_RUN.
+N_RUN=''
+wait_running() {
+  local n=$1 deadline=$((SECONDS + START_TIMEOUT))
+  while N_RUN=$(running_count) && ((N_RUN < n && SECONDS < deadline)); do sleep 2; done
+  [[ $N_RUN =~ ^[0-9]+$ ]] || die "could not list the clones"
+}
+
+# grow_and_time_noop N: the class with N clones, then a timed no-op apply.
+grow_and_time_noop() {
+  local n=$1 target="–" m=null
+  blog "puppet apply: the fleet grows to $n clones"
+  apply_class "$n"
+  wait_running "$n"
+  ((N_RUN >= n)) || die "only $N_RUN of $n clones running after ${START_TIMEOUT}s"
+  blog "puppet apply at num_clones => $n again: the timed no-op"
+  apply_class "$n"
+  if ((n >= 100)); then
+    target="≤ 5"
+    m=$(met_le "$APPLY_SECS" 5)
+  fi
+  [ "$APPLY_RC" = 0 ] || m=false
+  fig "noop_apply_$n" "no-op puppet apply at $n clones" "$APPLY_SECS" s "$target" "$m" \
+    "exit $APPLY_RC$([ "$APPLY_RC" = 0 ] || echo ': not a no-op')"
+}
+
+# Check-ins: every clone must send a report within one interval of the time the whole
+# fleet runs (FLEET_T0), as its timer runs it once per interval. Counted from the
+# server's access log (report PUTs), polled in short steps: no long sleep, and each poll
+# leaves the count in $WORK/checkin, so an interrupted run still records how far it got.
+FLEET_T0='' CHECKIN_END=''
+count_checkins() {
+  inside bash "$INSIDE" report-puts "$DOMAIN" | grep -E '^clone[0-9]+\.' >"$WORK/puts" || true
+  awk -v a="$FLEET_T0" -v e="$CHECKIN_END" '$2 >= a && $2 <= e { seen[$1] = 1 } END { print length(seen) }' "$WORK/puts"
+}
+
+poll_checkins() {
+  local ok
+  while :; do
+    ok=$(count_checkins)
+    printf '%s %s\n' "$ok" "$(calc 'n - a' -v n="$(now)" -v a="$FLEET_T0")" >"$WORK/checkin"
+    ((ok >= CLONES)) && break
+    awk -v n="$(now)" -v e="$CHECKIN_END" 'BEGIN { exit !(n > e + 15) }' && break
+    sleep 15
+  done
+  fig fleet_checkin "large fleet: clones that reported within one interval of all running" "$ok" "of $CLONES" "all $CLONES" \
+    "$([ "$ok" -ge "$CLONES" ] && echo true || echo false)" \
+    "window ${RUNINTERVAL} s + 60 s from all running; last count $(cut -d' ' -f2 "$WORK/checkin") s in"
+}
+
+# For cleanup: the check-in count so far, when the run ended before the window closed.
+checkin_partial() {
+  [ -s "$WORK/checkin" ] || return 0
+  grep -q '"key":"fleet_checkin"' "$WORK/figures" 2>/dev/null && return 0
+  local ok at
+  read -r ok at <"$WORK/checkin"
+  fig fleet_checkin "large fleet: clones that reported within one interval of all running" "$ok" "of $CLONES" "all $CLONES" \
+    null "partial: the run ended $at s into the window of $RUNINTERVAL s + 60 s"
+}
+
 # Average PSS (MiB) over lines "<clone> <kib> <procs> <agents>" on stdin.
 avg_pss_mib() { awk '{ s += $2; n++ } END { if (n) printf "%.1f", s / n / 1024; else print "null" }'; }
 
@@ -145,7 +212,7 @@ main() {
   : >"$WORK/meta"
   meta clones "$CLONES"
   meta runinterval "$RUNINTERVAL"
-  meta noop_scales "$(printf '%s\n' "$NOOP_SCALES" | jq -R 'split(" ") | map(select(. != "") | tonumber)')"
+  meta ramp_up "$RAMP_UP"
   meta k "$K"
   meta cpu_reps "$CPU_REPS"
   meta server_addr "\"$SERVER_ADDR\""
@@ -164,34 +231,55 @@ main() {
   fig base_apply "first apply: base built, helper installed" "$APPLY_SECS" s "–" null "debootstrap of the base included"
   base=$(inside clone-army base list | jq -er '.result.bases[0].name')
 
-  # --- N new clones on the existing base: created, then one start of all
-  local mem0 t0 t1 t2 create_s start_s n_run
+  # --- the fleet grown in steps
+  local mem0 t0 t1 t2 create_s start_s step1 step2 step3 new
+  step1=$((CLONES < 50 ? CLONES : 50))
+  step2=$((CLONES < 100 ? CLONES : 100))
+  step3=$((step2 + 40 < CLONES ? step2 + 40 : CLONES))
+  meta steps "[$step1, $step2, $step3, $CLONES]"
   mem0=$(mem_used_kib)
-  blog "creating $CLONES timer-mode clones on base $base (runinterval $RUNINTERVAL)"
-  t0=$(now)
-  EXEC_TIMEOUT=$((60 + 5 * CLONES)) inside bash "$INSIDE" create-fleet "$base" "$SERVER_NAME" "$DOMAIN" "$CLONES" "$RUNINTERVAL" \
-    2>>"$WORK/helper.err"
-  t1=$(now)
-  blog "starting all $CLONES clones with one clone start"
-  # shellcheck disable=SC2046 # the names are clone1..cloneN
-  if ! EXEC_TIMEOUT=$START_TIMEOUT inside clone-army clone start $(seq -f 'clone%g' 1 "$CLONES") >"$WORK/start.json" 2>>"$WORK/helper.err"; then
-    blog "clone start did not report every clone active; polling up to ${START_TIMEOUT}s"
-    jq -r '.error.message // empty' "$WORK/start.json" >&2 || true
+  grow_and_time_noop "$step1"
+  ((step2 > step1)) && grow_and_time_noop "$step2"
+
+  # 40 new clones on the existing base, beside the running ones: the helper's own
+  # create, then one start of all of them, until every one runs.
+  if ((step3 > step2)); then
+    new=$((step3 - step2))
+    blog "creating $new timer-mode clones clone$((step2 + 1))..clone$step3 on base $base"
+    t0=$(now)
+    EXEC_TIMEOUT=$((60 + 5 * new)) inside bash "$INSIDE" create-fleet "$base" "$SERVER_NAME" "$DOMAIN" \
+      $((step2 + 1)) "$step3" "$RUNINTERVAL" 2>>"$WORK/helper.err"
+    t1=$(now)
+    # shellcheck disable=SC2046 # the names are clone<N>
+    if ! EXEC_TIMEOUT=$START_TIMEOUT inside clone-army clone start $(seq -f 'clone%g' $((step2 + 1)) "$step3") \
+      >"$WORK/start.json" 2>>"$WORK/helper.err"; then
+      blog "clone start did not report every clone active; polling up to ${START_TIMEOUT}s"
+      jq -r '.error.message // empty' "$WORK/start.json" >&2 || true
+    fi
+    wait_running "$step3"
+    t2=$(now)
+    create_s=$(calc 'b - a' -v a="$t0" -v b="$t1")
+    start_s=$(calc 'b - a' -v a="$t1" -v b="$t2")
+    secs=$(calc '(b - a) / n' -v a="$t0" -v b="$t2" -v n="$new")
+    fig per_clone_create_boot "seconds per clone created and booted ($new new clones, $step2 running)" "$secs" s "≤ 0.5" \
+      "$([ "$N_RUN" -ge "$step3" ] && met_le "$secs" 0.5 || echo false)" "create ${create_s} s + start ${start_s} s"
   fi
-  local deadline=$((SECONDS + START_TIMEOUT))
-  while n_run=$(running_count) && ((n_run < CLONES && SECONDS < deadline)); do sleep 2; done
-  [[ $n_run =~ ^[0-9]+$ ]] || die "could not list the clones"
+
+  # The rest in one apply, started in waves over RAMP_UP.
+  blog "puppet apply: the fleet grows to $CLONES clones with ramp_up => $RAMP_UP"
+  t0=$(now)
+  apply_class "$CLONES" "$RAMP_UP"
+  wait_running "$CLONES"
   t2=$(now)
-  create_s=$(calc 'b - a' -v a="$t0" -v b="$t1")
-  start_s=$(calc 'b - a' -v a="$t1" -v b="$t2")
-  secs=$(calc '(b - a) / n' -v a="$t0" -v b="$t2" -v n="$CLONES")
   # The helper's warnings (one per call), once each.
   sort "$WORK/helper.err" | uniq -c | sort -rn | head -n 10 >&2
-  fig per_clone_create_boot "seconds per clone created and booted ($CLONES new clones)" "$secs" s "≤ 0.5" "$(met_le "$secs" 0.5)" \
-    "create ${create_s} s + start ${start_s} s"
-  fig fleet_running "large fleet: time to all $CLONES running" "$(calc 'b - a' -v a="$t0" -v b="$t2")" s "all running" \
-    "$([ "$n_run" -ge "$CLONES" ] && echo true || echo false)" "$n_run of $CLONES running"
-  local fleet_t0=$t1
+  fig fleet_running "large fleet: time to all $CLONES running (last step: one apply, ramp_up $RAMP_UP s)" \
+    "$(calc 'b - a' -v a="$t0" -v b="$t2")" s "all running" \
+    "$([ "$N_RUN" -ge "$CLONES" ] && echo true || echo false)" "$N_RUN of $CLONES running; apply $APPLY_SECS s"
+  FLEET_T0=$t2
+  CHECKIN_END=$(calc 'a + t + 60' -v a="$FLEET_T0" -v t="$RUNINTERVAL")
+  printf '0 0\n' >"$WORK/checkin"
+  local fleet_t0=$t2
 
   # --- extra clones: one manual (CPU ratio), K in daemon mode (memory)
   local d dclones=()
@@ -228,7 +316,7 @@ main() {
 
   # --- idle memory, daemon mode: after the agent's first run
   blog "waiting (≤ 300 s) for the daemon-mode clones' first runs"
-  deadline=$((SECONDS + 300))
+  local deadline=$((SECONDS + 300))
   while (($(inside bash "$INSIDE" summaries "${dclones[@]}" | wc -l) < K)); do
     ((SECONDS < deadline)) || die "daemon-mode clones did not finish a first run within 300 s"
     sleep 5
@@ -252,27 +340,17 @@ main() {
   fig fleet_mem "large fleet: machine memory used, growth since before the fleet" "$secs" MiB "–" null \
     "MemTotal − MemAvailable; the machine is shared, so other work is in it"
 
-  # --- check-ins and phasing: wait for two intervals after the fleet's start
-  local until_t wait_s
+  # --- check-ins: every clone within one interval of all running (polled, bounded)
+  local until_t ok
+  poll_checkins
+  write_results partial >/dev/null
+
+  # --- phasing: the reports of the interval after the check-in window, polled until
+  # it is over (bounded; no long sleep)
   until_t=$(calc 'a + 2 * t + 45' -v a="$fleet_t0" -v t="$RUNINTERVAL")
-  wait_s=$(calc 'u - n' -v u="$until_t" -v n="$(now)")
-  if awk -v w="$wait_s" 'BEGIN { exit !(w > 0) }'; then
-    blog "waiting ${wait_s}s for two intervals of the fleet's runs"
-    sleep "${wait_s%.*}"
-  fi
+  blog "collecting reports until $(date -d "@${until_t%.*}" +%T) for the phasing figure"
+  while awk -v n="$(now)" -v u="$until_t" 'BEGIN { exit !(n < u) }'; do sleep 15; done
   inside bash "$INSIDE" reports "$DOMAIN" | grep -E '^clone[0-9]+\.' >"$WORK/reports" || true
-  # Check-ins from the server's access log (report PUTs): the report store keeps
-  # one file per node and minute, so a slow first run's report can be overwritten
-  # by the next run's, and the store alone undercounts.
-  inside bash "$INSIDE" report-puts "$DOMAIN" | grep -E '^clone[0-9]+\.' >"$WORK/puts" || true
-  local ok
-  ok=$(awk -v e="$until_t" '$2 <= e { seen[$1] = 1 } END { print length(seen) }' "$WORK/puts")
-  fig fleet_checkin "large fleet: clones that reported by the end of two intervals" "$ok" "of $CLONES" "all $CLONES" \
-    "$([ "$ok" -ge "$CLONES" ] && echo true || echo false)" \
-    "first reports $(awk -v a="$fleet_t0" '!($1 in f) { f[$1] = $2 - a } END { for (c in f) { if (min == "" || f[c] < min) min = f[c]; if (f[c] > max) max = f[c] } printf "%.0f–%.0f", min, max }' "$WORK/puts") s after start"
-  ok=$(awk -v e="$until_t" '$2 <= e { n[$1]++ } END { k = 0; for (c in n) if (n[c] >= 2) k++; print k }' "$WORK/puts")
-  fig fleet_checkin2 "large fleet: clones that reported in each of the two intervals" "$ok" "of $CLONES" "all $CLONES" \
-    "$([ "$ok" -ge "$CLONES" ] && echo true || echo false)" "≥ 2 report PUTs by start + 2 intervals + 45 s"
   # Phasing over the second interval (the first holds certificate requests).
   local share ideal
   read -r share ok < <(awk -v a="$fleet_t0" -v t="$RUNINTERVAL" '$2 >= a + t && $2 < a + 2 * t { print $2 }' "$WORK/reports" |
@@ -283,22 +361,6 @@ main() {
   ideal=$(calc '12 / t' -v t="$RUNINTERVAL")
   fig phasing "phasing: share of an interval's reports in its busiest 12 s" "$share" "" \
     "≤ 2 × even ideal ($ideal)" "$(met_le "$share" "$(calc '2 * i' -v i="$ideal")")" "$ok reports in the second interval"
-
-  # --- no-op puppet apply at each scale (largest first: shrinking removes clones)
-  local s rc
-  for s in $(tr -s ' ' '\n' <<<"$NOOP_SCALES" | sort -rn); do
-    blog "puppet apply at num_clones => $s: converge, then the timed no-op"
-    apply_class "$s"
-    apply_class "$s"
-    secs=$APPLY_SECS rc=$APPLY_RC
-    local target="–" m=null
-    if ((s >= 100)); then
-      target="≤ 5"
-      m=$(met_le "$secs" 5)
-    fi
-    [ "$rc" = 0 ] || m=false
-    fig "noop_apply_$s" "no-op puppet apply at $s clones" "$secs" s "$target" "$m" "exit $rc$([ "$rc" = 0 ] || echo ': not a no-op')"
-  done
 
   finished=1
   write_results complete

@@ -268,6 +268,10 @@ pub struct HostReport {
     pub sysctl_file: String,
     /// Whether the sysctl.d file exists and was written by clone-army.
     pub sysctl_file_present: bool,
+    /// The system bus's drop-in with its connection limits (`crate::bus_limits`).
+    pub dbus_file: String,
+    /// Whether it exists and was written by clone-army.
+    pub dbus_file_present: bool,
     pub memory_total_bytes: Option<u64>,
     /// `null` when MemTotal could not be read.
     pub capacity: Option<Capacity>,
@@ -294,6 +298,8 @@ pub fn report(layout: &Layout) -> HostReport {
         limits: read(layout),
         sysctl_file: SYSCTL_FILE.to_owned(),
         sysctl_file_present,
+        dbus_file: crate::bus_limits::DBUS_DROPIN.to_owned(),
+        dbus_file_present: crate::bus_limits::present(layout),
         memory_total_bytes: total,
         capacity: total.map(capacity),
         memory_error,

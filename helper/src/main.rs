@@ -2,6 +2,7 @@
 //! verb, and answers with exactly one JSON document on stdout.
 
 mod base;
+mod bus_limits;
 mod cli;
 mod clone;
 mod context;

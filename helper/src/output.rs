@@ -132,6 +132,9 @@ pub struct CloneCreated {
     /// The kernel limits for a large fleet, as `clone-army host limits` reports them.
     #[serde(default)]
     pub host_limits: Vec<crate::host_limits::LimitStatus>,
+    /// The system bus's connection limits (`null` from a helper before they existed).
+    #[serde(default)]
+    pub bus_limits: Option<crate::bus_limits::BusLimits>,
 }
 
 /// `clone list`.
@@ -487,12 +490,20 @@ mod tests {
                 caps_clones: Some(21),
                 error: Some("cannot write /proc/sys/fs/inotify/max_user_instances: Read-only file system (os error 30)".into()),
             }],
+            bus_limits: Some(crate::bus_limits::BusLimits {
+                file: crate::bus_limits::DBUS_DROPIN.into(),
+                applied: true,
+                changed: true,
+                reloaded: true,
+                error: None,
+            }),
         });
         round_trip(crate::clone::ClonesStarted {
             clones: vec![running.clone()],
             waves: vec![vec!["clone1".into()]],
             ramp_up_seconds: 0,
             host_limits: Vec::new(),
+            bus_limits: None,
         });
         round_trip(CloneList {
             clones: vec![running.clone(), stopped.clone()],

@@ -91,6 +91,8 @@ pub trait Systemd {
     /// Queues a stop job (mode `replace`). A unit that is not loaded is `NoSuchUnit`.
     fn stop_unit(&self, unit: &str) -> Result<(), SystemdError>;
     fn daemon_reload(&self) -> Result<(), SystemdError>;
+    /// Queues a reload job (`ReloadUnit`, mode `replace`), as `systemctl reload` does.
+    fn reload_unit(&self, unit: &str) -> Result<(), SystemdError>;
     /// ActiveState of every loaded unit matching one of the glob `patterns`, in one call.
     fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError>;
     /// ActiveState of one unit; `inactive` when it is not loaded.
@@ -174,6 +176,7 @@ trait Manager {
     fn start_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
     fn stop_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
     fn reset_failed_unit(&self, name: &str) -> zbus::Result<()>;
+    fn reload_unit(&self, name: &str, mode: &str) -> zbus::Result<zbus::OwnedObjectPath>;
     fn reload(&self) -> zbus::Result<()>;
     fn list_units_by_patterns(
         &self,
@@ -297,6 +300,12 @@ impl Systemd for DbusSystemd {
         self.call("Reload", None, |p| async move { p.reload().await })
     }
 
+    fn reload_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.call("ReloadUnit", Some(unit), |p| async move {
+            p.reload_unit(unit, "replace").await.map(drop)
+        })
+    }
+
     fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError> {
         let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
         let rows = self.call("ListUnitsByPatterns", None, |p| async move {
@@ -417,16 +426,22 @@ impl RecordingSystemd {
     }
 }
 
+/// fnmatch with `*` only, and `\\` escaping the next character (as [`literal_pattern`]).
 #[cfg(test)]
 fn glob_match(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((prefix, rest)) => {
-            name.starts_with(prefix)
-                && (0..=name.len() - prefix.len())
-                    .any(|i| glob_match(rest, &name[prefix.len() + i..]))
+    fn chars(pattern: &[char], name: &[char]) -> bool {
+        match pattern.split_first() {
+            None => name.is_empty(),
+            Some(('*', rest)) => (0..=name.len()).any(|i| chars(rest, &name[i..])),
+            Some(('\\', rest)) if !rest.is_empty() => {
+                name.first() == Some(&rest[0]) && chars(&rest[1..], &name[1..])
+            }
+            Some((c, rest)) => name.first() == Some(c) && chars(rest, &name[1..]),
         }
     }
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    chars(&pattern, &name)
 }
 
 #[cfg(test)]
@@ -476,6 +491,11 @@ impl Systemd for RecordingSystemd {
 
     fn daemon_reload(&self) -> Result<(), SystemdError> {
         self.calls.borrow_mut().push("daemon_reload".to_owned());
+        Ok(())
+    }
+
+    fn reload_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.calls.borrow_mut().push(format!("reload_unit {unit}"));
         Ok(())
     }
 

@@ -142,6 +142,10 @@ impl Systemd for FileSystemd {
         self.update(|s| s.calls.push("daemon_reload".to_owned()))
     }
 
+    fn reload_unit(&self, unit: &str) -> Result<(), SystemdError> {
+        self.update(|s| s.calls.push(format!("reload_unit {unit}")))
+    }
+
     fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError> {
         let state = read_state(&self.path).map_err(|e| self.error(e))?;
         let patterns: Vec<Vec<char>> = patterns.iter().map(|p| p.chars().collect()).collect();

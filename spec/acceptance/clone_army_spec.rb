@@ -35,6 +35,15 @@ RSpec.describe 'class clone_army on a sandbox host' do
       expect(JSON.parse(result.stdout)).to include('protocol' => 1, 'ok' => true)
     end
 
+    it "raises the system bus's connection limits and has the bus reload them" do
+      dropin = on_sandbox('cat', '/etc/dbus-1/system.d/puppet-clone-army.conf', timeout: 30)
+      expect(dropin.exitstatus).to eq(0), dropin.to_s
+      expect(dropin.stdout).to include('<limit name="max_connections_per_user">4096</limit>'), dropin.to_s
+      # systemd's own lines for the reload job of dbus.service (systemctl reload dbus).
+      log = on_sandbox('journalctl', '--no-pager', '-o', 'cat', '-u', 'dbus.service', timeout: 60)
+      expect(log.stdout).to match(%r{^Reloaded .*D-Bus}), log.to_s
+    end
+
     it 'has both clones running, as machinectl lists them' do
       seen = wait_for(timeout: boot_timeout, interval: 2) { (clones - machines).empty? && machines }
       expect(seen).to be_truthy, "machinectl list never showed #{clones.join(', ')}\n#{diagnostics}"

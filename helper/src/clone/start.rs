@@ -62,6 +62,9 @@ pub struct ClonesStarted {
     pub waves: Vec<Vec<String>>,
     pub ramp_up_seconds: u64,
     pub host_limits: Vec<LimitStatus>,
+    /// The system bus's connection limits (`null` from a helper before they existed).
+    #[serde(default)]
+    pub bus_limits: Option<crate::bus_limits::BusLimits>,
 }
 
 /// The waves: `min(N, max(1, ramp_up / 5))` of them, each of `ceil(N / waves)` clones,
@@ -110,6 +113,7 @@ pub fn start_paced(
         }
     }
     let host_limits = host_limits::ensure(&ctx.layout);
+    let bus_limits = crate::bus_limits::ensure(&ctx.layout, ctx.systemd);
     let waves = plan_waves(&unique, ramp_up_seconds);
     let mut failures: Vec<(String, Error)> = Vec::new();
     for (at, wave) in &waves {
@@ -147,6 +151,7 @@ pub fn start_paced(
         waves: waves.into_iter().map(|(_, wave)| wave).collect(),
         ramp_up_seconds,
         host_limits,
+        bus_limits: Some(bus_limits),
     })
 }
 
@@ -375,6 +380,9 @@ mod tests {
             }
             fn daemon_reload(&self) -> std::result::Result<(), SystemdError> {
                 self.0.daemon_reload()
+            }
+            fn reload_unit(&self, unit: &str) -> std::result::Result<(), SystemdError> {
+                self.0.reload_unit(unit)
             }
             fn unit_states(
                 &self,

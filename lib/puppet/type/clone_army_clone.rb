@@ -75,7 +75,9 @@ Puppet::Type.newtype(:clone_army_clone) do
       * `stopped`: the clone exists and is stopped (its overlay unmounted). A
         clone that is created is left stopped.
       * `absent`: the clone is stopped and removed: its units, upper layer,
-        work directory and mount point.
+        work directory and mount point. The clones removed in a run go
+        together after all clones are evaluated, with one
+        `clone-army clone remove` (one batch of stops, one daemon-reload).
 
       The current state is reported as `running`, `stopped` or `absent`.
       Creating a clone needs `base`, `master` and `certname` (`master` not
@@ -175,9 +177,10 @@ Puppet::Type.newtype(:clone_army_clone) do
       also its hostname. A host name; class clone_army uses
       `<clone>.<certname of the host>` so that clones on many load hosts
       never collide. Needed to create a clone. Changing it reconfigures the
-      clone in place without restarting it: the agent uses the new certname
-      (and asks the server for a certificate under it) at its next run, the
-      hostname changes at the clone's next start.
+      clone in place and restarts a running clone (batched, as for
+      `run_mode`), so that its hostname changes too; the agent uses the new
+      certname (and asks the server for a certificate under it) at its next
+      run.
     DOC
 
     validate do |value|
@@ -202,8 +205,12 @@ Puppet::Type.newtype(:clone_army_clone) do
         in `timer` mode. No compile server is asked and no report is sent;
         `master` is not needed.
 
-      Changed in place; the clone's systemd picks up the new mode at the
-      clone's next start (restart it, e.g. with a `notify`, to switch now).
+      Changed in place; a running clone (not to be stopped) is then
+      restarted, because its systemd reads the run units when it boots: after
+      all clones are evaluated, every clone to restart is stopped with one
+      `clone-army clone stop` and started again in waves over `ramp_up`. The
+      same holds for `runinterval`, `splay` and `certname` (the provider's
+      `restart_on` list); a new phase, limit or facts alone restart nothing.
       A clone made before run modes existed is reported with no mode
       (`absent`).
     DOC
@@ -234,7 +241,8 @@ Puppet::Type.newtype(:clone_army_clone) do
 
   schedule_property.call(:runinterval, <<-DOC)
     Seconds between two agent runs of the clone (`runinterval` of the daemon,
-    or the timer's period), 60 to 604800. Not used in `manual` mode.
+    or the timer's period), 60 to 604800. Not used in `manual` mode. A
+    change restarts a running clone (as for `run_mode`).
   DOC
 
   schedule_property.call(:splay, <<-DOC)
@@ -242,7 +250,7 @@ Puppet::Type.newtype(:clone_army_clone) do
     to 604800 (0: none). In `timer` mode to every run
     (`RandomizedDelaySec=`); in `daemon` mode once, before the first run
     after the daemon starts (Puppet's `splay`/`splaylimit`). Not used in
-    `manual` mode.
+    `manual` mode. A change restarts a running clone (as for `run_mode`).
   DOC
 
   schedule_property.call(:phase_index, <<-DOC)

@@ -47,7 +47,14 @@ Puppet::Type.type(:clone_army_base).provide(:clone_army) do
     @property_hash = base ? self.class.from_helper(base) : { name: name, ensure: :present }
   end
 
+  # Clones removed in the same run wait in clone_army_clone's queue until
+  # all clones are evaluated (one batch); they go first, so that the base is
+  # no longer in use.
   def destroy
+    clones = Puppet::Type.type(:clone_army_clone).provider(:clone_army)
+    failures = clones.flush_removals
+    raise Puppet::Error, "cannot remove base #{name}: #{failures.join('; ')}" unless failures.empty?
+
     helper.base_remove(name)
     @property_hash = { name: name, ensure: :absent }
   end

@@ -9,9 +9,12 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     Manages clones with the `clone-army` helper. All clones are read with one
     `clone-army clone list` per run (prefetch); changes of base, master,
     certname and load shape are applied once per resource in `flush`, with
-    one `clone-army clone configure` carrying only what changed. Clones
-    created in a run are started after all clones are evaluated, in waves
-    spread over `ramp_up` seconds.
+    one `clone-army clone configure` carrying only what changed. After all
+    clones are evaluated, the clones removed in the run go with one
+    `clone-army clone remove`, the running clones whose schedule or certname
+    changed are stopped with one `clone-army clone stop`, and those and the
+    clones created in the run are started in waves spread over `ramp_up`
+    seconds.
   DOC
 
   confine kernel: 'Linux'
@@ -21,6 +24,18 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # What `clone configure` sets in place.
   def self.configuration
     [:master, :certname] + PuppetX::CloneArmy::Shape::PROPERTIES
+  end
+
+  # The properties whose change restarts a running clone (batched, after
+  # all clones are evaluated), because the clone reads them only when it
+  # boots: its systemd reads the run units, its hostname is the certname,
+  # its nspawn binds the apply source.
+  # A phase alone does not: every clone's phase_count moves whenever the
+  # fleet grows or shrinks, and restarting the whole fleet for that would be
+  # the herd phasing avoids. A new run mode that needs a restart extends
+  # this list (and only this list).
+  def self.restart_on
+    @restart_on ||= [:run_mode, :runinterval, :splay, :certname, :apply_source]
   end
 
   # The properties this provider reads from one entry of `clone list`. A
@@ -74,8 +89,12 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     @property_flush = {}
   end
 
+  # Queues the removal for post_resource_eval, which removes every clone
+  # queued in the run with one `clone remove` (one batch of stops and one
+  # daemon-reload instead of one each per clone).
   def destroy
-    helper.clone_remove(name)
+    # (Providers of one class are all == to each other: compare identities.)
+    self.class.remove_queue << self unless self.class.remove_queue.any? { |provider| provider.equal?(self) }
     @property_hash = { name: name, ensure: :absent }
     @property_flush = {}
   end
@@ -95,8 +114,11 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # Stop, then start: a refresh of a running clone (the helper has no
-  # restart verb).
+  # restart verb). A clone already queued for a restart (a changed
+  # restart_on property) is restarted once, with the others.
   def restart
+    return if self.class.restart_queue.any? { |provider, _| provider.equal?(self) }
+
     update_from(helper.clone_stop(name), :stopped)
     update_from(helper.clone_start(name), :running)
   end
@@ -128,9 +150,23 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     if @property_flush.key?(:base)
       recreate
     else
-      configure(@property_flush.slice(*self.class.configuration))
+      changes = @property_flush.slice(*self.class.configuration)
+      queue_restart if restart_needed?(changes)
+      configure(changes)
     end
     @property_flush = {}
+  end
+
+  # A running clone that is to keep running restarts for a change of a
+  # restart_on property.
+  def restart_needed?(changes)
+    state == :running && resource && resource[:ensure] != :stopped &&
+      (changes.keys & self.class.restart_on).any?
+  end
+
+  def queue_restart
+    queue = self.class.restart_queue
+    queue << [self, resource[:ramp_up].to_i] unless queue.any? { |provider, _| provider.equal?(self) }
   end
 
   # The new clones waiting to be started, as [provider, ramp_up] pairs.
@@ -138,24 +174,65 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     @start_queue ||= []
   end
 
+  # The running clones waiting to be restarted, as [provider, ramp_up] pairs.
+  def self.restart_queue
+    @restart_queue ||= []
+  end
+
+  # The clones waiting to be removed.
+  def self.remove_queue
+    @remove_queue ||= []
+  end
+
   # Puppet calls this once per run for this provider, after all clones are
-  # evaluated: the clones created in the run are started now, in waves.
+  # evaluated: the clones removed in the run go with one `clone remove`;
+  # the clones to be restarted are stopped with one `clone stop`, then
+  # started with the clones created in the run, in waves over the largest
+  # ramp_up.
   def self.post_resource_eval
+    unreported = flush_removals
+    restarting = restart_queue.dup
+    restart_queue.clear
     queued = start_queue.dup
     start_queue.clear
-    return if queued.empty?
+    unreported += stop_for_restart(restarting.map(&:first))
+    queued += restarting.select { |provider, _| provider.state == :stopped }
+    unreported += start_in_waves(queued) unless queued.empty?
+    # Outside a transaction's report (no status to mark), the failures end
+    # the call, after every clone was tried.
+    raise Puppet::Error, unreported.join('; ') unless unreported.empty?
+  end
 
+  # Removes the queued clones with one `clone remove`. Also called before a
+  # base is removed (clone_army_base's provider), so that its clones are
+  # gone by then. Returns the failures that could not be put into a report.
+  def self.flush_removals
+    queued = remove_queue.dup
+    remove_queue.clear
+    return [] if queued.empty?
+
+    in_batch(queued, 'remove') { |providers| providers.first.helper.clone_remove(*providers.map(&:name)) }
+  end
+
+  # Stops the clones to be restarted with one `clone stop`.
+  def self.stop_for_restart(providers)
+    return [] if providers.empty?
+
+    in_batch(providers, 'restart') do |batch|
+      clones = batch.first.helper.clone_stop(*batch.map(&:name))
+      batch.each { |provider| provider.update_from(clones, :stopped) }
+    end
+  end
+
+  def self.start_in_waves(queued)
     ramp_up = queued.map(&:last).max
     providers = queued.map(&:first)
     waves, interval = waves(providers.size, ramp_up)
     started_at = monotonic_now
-    unreported = waves.each_with_index.flat_map do |(first, size), index|
+    waves.each_with_index.flat_map do |(first, size), index|
       pause(started_at + (index * interval) - monotonic_now) if index.positive?
       start_wave(providers[first, size])
     end
-    # Outside a transaction's report (no status to mark), the failures end
-    # the call, after every wave was tried.
-    raise Puppet::Error, unreported.join('; ') unless unreported.empty?
   end
 
   # How `count` clones are started over `ramp_up` seconds: waves of
@@ -179,20 +256,28 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     sleep(seconds) if seconds.positive?
   end
 
-  # One `clone start` for the wave. When it fails, each clone of the wave is
-  # started on its own, so that the failure is reported against the clone
-  # that failed (a start of a clone already running changes nothing).
-  # Returns the failures that could not be put into a report.
+  # One `clone start` for the wave.
   def self.start_wave(providers)
-    providers.first.started(providers.first.helper.clone_start(*providers.map(&:name)), providers)
+    in_batch(providers, 'start') do |batch|
+      batch.first.started(batch.first.helper.clone_start(*batch.map(&:name)), batch)
+    end
+  end
+
+  # Runs the block with all `providers` (one helper call for all). When it
+  # fails, it runs once for each provider on its own, so that the failure is
+  # reported against the clone that failed (starting a running clone,
+  # stopping a stopped one or removing a removed one changes nothing).
+  # Returns the failures that could not be put into a report.
+  def self.in_batch(providers, verb)
+    yield providers
     []
   rescue Puppet::Error => e
-    Puppet.debug("clone_army: starting #{providers.map(&:name).join(' ')} failed (#{e.message}); starting them one by one")
+    Puppet.debug("clone_army: #{verb} of #{providers.map(&:name).join(' ')} failed (#{e.message}); one clone at a time")
     providers.filter_map do |provider|
-      provider.started(provider.helper.clone_start(provider.name), [provider])
+      yield [provider]
       nil
     rescue Puppet::Error => error
-      provider.start_failed(error)
+      provider.batch_failed(verb, error)
     end
   end
 
@@ -201,11 +286,12 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     providers.each { |provider| provider.update_from(clones, :running) }
   end
 
-  # A queued start that failed: an error logged against the clone, and the
-  # clone's status in this run's report marked failed, so that the run is
-  # reported as failed. Returns the message when there is no such status.
-  def start_failed(error)
-    message = "Could not start clone #{name}: #{error.message}"
+  # A queued start, restart or removal that failed: an error logged against
+  # the clone, and the clone's status in this run's report marked failed, so
+  # that the run is reported as failed. Returns the message when there is
+  # no such status.
+  def batch_failed(verb, error)
+    message = "Could not #{verb} clone #{name}: #{error.message}"
     resource.err(message)
     status = self.class.report&.resource_statuses&.[](resource.to_s)
     return message unless status

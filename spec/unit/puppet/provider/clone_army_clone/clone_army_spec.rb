@@ -20,8 +20,10 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     provider
   end
 
-  # The queue of clones to start lives on the provider class.
-  before(:each) { described_class.start_queue.clear }
+  # The queues of clones to start, restart and remove live on the provider class.
+  before(:each) do
+    [described_class.start_queue, described_class.restart_queue, described_class.remove_queue].each(&:clear)
+  end
 
   let(:full) do
     { base: 'debian-12', master: 'puppet.example.com', certname: 'clone3.loadhost.example.com' }
@@ -420,12 +422,121 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   end
 
   describe '#destroy' do
-    it 'removes the clone' do
+    it 'queues the clone and removes it after all clones are evaluated' do
       resource = clone_resource('clone1', ensure: 'absent')
       provider = prefetched(resource, :running)
-      expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
+      expect(Puppet::Util::Execution).not_to receive(:execute)
       provider.destroy
       expect(provider.state).to eq(:absent)
+      expect(described_class.remove_queue).to eq([provider])
+      RSpec::Mocks.space.proxy_for(Puppet::Util::Execution).reset
+      expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
+      described_class.post_resource_eval
+      expect(described_class.remove_queue).to eq([])
+    end
+
+    it 'removes every clone of the run with one call' do
+      providers = ['clone1', 'clone2'].map { |name| prefetched(clone_resource(name, ensure: 'absent'), :running) }
+      providers.each(&:destroy)
+      expect_helper(['clone', 'remove', '--', 'clone1', 'clone2'], 'clone_remove_names.json')
+      described_class.post_resource_eval
+    end
+
+    it 'removes them one by one when the batch fails, and fails the one that failed' do
+      providers = ['clone1', 'clone2'].map { |name| prefetched(clone_resource(name, ensure: 'absent'), :running) }
+      providers.each(&:destroy)
+      expect_helper(['clone', 'remove', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
+      expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
+      expect_helper(['clone', 'remove', '--', 'clone2'], 'error_systemd.json', 1)
+      expect { described_class.post_resource_eval }
+        .to raise_error(Puppet::Error, %r{\ACould not remove clone clone2: clone-army clone remove -- clone2 failed \[systemd\]})
+    end
+  end
+
+  describe 'restarts for changes a clone reads only when it boots' do
+    let(:listed) { JSON.parse(helper_fixture('clone_list_shape.json'))['result']['clones'] }
+
+    def provider_of(clone, attributes = {})
+      resource = clone_resource(clone['name'], { ensure: 'present' }.merge(attributes))
+      described_class.new(described_class.from_helper(clone)).tap { |provider| resource.provider = provider }
+    end
+
+    it 'are triggered by run_mode, runinterval, splay and certname, in one place' do
+      expect(described_class.restart_on).to eq([:run_mode, :runinterval, :splay, :certname, :apply_source])
+    end
+
+    it 'restarts a running clone whose run mode changed: configure, then one stop and one start' do
+      provider = provider_of(listed[0])
+      provider.run_mode = :daemon
+      expect_helper(['clone', 'configure', '--run-mode', 'daemon', '--', 'clone1'], 'clone_configure_shape.json')
+      provider.flush
+      expect(described_class.restart_queue).to eq([[provider, 0]])
+      expect_helper(['clone', 'stop', '--', 'clone1'], 'clone_stop.json')
+      expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
+      described_class.post_resource_eval
+      expect(provider.state).to eq(:running)
+    end
+
+    ['runinterval', 'splay', 'certname'].each do |property|
+      it "restarts a running clone whose #{property} changed" do
+        provider = provider_of(listed[0])
+        provider.public_send(:"#{property}=", property == 'certname' ? 'c1.example.com' : 900)
+        allow(Puppet::Util::Execution).to receive(:execute).and_return(helper_output('clone_configure_shape.json'))
+        provider.flush
+        expect(described_class.restart_queue.map(&:first)).to eq([provider])
+      end
+    end
+
+    it 'does not restart for a new phase, limit or facts' do
+      provider = provider_of(listed[0])
+      provider.phase_index = 1
+      provider.phase_count = 3
+      provider.memory_max = '512M'
+      provider.generated_facts = 5
+      allow(Puppet::Util::Execution).to receive(:execute).and_return(helper_output('clone_configure_shape.json'))
+      provider.flush
+      expect(described_class.restart_queue).to eq([])
+    end
+
+    it 'does not restart a stopped clone, or one that is to be stopped' do
+      stopped = provider_of(listed[1])
+      stopped.run_mode = :timer
+      stopping = provider_of(listed[0], ensure: 'stopped')
+      stopping.run_mode = :daemon
+      allow(Puppet::Util::Execution).to receive(:execute) do |argv, _options|
+        helper_output(argv.last == 'clone2' ? 'clone_configure_clone2.json' : 'clone_configure_shape.json')
+      end
+      [stopped, stopping].each(&:flush)
+      expect(described_class.restart_queue).to eq([])
+    end
+
+    it 'restarts a clone that is also notified only once' do
+      provider = provider_of(listed[0])
+      provider.run_mode = :daemon
+      expect_helper(['clone', 'configure', '--run-mode', 'daemon', '--', 'clone1'], 'clone_configure_shape.json')
+      provider.flush
+      provider.restart
+      expect_helper(['clone', 'stop', '--', 'clone1'], 'clone_stop.json')
+      expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
+      described_class.post_resource_eval
+    end
+
+    it 'stops all of them with one call and starts them in waves over ramp_up, with the new clones' do
+      restarted = ['clone1', 'clone2'].map do |name|
+        resource = clone_resource(name, ensure: 'present', ramp_up: 10)
+        described_class.new(name: name, ensure: :running).tap { |provider| resource.provider = provider }
+      end
+      restarted.each { |provider| described_class.restart_queue << [provider, 10] }
+      created = described_class.new(name: 'clone3', ensure: :stopped)
+      clone_resource('clone3', full.merge(ensure: 'present')).provider = created
+      described_class.start_queue << [created, 0]
+      allow(described_class).to receive(:monotonic_now).and_return(100.0)
+      expect_helper(['clone', 'stop', '--', 'clone1', 'clone2'], 'clone_stop_names.json')
+      expect_helper(['clone', 'start', '--', 'clone3', 'clone1'], 'clone_start_names_wave.json')
+      expect(described_class).to receive(:pause).with(5.0).ordered
+      expect_helper(['clone', 'start', '--', 'clone2'], 'clone_start_names.json')
+      described_class.post_resource_eval
+      expect((restarted + [created]).map(&:state)).to eq([:running, :running, :running])
     end
   end
 
@@ -546,6 +657,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       provider.destroy
       provider.flush
+      described_class.post_resource_eval
     end
   end
 
@@ -592,10 +704,12 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(transaction.report.resource_statuses.values.map(&:changed)).to eq([false, false])
     end
 
-    it 'applies a changed load shape with one configure call' do
+    it 'applies a changed load shape with one configure call, and restarts the running clone' do
       expect_helper(['clone', 'list'], 'clone_list_shape.json')
       expect_helper(['clone', 'configure', '--run-mode', 'daemon', '--runinterval', '900', '--memory-max', '512M',
                      '--', 'clone1'], 'clone_configure_shape.json')
+      expect_helper(['clone', 'stop', '--', 'clone1'], 'clone_stop.json')
+      expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
       transaction = apply(clone_resource('clone1', ensure: 'present', run_mode: 'daemon', runinterval: 900,
                                                    memory_max: '512M', cpu_quota: '50%'))
       expect(transaction.report.resource_statuses['Clone_army_clone[clone1]'].changed).to be true
