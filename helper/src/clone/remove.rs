@@ -1,9 +1,9 @@
-//! `clone remove`: stop, unmount, then remove the symlink, the mount unit and the dirs.
+//! `clone remove`: stop, unmount, reset a `failed` state, then remove the symlink, the mount unit and the dirs.
 //! Missing pieces are fine; anything still mounted is never removed.
 
 use std::path::PathBuf;
 
-use super::lifecycle::{stop_unit, wait_stopped};
+use super::lifecycle::{reset_failed, stop_unit, wait_stopped};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::faults;
@@ -69,6 +69,10 @@ fn remove_one(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
     wait_stopped(ctx, &service)?;
     stop_unit(ctx, &mount_unit)?;
     wait_stopped(ctx, &mount_unit)?;
+    // A clone that crashed stays `failed` after its stop; reset it, or systemd keeps
+    // listing the removed clone's units as failed until the next reboot.
+    reset_failed(ctx, &service)?;
+    reset_failed(ctx, &mount_unit)?;
     faults::after("clone-remove:stopped");
 
     let machine_dir = layout.machine_dir(clone);

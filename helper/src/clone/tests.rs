@@ -386,6 +386,9 @@ fn remove_stops_unmounts_and_removes_everything() {
     let f = Fixture::new();
     f.create("c1", true);
     f.create("c2", false);
+    // A clone whose container crashed: its service is `failed`.
+    f.systemd
+        .set_state("puppet-clone-army@c1.service", "failed");
     let before = f.systemd.calls().len();
     let removed = remove(&f.ctx(), &["c1".to_owned()]).unwrap();
     assert_eq!(removed.removed, ["c1"]);
@@ -395,9 +398,12 @@ fn remove_stops_unmounts_and_removes_everything() {
         [
             "stop_unit puppet-clone-army@c1.service",
             "stop_unit var-lib-machines-c1.mount",
+            "reset_failed_unit puppet-clone-army@c1.service",
+            "reset_failed_unit var-lib-machines-c1.mount",
             "daemon_reload"
         ]
     );
+
     for gone in [
         "/var/lib/puppet-clone-army/c1-overlay",
         "/var/lib/puppet-clone-army/c1-workdir",
