@@ -172,10 +172,10 @@ RSpec.describe 'clone_army under faults' do
       recovered = nil
       wait_for(timeout: 300, interval: 1) do
         recovered = run_and_report
-        recovered.values.all? { |c| ['changed', 'unchanged'].include?(c['status']) }
+        recovered.values.all? { |c| %w[changed unchanged].include?(c['status']) }
       end
       recovered.each_value do |c|
-        expect(['changed', 'unchanged']).to include(c['status']), c.inspect
+        expect(%w[changed unchanged]).to include(c['status']), c.inspect
         expect(c['failure']).to be_nil
       end
     ensure
