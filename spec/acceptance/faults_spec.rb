@@ -131,11 +131,15 @@ RSpec.describe 'clone_army under faults' do
 
   context 'a server the clones cannot reach (/etc/hosts points puppet at 127.0.2.254)' do
     # The clones see the sandbox's /etc/hosts through a bind mount of that file,
-    # so it is rewritten in place (same inode), never replaced.
+    # so it is rewritten in place (same inode), never replaced. `puppet` is taken
+    # off every line (the server keeps its other names) and given its own line.
     def point_puppet_at(address)
       on_sandbox!('sh', '-c', <<~'SH', 'sh', address, timeout: 60)
         [ -e /root/hosts.faults ] || cp /etc/hosts /root/hosts.faults
-        awk -v a="$1" '$2 == "puppet" || $3 == "puppet" { $1 = a } { print }' /root/hosts.faults > /root/hosts.new
+        { printf '%s\tpuppet\n' "$1"
+          awk '{ line = $1; n = 0
+                 for (i = 2; i <= NF; i++) if ($i != "puppet") { line = line " " $i; n++ }
+                 if (n > 0 || NF == 0) print line }' /root/hosts.faults; } > /root/hosts.new
         cat /root/hosts.new > /etc/hosts
       SH
     end
