@@ -71,7 +71,7 @@ RSpec.describe 'clone_army under faults' do
                               'ensure=present', "base=#{base_json.fetch('name')}", "master=#{SandboxHarness::SERVER}",
                               "certname=clone3.#{host_certname}")
       expect(result.stderr).to match(%r{rc=0 seconds=([5-9]|\d\d)}), result.to_s
-      expect(result.stdout).to match(%r{ensure\s*=> '(present|stopped)'}), result.to_s
+      expect(result.stdout).to match(%r{ensure\s*=> '(present|stopped|running)'}), result.to_s
       expect(clone_list.map { |c| c['name'] }).to include('clone3')
     ensure
       on_sandbox(helper, 'clone', 'remove', 'clone3', timeout: 180)
@@ -85,12 +85,18 @@ RSpec.describe 'clone_army under faults' do
                           class_manifest(num_clones: 3), timeout: 600)
       expect(killed.exitstatus).to eq(6).or(eq(4)), killed.to_s
       expect(killed.output).to include('clone3'), killed.to_s
-      # Half made: its mount unit is there, its service is not running.
+      # Half made: its mount unit is there, its service is not running, and the
+      # helper says so with the command that finishes it.
       expect(on_sandbox('test', '-e', '/etc/systemd/system/var-lib-machines-clone3.mount').exitstatus).to eq(0)
       expect(machines).not_to include('clone3')
+      clone3 = clone_list.find { |c| c['name'] == 'clone3' }
+      expect(clone3['problems'].map { |p| p['kind'] }).to include('incomplete'), clone3.inspect
+      listing = on_sandbox!('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone3', timeout: 120)
+      expect(listing.stdout).to match(%r{ensure\s*=> 'incomplete'}), listing.to_s
 
       converge = SandboxHarness.apply(class_manifest(num_clones: 3), timeout: 600)
       expect(converge.exitstatus).to eq(2), converge.to_s
+      expect(converge.stdout).to include('finished (was incomplete)'), converge.to_s
       expect(wait_for(timeout: 120) { machines.include?('clone3') }).to be_truthy, diagnostics
       again = SandboxHarness.apply(class_manifest(num_clones: 3), timeout: 600)
       expect(again.exitstatus).to eq(0), again.to_s

@@ -523,9 +523,14 @@ fn start_recovers_a_clone_systemd_gave_up_on() {
 #[test]
 fn list_reports_stale_state_with_the_command_that_fixes_it() {
     let f = Fixture::new();
-    for clone in ["c1", "c2", "c3"] {
+    for clone in ["c1", "c2", "c3", "c4"] {
         f.create(clone, false);
     }
+    // A create killed after the mount unit, before the link into the fleet target.
+    fs::remove_file(
+        f.path("/etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@c4.service"),
+    )
+    .unwrap();
     fs::remove_dir_all(f.path("/var/lib/puppet-clone-army/c1-overlay")).unwrap();
     fs::remove_dir_all(f.path("/var/lib/puppet-clone-army/c2-workdir")).unwrap();
     // A clone whose base was removed by hand.
@@ -576,14 +581,25 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
             ),
             ("c3", vec![]),
             (
+                "c4",
+                vec![(
+                    "incomplete",
+                    "clone-army clone create c4 --base debian-12 --master puppet.example.com --certname c4.load.example.com --start"
+                )]
+            ),
+            (
                 "c9",
                 vec![
                     ("base-missing", "clone-army clone remove -- c9"),
-                    ("upper-dir-missing", "clone-army clone remove -- c9")
+                    ("upper-dir-missing", "clone-army clone remove -- c9"),
+                    ("incomplete", "clone-army clone remove -- c9")
                 ]
             ),
         ]
     );
+    assert!(listed.clones[3].problems[0]
+        .message
+        .contains("killed half-way"));
     assert!(listed.clones[0].problems[0]
         .message
         .contains("/var/lib/puppet-clone-army/c1-overlay"));
