@@ -65,6 +65,17 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// A base build on a full (or nearly full) file system; `source` is how the build
+    /// failed, `None` when it was refused before it started.
+    #[error("no space left to build base {base:?} on the file system of {}: {} free, at least {} MiB needed; free some space there and apply again (no staging directory was left behind, other bases are untouched)", path.display(), free_text(.free_mib), crate::base::MIN_FREE_BYTES / (1024 * 1024))]
+    NoSpace {
+        base: String,
+        path: PathBuf,
+        free_mib: Option<u64>,
+        #[source]
+        source: Option<Box<Error>>,
+    },
+
     #[error("command {program:?} failed: {detail}")]
     CommandFailed { program: String, detail: String },
 
@@ -111,6 +122,13 @@ pub enum Error {
     Internal(String),
 }
 
+fn free_text(free_mib: &Option<u64>) -> String {
+    match free_mib {
+        Some(mib) => format!("{mib} MiB"),
+        None => "unknown".to_owned(),
+    }
+}
+
 fn existing_or_none(existing: &[String]) -> String {
     if existing.is_empty() {
         "none exists yet".to_owned()
@@ -134,6 +152,7 @@ impl Error {
             Error::AlreadyExists { .. } => "already-exists",
             Error::BaseInUse { .. } => "base-in-use",
             Error::BaseBuildFailed { .. } => "base-build-failed",
+            Error::NoSpace { .. } => "no-space",
             Error::CommandFailed { .. } => "command-failed",
             Error::Io { .. } => "io",
             Error::StillMounted { .. } => "still-mounted",

@@ -357,6 +357,10 @@ pub struct CloneReport {
     pub summary: Option<String>,
     /// Why the summary could not be read (status `unreadable`).
     pub error: Option<String>,
+    /// Why the last run failed (status `failed`): the first error messages of the agent's
+    /// `last_run_report.yaml`, one per line (e.g. "... (Connection refused ...)"); `null`
+    /// when the run did not fail or the report logged no error.
+    pub failure: Option<String>,
 }
 
 /// The fleet's figures.

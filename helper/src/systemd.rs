@@ -27,10 +27,10 @@ const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SystemdError {
-    #[error("cannot reach systemd on the system bus ({bus}): {detail}")]
+    #[error("cannot reach systemd over D-Bus: the system bus ({bus}) did not answer: {detail}")]
     Unavailable { bus: String, detail: String },
 
-    #[error("systemd {method}{} failed on the system bus ({bus}): {detail}", unit_suffix(.unit))]
+    #[error("systemd {method}{} failed over D-Bus (system bus {bus}): {detail}", unit_suffix(.unit))]
     Call {
         method: &'static str,
         unit: Option<String>,
@@ -38,7 +38,7 @@ pub enum SystemdError {
         detail: String,
     },
 
-    #[error("systemd {method}{} did not answer within {} s on the system bus ({bus})", unit_suffix(.unit), .seconds)]
+    #[error("systemd {method}{} did not answer over D-Bus within {} s (system bus {bus})", unit_suffix(.unit), .seconds)]
     Timeout {
         method: &'static str,
         unit: Option<String>,
@@ -328,27 +328,63 @@ impl Systemd for DbusSystemd {
 
     fn recent_log(&self, unit: &str) -> Vec<String> {
         // journald has no D-Bus API for reading; its own client is the way. Its output is
-        // captured, never passed through to our stdout.
-        let output = std::process::Command::new("journalctl")
-            .args([
-                "--no-pager",
-                "--quiet",
-                "--output=short",
-                "--lines=15",
-                "--unit",
-                unit,
-            ])
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .output();
-        match output {
-            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+        // captured, never passed through to our stdout, and bounded like every other call.
+        let mut command = std::process::Command::new("journalctl");
+        command.args([
+            "--no-pager",
+            "--quiet",
+            "--output=short",
+            "--lines=15",
+            "--unit",
+            unit,
+        ]);
+        match run_bounded(command, JOURNAL_TIMEOUT) {
+            Some(stdout) => String::from_utf8_lossy(&stdout)
                 .lines()
                 .map(str::to_owned)
                 .collect(),
-            _ => Vec::new(),
+            None => Vec::new(),
         }
     }
+}
+
+/// How long reading a failed unit's journal lines may take (best effort).
+pub const JOURNAL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs `command` and returns its stdout when it succeeds within `timeout`; kills it and
+/// returns `None` otherwise (a wedged journal must not hang the helper).
+fn run_bounded(mut command: std::process::Command, timeout: Duration) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    // Read on a thread so a chatty child cannot block on a full pipe while we wait.
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = stdout.read_to_end(&mut buf);
+        buf
+    });
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(50))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let out = reader.join().ok()?;
+    status.filter(|s| s.success()).map(|_| out)
 }
 
 /// Runs `future` until it completes or `timeout` passes (`None`).
@@ -560,7 +596,29 @@ mod tests {
             matches!(error, SystemdError::Unavailable { .. }),
             "{error:?}"
         );
-        assert!(error.to_string().contains(&address), "{error}");
+        let message = error.to_string();
+        assert!(message.contains(&address), "{message}");
+        assert!(
+            message.contains("D-Bus") && message.contains("systemd"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn bounded_commands_are_killed_at_their_deadline() {
+        let mut echo = std::process::Command::new("sh");
+        echo.args(["-c", "echo hello"]);
+        assert_eq!(
+            run_bounded(echo, Duration::from_secs(5)).as_deref(),
+            Some(&b"hello\n"[..])
+        );
+        let mut sleeper = std::process::Command::new("sleep");
+        sleeper.arg("30");
+        let started = Instant::now();
+        assert_eq!(run_bounded(sleeper, Duration::from_millis(200)), None);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let failing = std::process::Command::new("false");
+        assert_eq!(run_bounded(failing, Duration::from_secs(5)), None);
     }
 
     #[test]

@@ -30,6 +30,30 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     clones.all? { |c| listed[c] == 'running' } && (clones - machines).empty?
   end
 
+  # A user's edit in clone2's upper layer (issue 5: it must survive stop/start,
+  # a host restart and a change of master). Written from the host, straight into
+  # the upper dir, while the clone is stopped and its overlay unmounted.
+  def marker
+    '/etc/clone-army-user-edit'
+  end
+
+  def marker_text
+    'edited by hand in clone2'
+  end
+
+  def write_marker
+    on_sandbox!('sh', '-c', "printf '%s\\n' '#{marker_text}' > /var/lib/puppet-clone-army/clone2-overlay#{marker}",
+                timeout: 60)
+  end
+
+  # The edit as the host sees it in the upper layer and as the running clone sees it.
+  def expect_marker
+    upper = on_sandbox('cat', "/var/lib/puppet-clone-army/clone2-overlay#{marker}", timeout: 60)
+    expect(upper.stdout.strip).to eq(marker_text), upper.to_s
+    inside = in_clone('clone2', 'cat', marker)
+    expect(inside.stdout.strip).to eq(marker_text), inside.to_s
+  end
+
   def expect_running(clones, timeout: boot_timeout)
     ok = wait_for(timeout: timeout, interval: 2) { running?(clones) }
     expect(ok).to be_truthy, "not all of #{clones.join(', ')} running after #{timeout}s\n#{diagnostics}"
@@ -80,6 +104,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(machines).not_to include('clone2')
       expect(machine_mounts).not_to include('/var/lib/machines/clone2')
       expect(machines).to include('clone1')
+      write_marker
     end
 
     it 'is left stopped by an apply with clone_ensure => present' do
@@ -95,6 +120,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(result.exitstatus).to eq(0), result.to_s
       expect_running(%w[clone1 clone2])
       apply_and_settle(class_manifest(num_clones: 2), expect_first: 0)
+      expect_marker
     end
   end
 
@@ -113,6 +139,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect_running(%w[clone1 clone2])
       expect(machine_mounts).to include('/var/lib/machines/clone1', '/var/lib/machines/clone2')
       apply_and_settle(class_manifest(num_clones: 2), expect_first: 0)
+      expect_marker
     end
   end
 
@@ -187,6 +214,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
         expect(printed.stdout.strip).to eq(SandboxHarness::SERVER_ALIAS), printed.to_s
       end
       expect(base_json['created_at']).to eq(created)
+      expect_marker
       # And the agent reaches the server under that name (its certificate names it).
       run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone1', '--', 'puppet', 'agent', '-t', timeout: 400)
       entry = JSON.parse(run.stdout)['result']['clones'].first
@@ -247,6 +275,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect_running(%w[clone1 clone2], timeout: 300)
       expect(unit_property('puppet-clone-army.target', 'ActiveState')).to eq('active')
       expect(machine_mounts).to include('/var/lib/machines/clone1', '/var/lib/machines/clone2')
+      expect_marker
     end
 
     it 'is still converged (a second apply changes nothing)' do

@@ -275,7 +275,16 @@ fn distro_source_refused(spec: &BuildSpec) -> Error {
 pub struct DebootstrapBuilder;
 
 /// Packages every Debian-family base gets on top of `minbase` (the agent aside).
-pub const DEBIAN_PACKAGES: &[&str] = &["systemd", "systemd-sysv", "dbus", "ca-certificates"];
+///
+/// `procps` because the agent's run lock calls `ps` to tell a live lock from a stale one:
+/// without it `puppet agent -t` beside a scheduled run fails with "ps: No such file".
+pub const DEBIAN_PACKAGES: &[&str] = &[
+    "systemd",
+    "systemd-sysv",
+    "dbus",
+    "ca-certificates",
+    "procps",
+];
 
 impl RootfsBuilder for DebootstrapBuilder {
     fn name(&self) -> &'static str {
@@ -348,8 +357,9 @@ impl RootfsBuilder for DebootstrapBuilder {
 /// the host's, for the OS's packages, and the installroot's, for the vendor's repository.
 pub struct DnfBuilder;
 
-/// Packages every RHEL-family base gets (its OS release package aside).
-pub const RHEL_PACKAGES: &[&str] = &["systemd", "dbus", "ca-certificates", "passwd"];
+/// Packages every RHEL-family base gets (its OS release package aside); `procps-ng` for the
+/// agent's `ps` (see [`DEBIAN_PACKAGES`]).
+pub const RHEL_PACKAGES: &[&str] = &["systemd", "dbus", "ca-certificates", "passwd", "procps-ng"];
 
 fn rhel_release_package(os: Os) -> &'static str {
     match os {
@@ -422,8 +432,9 @@ impl RootfsBuilder for DnfBuilder {
 /// brought (`--gpg-auto-import-keys`).
 pub struct ZypperBuilder;
 
-/// Packages every SUSE base gets (its OS release package aside).
-pub const SUSE_PACKAGES: &[&str] = &["systemd", "dbus-1", "ca-certificates", "shadow"];
+/// Packages every SUSE base gets (its OS release package aside); `procps` for the agent's
+/// `ps` (see [`DEBIAN_PACKAGES`]).
+pub const SUSE_PACKAGES: &[&str] = &["systemd", "dbus-1", "ca-certificates", "shadow", "procps"];
 
 impl RootfsBuilder for ZypperBuilder {
     fn name(&self) -> &'static str {
@@ -684,7 +695,7 @@ mod tests {
             [
                 "debootstrap",
                 "--variant=minbase",
-                "--include=systemd,systemd-sysv,dbus,ca-certificates,puppet-agent",
+                "--include=systemd,systemd-sysv,dbus,ca-certificates,procps,puppet-agent",
                 "--components=main",
                 "bookworm",
                 STAGING,

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::builder::{release_package_url, BuildSpec, PeSpec};
-use super::{builder_for, info, rfc3339_utc, BaseMetadata, Family, Os, PuppetSource};
+use super::{builder_for, disk_space, info, rfc3339_utc, BaseMetadata, Family, Os, PuppetSource};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::faults;
@@ -16,7 +16,7 @@ use crate::fsutil::{create_dir_all, remove_dir_all, write_atomic};
 use crate::host;
 use crate::names::{validate_hostname, validate_name};
 use crate::output::BaseCreated;
-use crate::paths::{Layout, BASE_METADATA};
+use crate::paths::{Layout, BASE_METADATA, STATE_DIR};
 
 /// What the caller asked for; `None` means "like the host".
 #[derive(Debug, Clone)]
@@ -60,6 +60,8 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
 
     let staging = layout.fs(layout.staging_dir(&request.name));
     remove_dir_all(&staging)?;
+    let state_dir = layout.fs(STATE_DIR);
+    disk_space::check_before_build(&request.name, &state_dir)?;
     let built = (|| {
         create_dir_all(&staging, 0o755)?;
         faults::after("base-create:staging-created");
@@ -83,11 +85,15 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
         Ok(())
     })();
     if let Err(error) = built {
+        // Measured before the staging directory goes: what filled the disk is still there.
+        let free = disk_space::free_bytes(&state_dir);
         let _ = remove_dir_all(&staging);
-        return Err(Error::BaseBuildFailed {
-            base: request.name.clone(),
-            source: Box::new(error),
-        });
+        return Err(disk_space::build_failure(
+            &request.name,
+            &state_dir,
+            free,
+            error,
+        ));
     }
     let base = info(layout, &request.name)?.ok_or_else(|| {
         Error::Internal(format!(

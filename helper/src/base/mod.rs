@@ -2,11 +2,13 @@
 
 mod builder;
 mod create;
+mod disk_space;
 mod list;
 mod remove;
 
 pub use builder::builder_for;
 pub use create::{create, BaseRequest};
+pub use disk_space::MIN_FREE_BYTES;
 pub use list::{info, list};
 pub use remove::remove;
 

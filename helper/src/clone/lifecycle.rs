@@ -28,11 +28,18 @@ pub fn stop(ctx: &Context, clones: &[String]) -> Result<CloneNames> {
 /// failure is reset, and `clone start` is how a person (or Puppet) recovers it.
 /// A unit systemd has not loaded has nothing to reset.
 pub fn start_unit(ctx: &Context, unit: &str) -> Result<()> {
-    match ctx.systemd.reset_failed_unit(unit) {
-        Ok(()) | Err(SystemdError::NoSuchUnit { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
+    reset_failed(ctx, unit)?;
     Ok(ctx.systemd.start_unit(unit)?)
+}
+
+/// Clears a unit's `failed` state; a unit systemd has not loaded has nothing to reset.
+/// Also what `clone remove` does last to a stopped clone's units, so a removed clone
+/// leaves no `failed` (or `not-found failed`) unit behind in `systemctl --failed`.
+pub fn reset_failed(ctx: &Context, unit: &str) -> Result<()> {
+    match ctx.systemd.reset_failed_unit(unit) {
+        Ok(()) | Err(SystemdError::NoSuchUnit { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Queues a stop; a unit systemd has not loaded is already stopped.

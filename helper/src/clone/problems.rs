@@ -76,7 +76,38 @@ pub fn of_clone(
                     "its puppet.conf does not say its master and certname, so remove it and create it again"
                 }
             ),
-            fix: recreate.unwrap_or(remove),
+            fix: recreate.unwrap_or(remove.clone()),
+        });
+    }
+    // `clone create` links the clone into the fleet target right after writing its mount
+    // unit, and `clone remove` unlinks it right before removing that unit: a mount unit
+    // without the link is a create or remove that was killed in between. Providers
+    // treat such a clone as not there yet, so the next apply creates it again (which
+    // finishes it) or removes it.
+    let link = layout.fs(layout.clone_enable_link(name));
+    if link.symlink_metadata().is_err() {
+        let finish = match (master, certname) {
+            (Some(master), Some(certname))
+                if validate_name("clone", "name", name).is_ok()
+                    && validate_hostname("master", master).is_ok()
+                    && validate_hostname("certname", certname).is_ok() =>
+            {
+                format!(
+                    "clone-army clone create {name} --base {} --master {master} --certname {certname} --start",
+                    shell_word(&mount.base())
+                )
+            }
+            _ => remove.clone(),
+        };
+        problems.push(Problem {
+            kind: "incomplete".into(),
+            message: format!(
+                "clone {name:?}: its mount unit is there but it is not part of the fleet target \
+                 ({} is missing): a clone create or remove was killed half-way; creating it \
+                 again finishes it, removing it removes what is left",
+                layout.clone_enable_link(name).display()
+            ),
+            fix: finish,
         });
     }
     problems

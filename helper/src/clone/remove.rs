@@ -1,4 +1,4 @@
-//! `clone remove`: stop, unmount, then remove the symlink, the mount unit and the dirs.
+//! `clone remove`: stop, unmount, reset a `failed` state, then remove the symlink, the mount unit and the dirs.
 //! Missing pieces are fine; anything still mounted is never removed.
 //!
 //! Many clones are removed in one batch: every service's stop job is queued and all are
@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use super::lifecycle::stop_all;
+use super::lifecycle::{reset_failed, stop_all};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::faults;
@@ -89,6 +89,11 @@ fn stop_clones(ctx: &Context, clones: &[&String]) -> Result<()> {
     stop_all(ctx, &services)?;
     let mounts: Vec<String> = clones.iter().map(|c| layout.mount_unit_name(c)).collect();
     stop_all(ctx, &mounts)?;
+    // A clone that crashed stays `failed` after its stop; reset it, or systemd keeps
+    // listing the removed clone's units as failed until the next reboot.
+    for unit in services.iter().chain(&mounts) {
+        reset_failed(ctx, unit)?;
+    }
     faults::after("clone-remove:stopped");
     Ok(())
 }

@@ -397,6 +397,9 @@ fn remove_stops_unmounts_and_removes_everything() {
     let f = Fixture::new();
     f.create("c1", true);
     f.create("c2", false);
+    // A clone whose container crashed: its service is `failed`.
+    f.systemd
+        .set_state("puppet-clone-army@c1.service", "failed");
     let before = f.systemd.calls().len();
     let removed = remove(&f.ctx(), &["c1".to_owned()]).unwrap();
     assert_eq!(removed.removed, ["c1"]);
@@ -408,9 +411,12 @@ fn remove_stops_unmounts_and_removes_everything() {
             "unit_states puppet-clone-army@c1.service",
             "stop_unit var-lib-machines-c1.mount",
             "unit_states var-lib-machines-c1.mount",
+            "reset_failed_unit puppet-clone-army@c1.service",
+            "reset_failed_unit var-lib-machines-c1.mount",
             "daemon_reload"
         ]
     );
+
     for gone in [
         "/var/lib/puppet-clone-army/c1-overlay",
         "/var/lib/puppet-clone-army/c1-workdir",
@@ -462,6 +468,12 @@ fn remove_of_many_clones_stops_them_together_and_reloads_once() {
             "stop_unit var-lib-machines-c\\x2d2.mount",
             "stop_unit var-lib-machines-c3.mount",
             "unit_states var-lib-machines-c1.mount var-lib-machines-c\\\\x2d2.mount var-lib-machines-c3.mount",
+            "reset_failed_unit puppet-clone-army@c1.service",
+            "reset_failed_unit puppet-clone-army@c-2.service",
+            "reset_failed_unit puppet-clone-army@c3.service",
+            "reset_failed_unit var-lib-machines-c1.mount",
+            "reset_failed_unit var-lib-machines-c\\x2d2.mount",
+            "reset_failed_unit var-lib-machines-c3.mount",
             "daemon_reload"
         ]
     );
@@ -633,9 +645,14 @@ fn start_recovers_a_clone_systemd_gave_up_on() {
 #[test]
 fn list_reports_stale_state_with_the_command_that_fixes_it() {
     let f = Fixture::new();
-    for clone in ["c1", "c2", "c3"] {
+    for clone in ["c1", "c2", "c3", "c4"] {
         f.create(clone, false);
     }
+    // A create killed after the mount unit, before the link into the fleet target.
+    fs::remove_file(
+        f.path("/etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@c4.service"),
+    )
+    .unwrap();
     fs::remove_dir_all(f.path("/var/lib/puppet-clone-army/c1-overlay")).unwrap();
     fs::remove_dir_all(f.path("/var/lib/puppet-clone-army/c2-workdir")).unwrap();
     // A clone whose base was removed by hand.
@@ -686,14 +703,25 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
             ),
             ("c3", vec![]),
             (
+                "c4",
+                vec![(
+                    "incomplete",
+                    "clone-army clone create c4 --base debian-12 --master puppet.example.com --certname c4.load.example.com --start"
+                )]
+            ),
+            (
                 "c9",
                 vec![
                     ("base-missing", "clone-army clone remove -- c9"),
-                    ("upper-dir-missing", "clone-army clone remove -- c9")
+                    ("upper-dir-missing", "clone-army clone remove -- c9"),
+                    ("incomplete", "clone-army clone remove -- c9")
                 ]
             ),
         ]
     );
+    assert!(listed.clones[3].problems[0]
+        .message
+        .contains("killed half-way"));
     assert!(listed.clones[0].problems[0]
         .message
         .contains("/var/lib/puppet-clone-army/c1-overlay"));

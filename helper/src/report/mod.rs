@@ -1,7 +1,8 @@
 //! `report`: what the fleet is doing to the server.
 //!
 //! Every clone's last run is read from the agent's `last_run_summary.yaml` in the clone's
-//! upper layer, without entering the container; the fleet's figures are computed from
+//! upper layer, without entering the container (and, for a failed run, why it failed from
+//! `last_run_report.yaml` beside it); the fleet's figures are computed from
 //! those; with `--server`, Puppet Server's own view comes from its status API.
 //!
 //! The report is a read-only reader, so it must work where systemd cannot be asked (no
@@ -9,6 +10,7 @@
 //! Neither an unreadable summary nor a server that does not answer fails the report; each
 //! is reported where it belongs (the clone's `error`, the server's `error`).
 
+pub mod last_report;
 pub mod render;
 pub mod server;
 pub mod stats;
@@ -26,6 +28,7 @@ use crate::fsutil::read_optional;
 use crate::output::{CloneReport, CloneState, FleetReport, Report, ReportState};
 use crate::units::CloneMount;
 
+use self::last_report::{statedirs_for, REPORT_FILE};
 use self::stats::{is_silent, Distribution};
 use self::summary::{parse, publicdirs_for, LastRun, RunStatus, SUMMARY_FILE};
 
@@ -68,6 +71,12 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
             (None, CloneState::Stopped) => ReportState::Stopped,
         };
         let (summary, run) = read_last_run(ctx, mount, &confdir);
+        let failed = matches!(&run, Some(Ok(r)) if r.status == RunStatus::Failed);
+        let failure = if failed {
+            read_failure(ctx, mount, &confdir)
+        } else {
+            None
+        };
         let existed_for = mount_unit_age(ctx, &info.name, now);
         clones.push(clone_report(
             info.name,
@@ -76,6 +85,7 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
             info.mounted,
             summary,
             run,
+            failure,
             existed_for,
             now,
             request.interval,
@@ -125,6 +135,23 @@ fn read_last_run(
     (None, None)
 }
 
+/// Why a failed run failed, from the agent's full report beside the summary; a report
+/// that cannot be read says so in its place (the summary already said "failed").
+fn read_failure(ctx: &Context, mount: &CloneMount, confdir: &str) -> Option<String> {
+    let upper = Path::new(&mount.upperdir);
+    for statedir in statedirs_for(confdir) {
+        let system_path = upper
+            .join(statedir.trim_start_matches('/'))
+            .join(REPORT_FILE);
+        return match read_optional(&ctx.layout.fs(&system_path)) {
+            Ok(None) => continue,
+            Ok(Some(text)) => last_report::failure(&text).unwrap_or_else(Some),
+            Err(e) => Some(e.to_string()),
+        };
+    }
+    None
+}
+
 /// How long the clone has existed, by its mount unit's mtime (clone-army rewrites that
 /// file only when its content changes, so this is about when the clone was created).
 fn mount_unit_age(ctx: &Context, clone: &str, now: u64) -> Option<u64> {
@@ -143,6 +170,7 @@ fn clone_report(
     mounted: bool,
     summary: Option<String>,
     run: Option<Result<LastRun, String>>,
+    failure: Option<String>,
     existed_for: Option<u64>,
     now: u64,
     interval: u64,
@@ -163,6 +191,7 @@ fn clone_report(
         silent: false,
         summary,
         error: None,
+        failure,
     };
     match run {
         None => {}

@@ -124,6 +124,12 @@ pub fn table(report: &Report) -> String {
             fleet.silent.join(", ")
         }
     );
+    for clone in &report.clones {
+        if let Some(failure) = &clone.failure {
+            let first = failure.lines().next().unwrap_or_default();
+            let _ = writeln!(out, "{} failed: {first}", clone.name);
+        }
+    }
     if let Some(error) = &report.systemd_error {
         let _ = writeln!(out, "states unknown: {error}");
     }

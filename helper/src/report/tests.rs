@@ -63,6 +63,16 @@ impl Fleet {
             .set_state(&format!("puppet-clone-army@{name}.service"), state);
     }
 
+    /// Puts `text` as the clone's agent's `last_run_report.yaml`.
+    fn full_report(&self, name: &str, text: &str) {
+        let state = self
+            .layout
+            .fs(self.layout.upper_dir(name))
+            .join("var/cache/puppet/state");
+        fs::create_dir_all(&state).unwrap();
+        fs::write(state.join("last_run_report.yaml"), text).unwrap();
+    }
+
     /// Makes the clone's mount unit look `secs` older than NOW.
     fn age_mount_unit(&self, name: &str, secs: u64) {
         let unit = self
@@ -95,6 +105,8 @@ const UNCHANGED: &str = include_str!("fixtures/unchanged.yaml");
 const CHANGED: &str = include_str!("fixtures/changed.yaml");
 const FAILED: &str = include_str!("fixtures/failed.yaml");
 const UNREACHABLE: &str = include_str!("fixtures/unreachable.yaml");
+const FAILED_REPORT: &str = include_str!("fixtures/failed-report.yaml");
+const UNREACHABLE_REPORT: &str = include_str!("fixtures/unreachable-report.yaml");
 
 /// Six clones: one of each status, one silent for long, one never run for long.
 fn sample() -> Fleet {
@@ -102,7 +114,9 @@ fn sample() -> Fleet {
     f.clone("c1", "active", Some(UNCHANGED));
     f.clone("c2", "active", Some(CHANGED));
     f.clone("c3", "active", Some(FAILED));
+    f.full_report("c3", FAILED_REPORT);
     f.clone("c4", "activating", Some(UNREACHABLE));
+    f.full_report("c4", UNREACHABLE_REPORT);
     // Last ran 5000 s ago: silent (> 2 × 1800).
     f.clone(
         "c5",
@@ -151,6 +165,16 @@ fn every_clone_with_its_last_run() {
     );
     assert_eq!(r.clones[4].state, ReportState::Stopped);
     assert!(r.clones[7].error.is_some());
+    // Failed runs say why, from the agent's full report.
+    let c4_failure = r.clones[3].failure.as_deref().unwrap();
+    assert!(c4_failure.contains("Connection refused"), "{c4_failure}");
+    assert!(r.clones[2]
+        .failure
+        .as_deref()
+        .unwrap()
+        .starts_with("'/bin/false' returned 1"));
+    // Only failed runs: c1's report would not be read even if it were there.
+    assert!(r.clones.iter().filter(|c| c.failure.is_some()).count() == 2);
     assert_eq!(r.fleet.clones, 8);
     assert_eq!(r.fleet.by_status[&RunStatus::Failed], 2);
     assert_eq!(r.fleet.by_status[&RunStatus::Never], 2);
@@ -163,6 +187,22 @@ fn every_clone_with_its_last_run() {
     // Config retrieval only where a catalog was retrieved.
     assert_eq!(r.fleet.config_retrieval_time.count, 4);
     assert_eq!(r.server, None);
+}
+
+#[test]
+fn a_failed_run_without_its_report_has_no_failure_and_a_broken_one_says_so() {
+    let f = Fleet::new();
+    f.clone("c1", "active", Some(UNREACHABLE));
+    f.clone("c2", "active", Some(UNREACHABLE));
+    f.full_report("c2", "logs: [unclosed");
+    // A report for a run that did not fail is not read.
+    f.clone("c3", "active", Some(UNCHANGED));
+    f.full_report("c3", UNREACHABLE_REPORT);
+    let r = f.report();
+    assert_eq!(r.clones[0].failure, None);
+    let broken = r.clones[1].failure.as_deref().unwrap();
+    assert!(broken.contains("last_run_report.yaml"), "{broken}");
+    assert_eq!(r.clones[2].failure, None);
 }
 
 #[test]

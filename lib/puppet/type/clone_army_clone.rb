@@ -79,7 +79,10 @@ Puppet::Type.newtype(:clone_army_clone) do
         together after all clones are evaluated, with one
         `clone-army clone remove` (one batch of stops, one daemon-reload).
 
-      The current state is reported as `running`, `stopped` or `absent`.
+      The current state is reported as `running`, `stopped` or `absent`, or as
+      `incomplete` for a clone whose create or remove was killed half-way (no
+      `ensure` is in sync with it: the next run creates it again, which
+      finishes it, or removes it).
       Creating a clone needs `base`, `master` and `certname` (`master` not
       in `apply` run mode).
     DOC
@@ -124,9 +127,14 @@ Puppet::Type.newtype(:clone_army_clone) do
     # "undefined 'ensure' from 'running'" for a removal.
     def change_to_s(current, desired)
       return "removed (was #{current})" if desired == :absent && current != :absent
+      return "finished (was incomplete), #{started_or_stopped(desired)}" if current == :incomplete
       return super unless current == :absent && desired != :absent
 
       desired == :stopped ? 'created (left stopped)' : 'created and started'
+    end
+
+    def started_or_stopped(desired)
+      desired == :stopped ? 'left stopped' : 'started'
     end
   end
 

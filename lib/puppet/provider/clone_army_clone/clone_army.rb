@@ -40,10 +40,15 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
 
   # The properties this provider reads from one entry of `clone list`. A
   # master or certname the clone's puppet.conf lacks (null) is :absent.
+  #
+  # A clone the helper reports as `incomplete` (a create or remove killed
+  # half-way) is :incomplete, which no `ensure` is in sync with: Puppet then
+  # creates it again (which finishes it) or removes it.
   def self.from_helper(clone)
+    incomplete = (clone['problems'] || []).any? { |problem| problem['kind'] == 'incomplete' }
     {
       name: clone['name'],
-      ensure: clone['state'].to_sym,
+      ensure: incomplete ? :incomplete : clone['state'].to_sym,
       base: clone['base'] || :absent,
       master: clone['master'] || :absent,
       certname: clone['certname'] || :absent,
@@ -67,13 +72,14 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     @property_flush = {}
   end
 
-  # :running, :stopped or :absent.
+  # :running, :stopped, :incomplete or :absent.
   def state
     @property_hash[:ensure] || :absent
   end
 
+  # An :incomplete clone is created again, not started or configured.
   def exists?
-    state != :absent
+    ![:absent, :incomplete].include?(state)
   end
 
   def create(start:)

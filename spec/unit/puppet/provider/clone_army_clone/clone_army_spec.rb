@@ -34,6 +34,41 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       clone = JSON.parse(helper_fixture('clone_list.json'))['result']['clones'].first.merge('master' => nil, 'certname' => nil)
       expect(described_class.from_helper(clone)).to include(master: :absent, certname: :absent, ensure: :running)
     end
+
+    it 'reads a clone the helper calls incomplete as :incomplete, which does not exist yet' do
+      clone = JSON.parse(helper_fixture('clone_list.json'))['result']['clones'].first.merge(
+        'state' => 'stopped',
+        'problems' => [{ 'kind' => 'incomplete', 'message' => 'killed half-way', 'fix' => 'clone-army clone create ...' }],
+      )
+      provider = described_class.new(described_class.from_helper(clone))
+      expect(provider.state).to eq(:incomplete)
+      expect(provider.exists?).to be(false)
+    end
+  end
+
+  describe 'an incomplete clone' do
+    it 'is created again (which finishes it) for ensure => present' do
+      resource = clone_resource('clone3', full.merge(ensure: 'present'))
+      prefetched(resource, :incomplete)
+      expect(resource.property(:ensure).insync?(:incomplete)).to be(false)
+      expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
+      resource.property(:ensure).sync
+      expect(resource.provider.state).to eq(:stopped)
+      expect(described_class.start_queue).to eq([[resource.provider, 0]])
+    end
+
+    it 'is removed for ensure => absent' do
+      resource = clone_resource('clone3', ensure: 'absent')
+      prefetched(resource, :incomplete)
+      expect(resource.property(:ensure).insync?(:incomplete)).to be(false)
+      resource.property(:ensure).sync
+      expect(resource.provider.state).to eq(:absent)
+      # Removals are batched: the helper call comes after all clones are evaluated.
+      expect(described_class.remove_queue).to eq([resource.provider])
+      expect_helper(['clone', 'remove', '--', 'clone3'], 'clone_remove.json')
+      described_class.post_resource_eval
+    end
   end
 
   describe '.instances' do
