@@ -118,6 +118,18 @@ pub fn remove_file(path: &Path) -> Result<bool> {
     }
 }
 
+/// Removes a unit drop-in (a missing one is fine), and its `<unit>.d` directory when that
+/// is left empty: other drop-ins, clone-army's or a person's, keep it. Returns whether it
+/// removed the file.
+pub fn remove_dropin(path: &Path) -> Result<bool> {
+    let removed = remove_file(path)?;
+    if let Some(dir) = path.parent() {
+        // Fails, harmlessly, while the directory still holds anything.
+        let _ = fs::remove_dir(dir);
+    }
+    Ok(removed)
+}
+
 /// Removes a directory tree; a missing one is fine. Returns whether it removed.
 pub fn remove_dir_all(path: &Path) -> Result<bool> {
     match fs::symlink_metadata(path) {

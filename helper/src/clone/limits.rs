@@ -5,7 +5,7 @@
 //! input can add a line or a directive to a unit.
 
 use crate::error::{Error, Result};
-use crate::fsutil::{read_optional, remove_file, write_atomic};
+use crate::fsutil::{read_optional, remove_dropin, write_atomic};
 use crate::paths::Layout;
 use crate::units::{header, is_ours};
 
@@ -182,13 +182,7 @@ pub fn apply(layout: &Layout, clone: &str, limits: &Limits) -> Result<bool> {
 
 /// Removes the drop-in and its directory when that is left empty.
 pub fn remove(layout: &Layout, clone: &str) -> Result<bool> {
-    let path = layout.fs(dropin_path(layout, clone));
-    let removed = remove_file(&path)?;
-    if let Some(dir) = path.parent() {
-        // Only when empty: other drop-ins (a person's) stay.
-        let _ = std::fs::remove_dir(dir);
-    }
-    Ok(removed)
+    remove_dropin(&layout.fs(dropin_path(layout, clone)))
 }
 
 #[cfg(test)]
