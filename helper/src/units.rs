@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use crate::error::{Error, Result};
+use crate::fsutil::read_optional;
 use crate::paths::{Layout, MACHINES_DIR, MULTI_USER_TARGET, STATE_DIR, TARGET};
 
 pub const HEADER_PREFIX: &str = "# Managed by clone-army ";
@@ -19,6 +21,25 @@ pub fn header() -> String {
 
 pub fn is_ours(content: &str) -> bool {
     content.starts_with(HEADER_PREFIX)
+}
+
+/// The text of the generated file at `path`; `None` when it is missing or not ours (a
+/// file someone else wrote says nothing about what clone-army set).
+pub fn read_ours(path: &Path) -> Result<Option<String>> {
+    Ok(read_optional(path)?.filter(|text| is_ours(text)))
+}
+
+/// Refuses to write over or remove a file at `path` that clone-army did not write;
+/// `what` names it in the error ("drop-in", ...).
+pub fn refuse_foreign(path: &Path, what: &'static str) -> Result<()> {
+    match read_optional(path)? {
+        Some(text) if !is_ours(&text) => Err(Error::AlreadyExists {
+            what,
+            name: path.display().to_string(),
+            detail: "it was not written by clone-army; not touching it".to_owned(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// `puppet-clone-army@.service`, modelled on systemd's own `systemd-nspawn@.service`.

@@ -15,9 +15,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::fsutil::{read_optional, remove_dropin, write_atomic};
+use crate::fsutil::{remove_dropin, write_atomic};
 use crate::paths::Layout;
-use crate::units::{self, header, is_ours};
+use crate::units::{self, header, read_ours, refuse_foreign};
 
 /// Where the source appears inside a clone.
 pub const APPLY_DIR: &str = "/srv/clone-army-apply";
@@ -92,12 +92,9 @@ ExecStart={exec_start} --bind-ro={source}:{APPLY_DIR}
 
 /// The source the drop-in on disk binds, if any (none when missing or not ours).
 pub fn read(layout: &Layout, clone: &str) -> Result<Option<PathBuf>> {
-    let Some(text) = read_optional(&layout.fs(dropin_path(layout, clone)))? else {
+    let Some(text) = read_ours(&layout.fs(dropin_path(layout, clone)))? else {
         return Ok(None);
     };
-    if !is_ours(&text) {
-        return Ok(None);
-    }
     let suffix = format!(":{APPLY_DIR}");
     Ok(text
         .lines()
@@ -116,15 +113,7 @@ pub fn read(layout: &Layout, clone: &str) -> Result<Option<PathBuf>> {
 /// changed.
 pub fn apply(layout: &Layout, clone: &str, source: Option<&Path>) -> Result<bool> {
     let path = layout.fs(dropin_path(layout, clone));
-    if let Some(text) = read_optional(&path)? {
-        if !is_ours(&text) {
-            return Err(Error::AlreadyExists {
-                what: "drop-in",
-                name: path.display().to_string(),
-                detail: "it was not written by clone-army; not touching it".to_owned(),
-            });
-        }
-    }
+    refuse_foreign(&path, "drop-in")?;
     match source {
         Some(source) => write_atomic(&path, render(source).as_bytes(), 0o644),
         None => remove(layout, clone),

@@ -5,9 +5,9 @@
 //! input can add a line or a directive to a unit.
 
 use crate::error::{Error, Result};
-use crate::fsutil::{read_optional, remove_dropin, write_atomic};
+use crate::fsutil::{remove_dropin, write_atomic};
 use crate::paths::Layout;
-use crate::units::{header, is_ours};
+use crate::units::{header, read_ours, refuse_foreign};
 
 /// The limits of one clone; `None` is systemd's default (the template's, for TasksMax).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -140,12 +140,9 @@ pub fn render(limits: &Limits) -> String {
 /// The limits as the drop-in on disk says (none when it is missing or not ours). Values
 /// are re-validated, so a hand edit shows up as an unset limit rather than as garbage.
 pub fn read(layout: &Layout, clone: &str) -> Result<Limits> {
-    let Some(text) = read_optional(&layout.fs(dropin_path(layout, clone)))? else {
+    let Some(text) = read_ours(&layout.fs(dropin_path(layout, clone)))? else {
         return Ok(Limits::default());
     };
-    if !is_ours(&text) {
-        return Ok(Limits::default());
-    }
     let mut limits = Limits::default();
     for line in text.lines() {
         let Some((key, value)) = line.trim().split_once('=') else {
@@ -165,15 +162,7 @@ pub fn read(layout: &Layout, clone: &str) -> Result<Limits> {
 /// set. A file there that clone-army did not write is refused. Returns whether it changed.
 pub fn apply(layout: &Layout, clone: &str, limits: &Limits) -> Result<bool> {
     let path = layout.fs(dropin_path(layout, clone));
-    if let Some(text) = read_optional(&path)? {
-        if !is_ours(&text) {
-            return Err(Error::AlreadyExists {
-                what: "drop-in",
-                name: path.display().to_string(),
-                detail: "it was not written by clone-army; not touching it".to_owned(),
-            });
-        }
-    }
+    refuse_foreign(&path, "drop-in")?;
     if limits.is_empty() {
         return remove(layout, clone);
     }

@@ -27,9 +27,8 @@ use serde::{Deserialize, Serialize};
 
 use super::CloneView;
 use crate::error::{Error, Result};
-use crate::fsutil::read_optional;
 use crate::puppet_conf;
-use crate::units::{header, is_ours};
+use crate::units::{header, read_ours};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -426,8 +425,8 @@ pub fn read_back(upper: &Path, puppet_conf: Option<&str>) -> Result<RunReadBack>
     let at = |path: &str| upper.join(path.trim_start_matches('/'));
     let masked =
         std::fs::read_link(at(PUPPET_SERVICE)).ok().as_deref() == Some(Path::new("/dev/null"));
-    let timer = read_optional(&at(AGENT_TIMER))?.filter(|t| is_ours(t));
-    let phase = read_optional(&at(PHASE_TIMER))?.filter(|t| is_ours(t));
+    let timer = read_ours(&at(AGENT_TIMER))?;
+    let phase = read_ours(&at(PHASE_TIMER))?;
     let phase_of = |text: &str| {
         (
             unit_key(text, "X-CloneArmyPhaseIndex"),
