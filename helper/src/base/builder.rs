@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use super::{Family, Os, PuppetSource};
 use crate::error::{Error, Result};
 use crate::fsutil::{ensure_symlink, read_optional, remove_dir_all, write_atomic};
+use crate::units::header;
 
 /// Everything a builder needs, resolved and validated before any command runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -507,7 +508,8 @@ impl RootfsBuilder for ZypperBuilder {
 /// - no root password,
 /// - no agent SSL state (each clone gets its own key and certificate); only a CA
 ///   certificate the build put at the AIO agent's `localcacert` on purpose (PE) is kept,
-/// - the agent service enabled, so each clone runs the agent daemon.
+/// - the agent service enabled, so each clone runs the agent daemon,
+/// - journald bounded (see [`JOURNALD_DROPIN`]).
 pub fn finish_rootfs(rootfs: &Path) -> Result<()> {
     fs::set_permissions(rootfs, fs::Permissions::from_mode(0o755))
         .map_err(|e| Error::io("set the mode of", rootfs, e))?;
@@ -521,7 +523,28 @@ pub fn finish_rootfs(rootfs: &Path) -> Result<()> {
         write_atomic(&aio_ca, ca.as_bytes(), 0o644)?;
     }
     enable_agent_service(rootfs)?;
+    write_atomic(
+        &rootfs.join(JOURNALD_DROPIN),
+        journald_dropin().as_bytes(),
+        0o644,
+    )?;
     Ok(())
+}
+
+/// Every clone runs its own journald, which keeps a persistent journal in the clone's
+/// upper layer. Its default cap is 10 % of the file system, up to 4 GiB, for each
+/// clone: a fleet of hundreds left running for days would fill the disk with logs no
+/// one reads (and each journal starts at 8 MiB). A drop-in beside the distribution's
+/// `journald.conf` (left untouched) caps each clone at 8 MiB on disk, about a week of
+/// half-hourly agent runs, in files of 2 MiB, and at 4 MiB in `/run` (memory) before
+/// the journal moves to disk at boot.
+pub const JOURNALD_DROPIN: &str = "etc/systemd/journald.conf.d/50-clone-army.conf";
+
+fn journald_dropin() -> String {
+    format!(
+        "{}[Journal]\nSystemMaxUse=8M\nSystemMaxFileSize=2M\nRuntimeMaxUse=4M\n",
+        header()
+    )
 }
 
 /// Makes sure root's password field is locked (`*` or starting with `!`).
@@ -818,6 +841,17 @@ mod tests {
             fs::read_link(root.join("etc/systemd/system/multi-user.target.wants/puppet.service"))
                 .unwrap(),
             Path::new("/lib/systemd/system/puppet.service")
+        );
+        let journald = fs::read_to_string(root.join(JOURNALD_DROPIN)).unwrap();
+        assert!(crate::units::is_ours(&journald), "{journald}");
+        assert!(
+            journald
+                .ends_with("[Journal]\nSystemMaxUse=8M\nSystemMaxFileSize=2M\nRuntimeMaxUse=4M\n"),
+            "{journald}"
+        );
+        assert_eq!(
+            fs::metadata(root.join(JOURNALD_DROPIN)).unwrap().mode() & 0o7777,
+            0o644
         );
     }
 
