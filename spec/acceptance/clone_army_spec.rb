@@ -59,6 +59,18 @@ RSpec.describe 'class clone_army on a sandbox host' do
       end
     end
 
+    it "keeps each clone's journal within 8 MiB (the base's journald drop-in)" do
+      clones.each do |clone|
+        usage = in_clone(clone, 'journalctl', '--disk-usage')
+        expect(usage.exitstatus).to eq(0), usage.to_s
+        # "Archived and active journals take up 2.0M in the file system."
+        number, unit = usage.stdout.match(%r{take up ([0-9.]+)([BKMG])})&.captures
+        expect(number).not_to be_nil, usage.to_s
+        bytes = number.to_f * (1024**'BKMG'.index(unit))
+        expect(bytes).to be_between(1, 8 * 1024**2), "#{clone}: #{usage}"
+      end
+    end
+
     it 'gets both clones a certificate signed by the server' do
       signed = wait_for(timeout: checkin_timeout) { (certnames - signed_certs).empty? }
       expect(signed).to be_truthy,

@@ -59,19 +59,21 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     expect(ok).to be_truthy, "not all of #{clones.join(', ')} running after #{timeout}s\n#{diagnostics}"
   end
 
-  context 'growing the fleet 2 -> 3 and shrinking it 3 -> 1' do
-    it 'adds clone3 without touching clone1 and clone2' do
-      SandboxHarness.apply(class_manifest(num_clones: 2), timeout: 600)
-      expect_running(%w[clone1 clone2])
-      before = %w[clone1 clone2].to_h do |c|
-        [c, [clone_unit(c)[:pid], unit_property("puppet-clone-army@#{c}.service", 'ExecMainStartTimestampMonotonic')]]
-      end
+  context 'growing the fleet 1 -> 3 and shrinking it 3 -> 1' do
+    it 'starts from one clone (clone2 removed)' do
+      apply_and_settle(class_manifest(num_clones: 1))
+      expect(clone_list.map { |c| c['name'] }).to eq(['clone1'])
+      expect_running(%w[clone1])
+    end
+
+    it 'adds clone2 and clone3 without touching clone1' do
+      before = [clone_unit('clone1')[:pid],
+                unit_property('puppet-clone-army@clone1.service', 'ExecMainStartTimestampMonotonic')]
       apply_and_settle(class_manifest(num_clones: 3))
       expect_running(%w[clone1 clone2 clone3])
-      %w[clone1 clone2].each do |c|
-        after = [clone_unit(c)[:pid], unit_property("puppet-clone-army@#{c}.service", 'ExecMainStartTimestampMonotonic')]
-        expect(after).to eq(before[c]), "#{c} was restarted by growing the fleet: #{before[c]} -> #{after}"
-      end
+      after = [clone_unit('clone1')[:pid],
+               unit_property('puppet-clone-army@clone1.service', 'ExecMainStartTimestampMonotonic')]
+      expect(after).to eq(before), "clone1 was restarted by growing the fleet: #{before} -> #{after}"
     end
 
     it 'removes clone2 and clone3 completely, leaving clone1 running' do
@@ -121,6 +123,50 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect_running(%w[clone1 clone2])
       apply_and_settle(class_manifest(num_clones: 2), expect_first: 0)
       expect_marker
+    end
+  end
+
+  context 'machinectl and the root password' do
+    # A crypt(3) hash that is not the password of anything: only its place in
+    # /etc/shadow is checked.
+    def password_hash
+      '$6$cloneArmyTest$' + ('A' * 86)
+    end
+
+    def root_field(clone)
+      shadow = on_sandbox!('cat', "/var/lib/puppet-clone-army/#{clone}-overlay/etc/shadow", timeout: 60).stdout
+      shadow.lines.map { |line| line.split(':') }.find { |fields| fields[0] == 'root' }&.fetch(1)
+    end
+
+    it 'shows a running clone with machinectl status and opens machinectl shell in it' do
+      status = on_sandbox('machinectl', 'status', '--no-pager', 'clone1', timeout: 60)
+      expect(status.exitstatus).to eq(0), status.to_s
+      expect(status.stdout).to match(%r{^clone1}), status.to_s
+      expect(status.stdout).to match(%r{Unit: puppet-clone-army@clone1\.service}), status.to_s
+      shell = on_sandbox('machinectl', 'shell', '--quiet', 'clone1', '/bin/hostname', timeout: 60)
+      expect(shell.exitstatus).to eq(0), shell.to_s
+      expect(shell.stdout.strip).to eq("clone1.#{host_certname}"), shell.to_s
+    end
+
+    it 'gives root no password by default, and the hash to a clone created with root_password_hash' do
+      # clone1 was created without a hash; its upper layer may not even hold a
+      # shadow of its own, in which case the base's (locked) one is what it sees.
+      shadow = in_clone('clone1', 'cat', '/etc/shadow')
+      root = shadow.stdout.lines.map { |line| line.split(':') }.find { |fields| fields[0] == 'root' }
+      expect(root).not_to be_nil, shadow.to_s
+      expect(root[1]).to match(%r{\A(\*|!.*)?\z}), "root has a password in clone1: #{root[1].inspect}"
+
+      created = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone9', 'ensure=stopped',
+                           "base=#{base_json['name']}", 'master=puppet', "certname=clone9.#{host_certname}",
+                           "root_password_hash=#{password_hash}", timeout: 180)
+      expect(created.exitstatus).to eq(0), created.to_s
+      expect(created.output).not_to include(password_hash), 'the hash appears in the output of puppet resource'
+      expect(root_field('clone9')).to eq(password_hash)
+    ensure
+      removed = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone9', 'ensure=absent',
+                           timeout: 180)
+      expect(removed.exitstatus).to eq(0), removed.to_s
+      expect(clone_traces('clone9')).to eq([])
     end
   end
 
