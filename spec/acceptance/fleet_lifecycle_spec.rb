@@ -301,6 +301,19 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(runs.stdout).to match(%r{Applied catalog|Finished|Started}), runs.to_s
     end
 
+    # Both clones were restarted by the same apply, in one wave (ramp_up 0), so
+    # their first timer runs are as far apart as their phases: clone1 is phase 0
+    # of 2 (at its start), clone2 phase 1 of 2 (half of the 120 s interval later).
+    it 'runs clone2 half an interval after clone1 (phases 0 and 1 of 2)' do
+      first_run = %w[clone1 clone2].to_h do |c|
+        log = in_clone(c, 'journalctl', '--no-pager', '-b', '-o', 'short-unix', '-u', 'clone-army-agent.service')
+        [c, log.stdout.lines.first.to_s.split.first.to_f]
+      end
+      expect(first_run.values).to all(be_positive), "#{first_run}\n#{diagnostics}"
+      apart = first_run['clone2'] - first_run['clone1']
+      expect(apart).to be_within(15).of(60), "first runs #{first_run}: #{apart.round(1)} s apart, not ~60"
+    end
+
     it "shows the clones' generated facts on the server" do
       found = wait_for(timeout: 60, interval: 3) do
         certnames.all? do |cert|
