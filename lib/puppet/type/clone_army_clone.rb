@@ -264,9 +264,11 @@ Puppet::Type.newtype(:clone_army_clone) do
   schedule_property.call(:phase_index, <<-DOC)
     The clone's place among `phase_count` clones (0 to `phase_count` - 1):
     its runs come at `floor(phase_index * runinterval / phase_count)`
-    seconds into each interval, so that a fleet's runs arrive as an even
-    stream rather than a herd. Class clone_army gives clone i of N the index
-    i - 1. Not used in `manual` mode.
+    seconds into each interval, counted from the clone's start, so that a
+    fleet started together sends its runs as an even stream rather than a
+    herd. Class clone_army gives clone i of N the index i - 1. A change
+    reaches a running clone at its next start (it restarts nothing). Not
+    used in `manual` mode.
   DOC
 
   schedule_property.call(:phase_count, <<-DOC)
