@@ -535,9 +535,9 @@ pub fn finish_rootfs(rootfs: &Path) -> Result<()> {
 /// upper layer. Its default cap is 10 % of the file system, up to 4 GiB, for each
 /// clone: a fleet of hundreds left running for days would fill the disk with logs no
 /// one reads (and each journal starts at 8 MiB). A drop-in beside the distribution's
-/// `journald.conf` (left untouched) caps each clone at 8 MiB on disk, about a week of
-/// half-hourly agent runs, in files of 2 MiB, and at 4 MiB in `/run` (memory) before
-/// the journal moves to disk at boot.
+/// `journald.conf` (left untouched) caps each clone at 8 MiB on disk, in files of 2 MiB
+/// (the oldest go first), and at 4 MiB in `/run` (memory) before the journal moves to
+/// disk at boot.
 pub const JOURNALD_DROPIN: &str = "etc/systemd/journald.conf.d/50-clone-army.conf";
 
 fn journald_dropin() -> String {
