@@ -133,8 +133,8 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       '$6$cloneArmyTest$' + ('A' * 86)
     end
 
-    def root_field(clone)
-      shadow = on_sandbox!('cat', "/var/lib/puppet-clone-army/#{clone}-overlay/etc/shadow", timeout: 60).stdout
+    # Root's password field in the text of a shadow file (nil without a root line).
+    def root_password_field(shadow)
       shadow.lines.map { |line| line.split(':') }.find { |fields| fields[0] == 'root' }&.fetch(1)
     end
 
@@ -152,16 +152,17 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       # clone1 was created without a hash; its upper layer may not even hold a
       # shadow of its own, in which case the base's (locked) one is what it sees.
       shadow = in_clone('clone1', 'cat', '/etc/shadow')
-      root = shadow.stdout.lines.map { |line| line.split(':') }.find { |fields| fields[0] == 'root' }
+      root = root_password_field(shadow.stdout)
       expect(root).not_to be_nil, shadow.to_s
-      expect(root[1]).to match(%r{\A(\*|!.*)?\z}), "root has a password in clone1: #{root[1].inspect}"
+      expect(root).to match(%r{\A(\*|!.*)?\z}), "root has a password in clone1: #{root.inspect}"
 
       created = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone9', 'ensure=stopped',
                            "base=#{base_json['name']}", 'master=puppet', "certname=clone9.#{host_certname}",
                            "root_password_hash=#{password_hash}", timeout: 180)
       expect(created.exitstatus).to eq(0), created.to_s
       expect(created.output).not_to include(password_hash), 'the hash appears in the output of puppet resource'
-      expect(root_field('clone9')).to eq(password_hash)
+      upper_shadow = on_sandbox!('cat', '/var/lib/puppet-clone-army/clone9-overlay/etc/shadow', timeout: 60).stdout
+      expect(root_password_field(upper_shadow)).to eq(password_hash)
     ensure
       removed = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone9', 'ensure=absent',
                            timeout: 180)
