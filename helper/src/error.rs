@@ -118,6 +118,15 @@ pub enum Error {
     #[error("could not take the lock {} within {seconds} s: another clone-army is running", path.display())]
     LockTimeout { path: PathBuf, seconds: u64 },
 
+    /// A path inside a clone that the helper will not read: a symlink (anywhere on the
+    /// way), not a regular file, or larger than what is read from a clone.
+    #[error("clone {clone:?}: refusing to read {}: {reason} (a clone's files are never followed out of it, and read only when regular and small)", path.display())]
+    UnsafePath {
+        clone: String,
+        path: PathBuf,
+        reason: String,
+    },
+
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -161,6 +170,7 @@ impl Error {
             Error::NotInPlace { .. } => "not-in-place",
             Error::Unsupported { .. } => "unsupported",
             Error::LockTimeout { .. } => "lock-timeout",
+            Error::UnsafePath { .. } => "unsafe-path",
             Error::Internal(_) => "internal",
         }
     }

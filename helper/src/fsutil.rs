@@ -1,11 +1,15 @@
 //! File operations that the helper does the same way everywhere: atomic writes with fixed
 //! modes that report whether anything changed, symlinks, tolerant removal. Every error
 //! carries the path it happened on.
+//!
+//! These work on the host's own directories. Temporary files get unpredictable names
+//! and are created `O_EXCL` (which never follows a symlink), so a name planted in
+//! advance can at most make a write try another name, never redirect it.
 
 use std::fs;
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
@@ -28,14 +32,8 @@ pub fn write_atomic(path: &Path, content: &[u8], mode: u32) -> Result<bool> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.clone-army-{}", std::process::id()));
+    let (tmp, mut file) = create_temporary(dir, &format!(".{file_name}.clone-army-"))?;
     let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| Error::io("create", &tmp, e))?;
         file.set_permissions(fs::Permissions::from_mode(mode))
             .map_err(|e| Error::io("set the mode of", &tmp, e))?;
         file.write_all(content)
@@ -47,6 +45,41 @@ pub fn write_atomic(path: &Path, content: &[u8], mode: u32) -> Result<bool> {
         let _ = fs::remove_file(&tmp);
     }
     result.map(|()| true)
+}
+
+/// A new file in `dir` named `prefix` and a random suffix, created exclusively (never
+/// through a symlink, never an existing file) with mode 0600 until the caller sets its own.
+pub fn create_temporary(dir: &Path, prefix: &str) -> Result<(PathBuf, fs::File)> {
+    let mut last_error = None;
+    for _ in 0..16 {
+        let path = dir.join(format!("{prefix}{}", random_suffix()));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => last_error = Some((path, e)),
+            Err(e) => return Err(Error::io("create", &path, e)),
+        }
+    }
+    let (path, e) = last_error.expect("tried at least once");
+    Err(Error::io("create", path, e))
+}
+
+/// `<pid>-<64 random bits>`: the pid tells a sweep whether the writer still runs
+/// (see `leftovers`), the random part makes the name unpredictable. The bits come from
+/// the standard library's per-process random keys, mixed with a counter.
+fn random_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    format!("{}-{:016x}", std::process::id(), hasher.finish())
 }
 
 /// Creates `dir` and missing parents with `mode` (not subject to the umask's surprises:
@@ -99,9 +132,16 @@ pub fn ensure_symlink(link: &Path, target: &Path) -> Result<bool> {
         .parent()
         .ok_or_else(|| Error::Internal(format!("{} has no parent", link.display())))?;
     create_dir_all(dir, 0o755)?;
-    let tmp = dir.join(format!(".clone-army-link-{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp).map_err(|e| Error::io("create symlink", &tmp, e))?;
+    // symlink(2) never follows or replaces what is there: a taken name is tried again.
+    let mut attempt = 0;
+    let tmp = loop {
+        let tmp = dir.join(format!(".clone-army-link-{}", random_suffix()));
+        match std::os::unix::fs::symlink(target, &tmp) {
+            Ok(()) => break tmp,
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => return Err(Error::io("create symlink", &tmp, e)),
+        }
+    };
     fs::rename(&tmp, link).map_err(|e| {
         let _ = fs::remove_file(&tmp);
         Error::io("rename into place", link, e)
@@ -167,6 +207,33 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"y");
         let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1);
+    }
+
+    /// A name planted in advance (as a symlink to where a write should not go) is never
+    /// written through: the temporary name is unpredictable and created exclusively.
+    #[test]
+    fn temporary_files_never_follow_or_reuse_a_planted_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        let (first, _) = create_temporary(dir.path(), ".x.clone-army-").unwrap();
+        let (second, _) = create_temporary(dir.path(), ".x.clone-army-").unwrap();
+        assert_ne!(first, second);
+        let name = first.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(
+            crate::leftovers::writer_of(&name),
+            Some(std::process::id() as i32)
+        );
+        // Even a correctly guessed name that is a symlink is refused, not followed.
+        std::fs::remove_file(&first).unwrap();
+        std::os::unix::fs::symlink(&target, &first).unwrap();
+        let planted = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&first);
+        assert!(planted.is_err());
+        assert!(write_atomic(&dir.path().join("unit"), b"x", 0o644).unwrap());
+        assert!(!target.exists());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Temporary files a killed helper leaves behind.
 //!
-//! `write_atomic` and `ensure_symlink` write `.<name>.clone-army-<pid>` and
-//! `.clone-army-link-<pid>` next to their target and rename them into place; a SIGKILL
+//! `write_atomic` and `ensure_symlink` write `.<name>.clone-army-<pid>-<random>` and
+//! `.clone-army-link-<pid>-<random>` (older ones without `-<random>`) next to their target and rename them into place; a SIGKILL
 //! between the two leaves that file. systemd ignores such names (no unit suffix), but
 //! they are litter in `/etc/systemd/system`, so `clone create` and `clone remove` sweep
 //! the directories they write, under the lock, removing only files whose writer is gone.
@@ -18,11 +18,16 @@ use crate::fsutil::remove_file;
 /// The writer's pid, when `name` is one of the helper's temporary names.
 pub fn writer_of(name: &str) -> Option<i32> {
     let rest = name.strip_prefix('.')?;
-    let pid = match rest.strip_prefix("clone-army-link-") {
-        Some(pid) => pid,
+    let suffix = match rest.strip_prefix("clone-army-link-") {
+        Some(suffix) => suffix,
         None => rest.rsplit_once(".clone-army-")?.1,
     };
-    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+    // Helpers before random suffixes wrote the pid alone.
+    let (pid, random) = suffix
+        .split_once('-')
+        .unwrap_or((suffix, "0000000000000000"));
+    let random_ok = random.len() == 16 && random.bytes().all(|b| b.is_ascii_hexdigit());
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !random_ok {
         return None;
     }
     pid.parse().ok()
@@ -65,23 +70,28 @@ mod tests {
     #[test]
     fn recognises_only_its_own_temporary_names() {
         assert_eq!(
-            writer_of(".var-lib-machines-c1.mount.clone-army-123"),
+            writer_of(".var-lib-machines-c1.mount.clone-army-123-0123456789abcdef"),
             Some(123)
         );
-        assert_eq!(writer_of(".clone-army-link-77"), Some(77));
+        assert_eq!(writer_of(".clone-army-link-77-fedcba9876543210"), Some(77));
         assert_eq!(writer_of("var-lib-machines-c1.mount"), None);
         assert_eq!(writer_of(".puppet.conf.clone-army-"), None);
-        assert_eq!(writer_of(".x.clone-army-12a"), None);
+        assert_eq!(writer_of(".x.clone-army-12a-0123456789abcdef"), None);
+        assert_eq!(writer_of(".x.clone-army-12-0123"), None);
+        assert_eq!(writer_of(".x.clone-army-12"), Some(12));
     }
 
     #[test]
     fn sweeps_files_of_dead_writers_only() {
         let dir = tempfile::tempdir().unwrap();
         // Above the kernel's largest pid_max: no such process.
-        let dead = dir.path().join(".a.mount.clone-army-4194999");
-        let mine = dir
+        let dead = dir
             .path()
-            .join(format!(".b.mount.clone-army-{}", std::process::id()));
+            .join(".a.mount.clone-army-4194999-0123456789abcdef");
+        let mine = dir.path().join(format!(
+            ".b.mount.clone-army-{}-0123456789abcdef",
+            std::process::id()
+        ));
         let other = dir.path().join("c.mount");
         for path in [&dead, &mine, &other] {
             std::fs::write(path, "").unwrap();

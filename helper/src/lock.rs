@@ -1,17 +1,45 @@
 //! One mutating clone-army at a time: an exclusive `flock` on the state directory's lock
 //! file, waited for (bounded) rather than failed at once, since Puppet and a person may
 //! well overlap.
+//!
+//! The state directory is root's alone (0700) and the lock file 0600: a local user who
+//! could open the lock could hold it and stall every change.
 
 use std::fs::File;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 
 use crate::error::{Error, Result};
 use crate::fsutil::create_dir_all;
-use crate::paths::Layout;
+use crate::paths::{Layout, STATE_DIR};
 
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(300);
+/// The state directory (bases, upper layers, what clones are given): root's alone.
+pub const STATE_DIR_MODE: u32 = 0o700;
+const LOCK_FILE_MODE: u32 = 0o600;
+
+/// Creates the state directory with [`STATE_DIR_MODE`], or narrows a wider one (made by
+/// an older clone-army, or by hand). Returns whether it changed anything.
+pub fn ensure_state_dir(layout: &Layout) -> Result<bool> {
+    let dir = layout.fs(STATE_DIR);
+    if let Some(parent) = dir.parent() {
+        create_dir_all(parent, 0o755)?;
+    }
+    let created = create_dir_all(&dir, STATE_DIR_MODE)?;
+    let mode = std::fs::metadata(&dir)
+        .map_err(|e| Error::io("inspect", &dir, e))?
+        .permissions()
+        .mode()
+        & 0o7777;
+    if mode == STATE_DIR_MODE {
+        return Ok(created);
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(STATE_DIR_MODE))
+        .map_err(|e| Error::io("set the mode of", &dir, e))?;
+    Ok(true)
+}
 
 pub struct Lock {
     _flock: Flock<File>,
@@ -19,9 +47,7 @@ pub struct Lock {
 
 pub fn acquire(layout: &Layout, timeout: Duration) -> Result<Lock> {
     let path = layout.fs(layout.lock_file());
-    if let Some(dir) = path.parent() {
-        create_dir_all(dir, 0o755)?;
-    }
+    ensure_state_dir(layout)?;
     let started = Instant::now();
     let mut said = false;
     loop {
@@ -29,8 +55,13 @@ pub fn acquire(layout: &Layout, timeout: Duration) -> Result<Lock> {
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(LOCK_FILE_MODE)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| Error::io("open the lock file", &path, e))?;
+        // A lock file made by an older clone-army (0644) is narrowed too.
+        file.set_permissions(std::fs::Permissions::from_mode(LOCK_FILE_MODE))
+            .map_err(|e| Error::io("set the mode of", &path, e))?;
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(flock) => return Ok(Lock { _flock: flock }),
             Err((_, nix::errno::Errno::EWOULDBLOCK)) if started.elapsed() < timeout => {
@@ -59,6 +90,22 @@ pub fn acquire(layout: &Layout, timeout: Duration) -> Result<Lock> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_state_dir_and_lock_are_roots_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::under(dir.path());
+        let state = layout.fs(STATE_DIR);
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(layout.fs(layout.lock_file()), "").unwrap();
+        let _held = acquire(&layout, Duration::from_secs(1)).unwrap();
+        let mode =
+            |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&state), 0o700);
+        assert_eq!(mode(&layout.fs(layout.lock_file())), 0o600);
+        assert!(!ensure_state_dir(&layout).unwrap());
+    }
 
     #[test]
     fn second_lock_times_out() {

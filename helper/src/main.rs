@@ -5,6 +5,7 @@ mod base;
 mod bus_limits;
 mod cli;
 mod clone;
+mod confined;
 mod context;
 mod error;
 mod escape;
@@ -119,7 +120,7 @@ fn check_root() -> Result<()> {
 }
 
 fn fail(error: &Error) -> i32 {
-    eprintln!("clone-army: {error}");
+    eprintln!("clone-army: {}", escape::visible(&error.to_string()));
     output::print(&Envelope::failure(error));
     error.exit_code()
 }

@@ -12,7 +12,7 @@ use crate::faults;
 use crate::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
 use crate::names::{validate_hostname, validate_name};
 use crate::output::{CloneChanged, CloneCreated};
-use crate::paths::{Layout, SERVICE_TEMPLATE, STATE_DIR, TARGET};
+use crate::paths::{Layout, SERVICE_TEMPLATE, TARGET};
 use crate::puppet_conf;
 use crate::systemd::wait_for_state;
 use crate::units::{self, parse_clone_mount};
@@ -134,7 +134,6 @@ fn create_clone(
     }
 
     let mut changed = false;
-    create_dir_all(&layout.fs(STATE_DIR), 0o755)?;
     for dir in [
         layout.upper_dir(clone),
         layout.work_dir(clone),

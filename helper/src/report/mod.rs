@@ -22,15 +22,21 @@ use std::time::UNIX_EPOCH;
 
 use crate::base::rfc3339_utc;
 use crate::clone;
+use crate::confined::CloneTree;
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::fsutil::read_optional;
 use crate::output::{CloneReport, CloneState, FleetReport, Report, ReportState};
 use crate::units::CloneMount;
 
 use self::last_report::{statedirs_for, REPORT_FILE};
 use self::stats::{is_silent, Distribution};
 use self::summary::{parse, publicdirs_for, LastRun, RunStatus, SUMMARY_FILE};
+
+/// The most read of a clone's run summary (Puppet's is about 1 KiB).
+pub const MAX_SUMMARY_BYTES: u64 = 1024 * 1024;
+/// The most read of a clone's last run report (one entry per resource: catalogs of a
+/// few thousand resources stay well below).
+pub const MAX_REPORT_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Puppet's default `runinterval`, and the module's.
 pub const DEFAULT_INTERVAL: u64 = 1800;
@@ -108,28 +114,37 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
     })
 }
 
+/// The clone's upper layer, read through [`crate::confined`]: the clone's root writes
+/// there.
+fn upper_tree<'a>(ctx: &Context, mount: &'a CloneMount) -> CloneTree<'a> {
+    CloneTree::new(
+        &mount.clone,
+        ctx.layout.fs(&mount.upperdir),
+        PathBuf::from(&mount.upperdir),
+    )
+}
+
 /// The summary's host path and what it says: `None` when there is none; `Err` with the
-/// reason when it is there but unreadable.
+/// reason when it is there but unreadable (or refused: a symlink, a FIFO, too large).
 fn read_last_run(
     ctx: &Context,
     mount: &CloneMount,
     confdir: &str,
 ) -> (Option<String>, Option<Result<LastRun, String>>) {
-    let upper = Path::new(&mount.upperdir);
+    let tree = upper_tree(ctx, mount);
     for publicdir in publicdirs_for(confdir) {
-        let system_path = upper
-            .join(publicdir.trim_start_matches('/'))
-            .join(SUMMARY_FILE);
-        let shown = Some(system_path.display().to_string());
-        match read_optional(&ctx.layout.fs(&system_path)) {
+        let relative = Path::new(publicdir).join(SUMMARY_FILE);
+        let relative = relative.to_string_lossy();
+        let shown = Some(
+            Path::new(&mount.upperdir)
+                .join(relative.trim_start_matches('/'))
+                .display()
+                .to_string(),
+        );
+        match tree.read_to_string(&relative, MAX_SUMMARY_BYTES) {
             Ok(None) => continue,
             Ok(Some(text)) => return (shown, Some(parse(&text))),
-            Err(e) => {
-                let reason = std::error::Error::source(&e)
-                    .map(|c| format!("{e}: {c}"))
-                    .unwrap_or_else(|| e.to_string());
-                return (shown, Some(Err(reason)));
-            }
+            Err(e) => return (shown, Some(Err(with_cause(&e)))),
         }
     }
     (None, None)
@@ -138,18 +153,22 @@ fn read_last_run(
 /// Why a failed run failed, from the agent's full report beside the summary; a report
 /// that cannot be read says so in its place (the summary already said "failed").
 fn read_failure(ctx: &Context, mount: &CloneMount, confdir: &str) -> Option<String> {
-    let upper = Path::new(&mount.upperdir);
+    let tree = upper_tree(ctx, mount);
     for statedir in statedirs_for(confdir) {
-        let system_path = upper
-            .join(statedir.trim_start_matches('/'))
-            .join(REPORT_FILE);
-        return match read_optional(&ctx.layout.fs(&system_path)) {
+        let relative = Path::new(statedir).join(REPORT_FILE);
+        return match tree.read_to_string(&relative.to_string_lossy(), MAX_REPORT_BYTES) {
             Ok(None) => continue,
             Ok(Some(text)) => last_report::failure(&text).unwrap_or_else(Some),
-            Err(e) => Some(e.to_string()),
+            Err(e) => Some(with_cause(&e)),
         };
     }
     None
+}
+
+fn with_cause(e: &Error) -> String {
+    std::error::Error::source(e)
+        .map(|c| format!("{e}: {c}"))
+        .unwrap_or_else(|| e.to_string())
 }
 
 /// How long the clone has existed, by its mount unit's mtime (clone-army rewrites that

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::escape::visible;
 use crate::output::{CloneReport, Report};
 use crate::report::server::{Figure, ServerView};
 use crate::report::stats::Distribution;
@@ -127,11 +128,11 @@ pub fn table(report: &Report) -> String {
     for clone in &report.clones {
         if let Some(failure) = &clone.failure {
             let first = failure.lines().next().unwrap_or_default();
-            let _ = writeln!(out, "{} failed: {first}", clone.name);
+            let _ = writeln!(out, "{} failed: {}", clone.name, visible(first));
         }
     }
     if let Some(error) = &report.systemd_error {
-        let _ = writeln!(out, "states unknown: {error}");
+        let _ = writeln!(out, "states unknown: {}", visible(error));
     }
     if let Some(server) = &report.server {
         server_lines(&mut out, server);
@@ -149,8 +150,12 @@ fn row(c: &CloneReport) -> [String; 10] {
         seconds(c.config_retrieval_time),
         age(c.age),
         whole(c.failed_resources),
-        c.puppet_version.clone().unwrap_or_else(|| "-".to_owned()),
-        c.config_version.clone().unwrap_or_else(|| "-".to_owned()),
+        c.puppet_version
+            .as_deref()
+            .map_or("-".into(), |v| visible(v).into_owned()),
+        c.config_version
+            .as_deref()
+            .map_or("-".into(), |v| visible(v).into_owned()),
         if c.silent { "yes" } else { "no" }.to_owned(),
     ]
 }
@@ -158,7 +163,7 @@ fn row(c: &CloneReport) -> [String; 10] {
 fn server_lines(out: &mut String, server: &ServerView) {
     let _ = writeln!(out, "server: {}", server.url);
     if let Some(error) = &server.error {
-        let _ = writeln!(out, "  error: {error}");
+        let _ = writeln!(out, "  error: {}", visible(error));
         return;
     }
     if let Some(status) = server.http_status {

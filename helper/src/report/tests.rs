@@ -205,6 +205,88 @@ fn a_failed_run_without_its_report_has_no_failure_and_a_broken_one_says_so() {
     assert_eq!(r.clones[2].failure, None);
 }
 
+/// What a clone's root can plant where the report reads: each one is that clone's
+/// `unreadable` run, naming the path and why, and nothing of the host is read.
+#[test]
+fn planted_files_are_refused_per_clone_and_never_followed() {
+    let f = Fleet::new();
+    let host_secret = f.root.join("host-secret.yaml");
+    fs::write(&host_secret, UNCHANGED).unwrap();
+    let public = |name: &str| {
+        let dir = f
+            .layout
+            .fs(f.layout.upper_dir(name))
+            .join("var/cache/puppet/public");
+        fs::create_dir_all(&dir).unwrap();
+        dir.join("last_run_summary.yaml")
+    };
+    f.clone("c1", "active", None);
+    std::os::unix::fs::symlink(&host_secret, public("c1")).unwrap();
+    f.clone("c2", "active", None);
+    nix::unistd::mkfifo(
+        &public("c2"),
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )
+    .unwrap();
+    f.clone("c3", "active", None);
+    fs::write(public("c3"), vec![b'#'; MAX_SUMMARY_BYTES as usize + 1]).unwrap();
+    f.clone("c4", "active", Some(FAILED));
+    let state = f
+        .layout
+        .fs(f.layout.upper_dir("c4"))
+        .join("var/cache/puppet/state");
+    std::os::unix::fs::symlink(&f.root, &state).unwrap();
+    f.clone("c5", "active", Some(UNCHANGED));
+
+    let r = f.report();
+    let reasons: Vec<&str> = r.clones[..3]
+        .iter()
+        .map(|c| {
+            assert_eq!(c.status, RunStatus::Unreadable, "{c:?}");
+            c.error.as_deref().unwrap()
+        })
+        .collect();
+    assert!(reasons[0].contains("it is a symlink"), "{}", reasons[0]);
+    assert!(reasons[1].contains("it is a FIFO"), "{}", reasons[1]);
+    assert!(reasons[2].contains("more than the"), "{}", reasons[2]);
+    for (clone, reason) in r.clones.iter().zip(&reasons) {
+        assert!(
+            reason.contains(&format!(
+                "/var/lib/puppet-clone-army/{}-overlay/var/cache/puppet/public/last_run_summary.yaml",
+                clone.name
+            )),
+            "{reason}"
+        );
+    }
+    let failure = r.clones[3].failure.as_deref().unwrap();
+    assert!(
+        failure.contains("var/cache/puppet/state on its way is a symlink"),
+        "{failure}"
+    );
+    assert_eq!(r.clones[4].status, RunStatus::Unchanged);
+}
+
+/// A clone writes its own summary and report: their text reaches a terminal escaped.
+#[test]
+fn the_table_shows_clone_text_escaped() {
+    let f = Fleet::new();
+    f.clone(
+        "c1",
+        "active",
+        Some(&FAILED.replace("puppet: 7.23.0", "puppet: \"7.23\\e]0;owned\\a\"")),
+    );
+    f.full_report(
+        "c1",
+        &FAILED_REPORT.replacen("message: ", "message: \"\\e[2Jcleared\" # ", 1),
+    );
+    let table = render::table(&f.report());
+    assert!(
+        !table.contains('\u{1b}') && !table.contains('\u{7}'),
+        "{table}"
+    );
+    assert!(table.contains("7.23\\x1b]0;owned\\x07"), "{table}");
+}
+
 #[test]
 fn works_without_systemd() {
     let f = sample();

@@ -1,0 +1,346 @@
+//! Reading inside a clone's tree, which the clone's root controls.
+//!
+//! A clone runs the agent as root and applies whatever catalog the server under test
+//! sends, so anything in its upper layer may be a symlink, a FIFO, a device node or a
+//! huge file put there to mislead the host. The helper runs as root on the host and
+//! writes nothing into a clone (what it gives a clone is bound in read-only from the
+//! host, see `clone::config`); what it must read from one goes through here, and only
+//! here:
+//!
+//! - the path is walked one component at a time, each opened `O_PATH | O_NOFOLLOW`
+//!   relative to the one before, so a symlink anywhere on the way is refused, never
+//!   followed, whether it points inside the clone or out of it (the upper layer alone
+//!   cannot resolve a clone's symlinks the way the clone sees them anyway);
+//! - the last component must be a regular file before it is opened for reading: a FIFO
+//!   would block the reader, a device node would read the host's hardware;
+//! - at most `limit` bytes are read, whatever the file's size says by then.
+//!
+//! Every refusal is [`Error::UnsafePath`], naming the clone and the path, so one clone's
+//! planted file fails that clone's read and nothing else.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::{openat, OFlag};
+use nix::sys::stat::Mode;
+
+use crate::error::{Error, Result};
+
+/// One clone's tree as the host sees it: its upper layer (or any directory the clone
+/// writes into).
+pub struct CloneTree<'a> {
+    clone: &'a str,
+    /// Where the helper opens it (under `CLONE_ARMY_ROOT` in tests).
+    root: PathBuf,
+    /// How it is named in messages (the system path).
+    shown: PathBuf,
+}
+
+impl<'a> CloneTree<'a> {
+    pub fn new(clone: &'a str, root: PathBuf, shown: PathBuf) -> Self {
+        CloneTree { clone, root, shown }
+    }
+
+    /// The regular file at `path` (relative to the tree, a leading `/` ignored), at most
+    /// `limit` bytes of it; `None` when it (or a directory on the way) does not exist.
+    pub fn read(&self, path: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        let Some(fd) = self.open_last(path)? else {
+            return Ok(None);
+        };
+        let shown = self.shown(path);
+        let metadata = File::from(fd.try_clone().map_err(|e| self.io(&shown, e))?)
+            .metadata()
+            .map_err(|e| self.io(&shown, e))?;
+        let file_type = metadata.file_type();
+        if !file_type.is_file() {
+            return Err(self.refuse(&shown, format!("it is {}", describe(&file_type))));
+        }
+        if metadata.size() > limit {
+            return Err(self.refuse(&shown, too_large(metadata.size(), limit)));
+        }
+        // Reopened through the descriptor, not the path: the same inode that was checked.
+        let reopened = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        let file = File::options()
+            .read(true)
+            .custom_flags(reopen_flags())
+            .open(&reopened)
+            .map_err(|e| self.io(&shown, e))?;
+        let mut content = Vec::new();
+        file.take(limit + 1)
+            .read_to_end(&mut content)
+            .map_err(|e| self.io(&shown, e))?;
+        if content.len() as u64 > limit {
+            return Err(self.refuse(&shown, too_large(content.len() as u64, limit)));
+        }
+        Ok(Some(content))
+    }
+
+    /// As [`CloneTree::read`], as text (a file that is not UTF-8 is refused).
+    pub fn read_to_string(&self, path: &str, limit: u64) -> Result<Option<String>> {
+        match self.read(path, limit)? {
+            None => Ok(None),
+            Some(bytes) => String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| self.refuse(&self.shown(path), "it is not UTF-8 text".to_owned())),
+        }
+    }
+
+    fn open_last(&self, path: &str) -> Result<Option<OwnedFd>> {
+        let relative = relative_components(path)?;
+        let Some((last, parents)) = relative.split_last() else {
+            return Err(self.refuse(&self.shown(path), "it is the tree itself".to_owned()));
+        };
+        let Some(dir) = self.walk(parents, path)? else {
+            return Ok(None);
+        };
+        let shown = self.shown(path);
+        match openat(&dir, *last, path_flags(), Mode::empty()) {
+            Ok(fd) => {
+                let is_link = File::from(fd.try_clone().map_err(|e| self.io(&shown, e))?)
+                    .metadata()
+                    .map_err(|e| self.io(&shown, e))?
+                    .file_type()
+                    .is_symlink();
+                if is_link {
+                    return Err(self.refuse(&shown, "it is a symlink".to_owned()));
+                }
+                Ok(Some(fd))
+            }
+            Err(Errno::ENOENT) => Ok(None),
+            Err(errno) => Err(self.io(&shown, errno.into())),
+        }
+    }
+
+    /// The directory `components` name below the root, every one checked to be a real
+    /// directory; `None` when one is missing.
+    fn walk(&self, components: &[&OsStr], path: &str) -> Result<Option<OwnedFd>> {
+        let open_dir = |at: Option<&OwnedFd>, name: &Path| -> std::result::Result<OwnedFd, Errno> {
+            match at {
+                Some(dir) => openat(dir, name, path_flags(), Mode::empty()),
+                None => nix::fcntl::open(name, path_flags() | OFlag::O_DIRECTORY, Mode::empty()),
+            }
+        };
+        let mut current = match open_dir(None, &self.root) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) => return Ok(None),
+            Err(errno) => return Err(self.io(&self.shown, errno.into())),
+        };
+        let mut walked = PathBuf::new();
+        for name in components {
+            walked.push(name);
+            let shown = self.shown.join(&walked);
+            let next = match open_dir(Some(&current), Path::new(name)) {
+                Ok(fd) => fd,
+                Err(Errno::ENOENT) => return Ok(None),
+                Err(errno) => return Err(self.io(&shown, errno.into())),
+            };
+            let file_type = File::from(next.try_clone().map_err(|e| self.io(&shown, e))?)
+                .metadata()
+                .map_err(|e| self.io(&shown, e))?
+                .file_type();
+            if !file_type.is_dir() {
+                return Err(self.refuse(
+                    &self.shown(path),
+                    format!(
+                        "{} on its way is {}",
+                        walked.display(),
+                        describe(&file_type)
+                    ),
+                ));
+            }
+            current = next;
+        }
+        Ok(Some(current))
+    }
+
+    fn shown(&self, path: &str) -> PathBuf {
+        self.shown.join(path.trim_start_matches('/'))
+    }
+
+    fn refuse(&self, path: &Path, reason: String) -> Error {
+        Error::UnsafePath {
+            clone: self.clone.to_owned(),
+            path: path.to_owned(),
+            reason,
+        }
+    }
+
+    fn io(&self, path: &Path, source: std::io::Error) -> Error {
+        Error::io("read", path, source)
+    }
+}
+
+/// `O_PATH`: nothing is opened for reading (no FIFO blocks, no device is touched) until
+/// the type is known; `O_NOFOLLOW`: a symlink is opened as itself.
+fn path_flags() -> OFlag {
+    OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
+}
+
+/// A regular file does not block; these only keep the reopen harmless whatever it meets.
+fn reopen_flags() -> i32 {
+    OFlag::O_NONBLOCK.bits() | OFlag::O_NOCTTY.bits()
+}
+
+/// The plain names of `path` below the tree: `..` and anything but names are refused, so
+/// a caller's path can never climb out either.
+fn relative_components(path: &str) -> Result<Vec<&OsStr>> {
+    Path::new(path.trim_start_matches('/'))
+        .components()
+        .map(|component| match component {
+            Component::Normal(name) => Ok(name),
+            Component::CurDir => Ok(OsStr::new(".")),
+            _ => Err(Error::Internal(format!(
+                "{path:?} is not a plain path inside a clone"
+            ))),
+        })
+        .filter(|c| !matches!(c, Ok(name) if *name == OsStr::new(".")))
+        .collect()
+}
+
+fn describe(file_type: &std::fs::FileType) -> &'static str {
+    if file_type.is_symlink() {
+        "a symlink"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_block_device() {
+        "a block device"
+    } else if file_type.is_char_device() {
+        "a character device"
+    } else if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn too_large(size: u64, limit: u64) -> String {
+    format!("it is {size} bytes, more than the {limit} read from a clone")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    struct Scene {
+        dir: tempfile::TempDir,
+        outside: PathBuf,
+    }
+
+    impl Scene {
+        /// A clone tree with `etc/puppet/puppet.conf`, and a host file beside it.
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let tree = dir.path().join("tree");
+            std::fs::create_dir_all(tree.join("etc/puppet")).unwrap();
+            std::fs::write(tree.join("etc/puppet/puppet.conf"), "[main]\n").unwrap();
+            let outside = dir.path().join("host-secret");
+            std::fs::write(&outside, "HOST SECRET\n").unwrap();
+            Scene { dir, outside }
+        }
+
+        fn tree(&self) -> CloneTree<'static> {
+            CloneTree::new(
+                "c1",
+                self.dir.path().join("tree"),
+                PathBuf::from("/var/lib/puppet-clone-army/c1-overlay"),
+            )
+        }
+
+        fn at(&self, path: &str) -> PathBuf {
+            self.dir.path().join("tree").join(path)
+        }
+    }
+
+    fn refusal(result: Result<Option<Vec<u8>>>) -> (String, String) {
+        match result {
+            Err(Error::UnsafePath {
+                clone,
+                path,
+                reason,
+            }) => {
+                assert_eq!(clone, "c1");
+                (path.display().to_string(), reason)
+            }
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn plain_files_are_read_and_missing_ones_are_none() {
+        let scene = Scene::new();
+        let tree = scene.tree();
+        assert_eq!(
+            tree.read("/etc/puppet/puppet.conf", 64).unwrap().unwrap(),
+            b"[main]\n"
+        );
+        assert_eq!(tree.read("etc/puppet/missing", 64).unwrap(), None);
+        assert_eq!(tree.read("no/such/dir/file", 64).unwrap(), None);
+    }
+
+    #[test]
+    fn symlinks_are_refused_wherever_they_are_on_the_path() {
+        let scene = Scene::new();
+        let tree = scene.tree();
+        // The last component, absolute and relative, out of the tree and inside it.
+        symlink(&scene.outside, scene.at("etc/abs")).unwrap();
+        symlink("../../host-secret", scene.at("etc/rel")).unwrap();
+        symlink("puppet/puppet.conf", scene.at("etc/inside")).unwrap();
+        for name in ["abs", "rel", "inside"] {
+            let (path, reason) = refusal(tree.read(&format!("etc/{name}"), 64));
+            assert_eq!(
+                path,
+                format!("/var/lib/puppet-clone-army/c1-overlay/etc/{name}")
+            );
+            assert_eq!(reason, "it is a symlink");
+        }
+        // A directory on the way.
+        std::fs::create_dir(scene.dir.path().join("hostdir")).unwrap();
+        std::fs::write(scene.dir.path().join("hostdir/puppet.conf"), "HOST").unwrap();
+        symlink(scene.dir.path().join("hostdir"), scene.at("var")).unwrap();
+        let (path, reason) = refusal(tree.read("var/puppet.conf", 64));
+        assert!(path.ends_with("c1-overlay/var/puppet.conf"), "{path}");
+        assert_eq!(reason, "var on its way is a symlink");
+    }
+
+    #[test]
+    fn fifos_are_refused_without_blocking_and_big_files_are_cut() {
+        let scene = Scene::new();
+        let tree = scene.tree();
+        nix::unistd::mkfifo(&scene.at("etc/fifo"), Mode::from_bits_truncate(0o600)).unwrap();
+        let (_, reason) = refusal(tree.read("etc/fifo", 64));
+        assert_eq!(reason, "it is a FIFO");
+        std::fs::write(scene.at("etc/big"), vec![b'x'; 100]).unwrap();
+        let (_, reason) = refusal(tree.read("etc/big", 99));
+        assert_eq!(
+            reason,
+            "it is 100 bytes, more than the 99 read from a clone"
+        );
+        assert_eq!(tree.read("etc/big", 100).unwrap().unwrap().len(), 100);
+        let (_, reason) = refusal(tree.read("etc/puppet", 64));
+        assert_eq!(reason, "it is a directory");
+        let (_, reason) = refusal(tree.read("etc/puppet/puppet.conf/x", 64));
+        assert_eq!(
+            reason,
+            "etc/puppet/puppet.conf on its way is a regular file"
+        );
+    }
+
+    #[test]
+    fn paths_that_climb_are_refused() {
+        let scene = Scene::new();
+        assert!(matches!(
+            scene.tree().read("../host-secret", 64),
+            Err(Error::Internal(_))
+        ));
+    }
+}
