@@ -90,6 +90,23 @@ impl<'a> CloneTree<'a> {
         }
     }
 
+    /// Where the symlink at `path` points (the link itself, never followed); `None` when
+    /// nothing is there or it is no symlink.
+    pub fn read_link(&self, path: &str) -> Result<Option<PathBuf>> {
+        let relative = relative_components(path)?;
+        let Some((last, parents)) = relative.split_last() else {
+            return Ok(None);
+        };
+        let Some(dir) = self.walk(parents, path)? else {
+            return Ok(None);
+        };
+        match nix::fcntl::readlinkat(&dir, *last) {
+            Ok(target) => Ok(Some(PathBuf::from(target))),
+            Err(Errno::ENOENT | Errno::EINVAL) => Ok(None),
+            Err(errno) => Err(self.io(&self.shown(path), errno.into())),
+        }
+    }
+
     fn open_last(&self, path: &str) -> Result<Option<OwnedFd>> {
         let relative = relative_components(path)?;
         let Some((last, parents)) = relative.split_last() else {
@@ -333,6 +350,24 @@ mod tests {
             reason,
             "etc/puppet/puppet.conf on its way is a regular file"
         );
+    }
+
+    #[test]
+    fn links_are_read_as_links() {
+        let scene = Scene::new();
+        let tree = scene.tree();
+        symlink("/dev/null", scene.at("etc/masked")).unwrap();
+        assert_eq!(
+            tree.read_link("/etc/masked").unwrap(),
+            Some(PathBuf::from("/dev/null"))
+        );
+        assert_eq!(tree.read_link("/etc/puppet/puppet.conf").unwrap(), None);
+        assert_eq!(tree.read_link("/etc/missing").unwrap(), None);
+        symlink(scene.dir.path(), scene.at("lib")).unwrap();
+        assert!(matches!(
+            tree.read_link("/lib/x"),
+            Err(Error::UnsafePath { .. })
+        ));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::fs;
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -101,26 +101,6 @@ pub fn create_dir_all(dir: &Path, mode: u32) -> Result<bool> {
     Ok(true)
 }
 
-/// Creates `dir` with the mode and owner of `like` (or 0755 root when `like` is missing).
-pub fn create_dir_like(dir: &Path, like: &Path) -> Result<bool> {
-    if dir.is_dir() {
-        return Ok(false);
-    }
-    let (mode, uid, gid) = match fs::metadata(like) {
-        Ok(m) if m.is_dir() => (m.mode() & 0o7777, m.uid(), m.gid()),
-        _ => (0o755, 0, 0),
-    };
-    match fs::DirBuilder::new().mode(mode).create(dir) {
-        Ok(()) => {}
-        Err(e) => return Err(Error::io("create directory", dir, e)),
-    }
-    fs::set_permissions(dir, fs::Permissions::from_mode(mode))
-        .map_err(|e| Error::io("set the mode of", dir, e))?;
-    std::os::unix::fs::chown(dir, Some(uid), Some(gid))
-        .map_err(|e| Error::io("set the owner of", dir, e))?;
-    Ok(true)
-}
-
 /// Points `link` at `target`, replacing a different link. Returns whether it changed.
 pub fn ensure_symlink(link: &Path, target: &Path) -> Result<bool> {
     if let Ok(existing) = fs::read_link(link) {
@@ -193,6 +173,7 @@ pub fn read_optional(path: &Path) -> Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
 
     #[test]
     fn atomic_write_reports_change_and_sets_mode() {

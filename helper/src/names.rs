@@ -43,6 +43,35 @@ pub fn validate_name(what: &'static str, field: &'static str, name: &str) -> Res
     Ok(())
 }
 
+/// A base name: a name ([`validate_name`]) that does not end like a clone's directories
+/// in the state directory (`-overlay`, `-workdir`, `-config`), so that no clone's upper
+/// layer can be taken for a base, nor a base for a clone's directory.
+pub fn validate_base_name(field: &'static str, name: &str) -> Result<()> {
+    validate_name("base", field, name)?;
+    match crate::paths::CLONE_DIR_SUFFIXES
+        .iter()
+        .find(|suffix| name.ends_with(*suffix))
+    {
+        Some(suffix) => Err(Error::InvalidName {
+            what: "base",
+            field,
+            name: name.to_owned(),
+            reason: format!(
+                "it ends in {suffix:?}, which names a clone's directory; allowed: {NAME_RULE}, \
+                 not ending in {}",
+                crate::paths::CLONE_DIR_SUFFIXES.join(", ")
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether `name` could be a base's directory in the state directory (what `base list`
+/// considers): a valid base name.
+pub fn is_base_name(name: &str) -> bool {
+    validate_base_name("name", name).is_ok()
+}
+
 /// A master or certname: DNS labels of `[A-Za-z0-9-]` separated by `.`, at most 253 characters.
 pub fn validate_hostname(field: &'static str, value: &str) -> Result<()> {
     let invalid = |reason: &str| Error::InvalidArgument {
@@ -117,6 +146,22 @@ mod tests {
                 assert!(e.to_string().contains(NAME_RULE), "{e}");
             }
         }
+    }
+
+    #[test]
+    fn base_names_never_end_like_a_clones_directories() {
+        assert!(validate_base_name("name", "debian-12").is_ok());
+        assert!(validate_base_name("name", "overlay").is_ok());
+        for name in ["clone1-overlay", "clone1-workdir", "clone1-config"] {
+            let error = validate_base_name("name", name).unwrap_err();
+            assert_eq!(error.field(), Some("name"));
+            assert!(
+                error.to_string().contains("names a clone's directory"),
+                "{error}"
+            );
+            assert!(!is_base_name(name));
+        }
+        assert!(!is_base_name(".staging-x"));
     }
 
     #[test]

@@ -13,9 +13,19 @@ pub const ROOT_ENV: &str = "CLONE_ARMY_ROOT";
 pub const STATE_DIR: &str = "/var/lib/puppet-clone-army";
 pub const MACHINES_DIR: &str = "/var/lib/machines";
 pub const UNIT_DIR: &str = "/etc/systemd/system";
+/// Where `systemd-nspawn` finds a machine's trusted settings file, `<clone>.nspawn`.
+pub const NSPAWN_DIR: &str = "/etc/systemd/nspawn";
 pub const SERVICE_TEMPLATE: &str = "puppet-clone-army@.service";
 pub const TARGET: &str = "puppet-clone-army.target";
 pub const MULTI_USER_TARGET: &str = "multi-user.target";
+/// What follows a clone's name in the names of its directories in [`STATE_DIR`]: its
+/// upper layer, its work dir and what it is given. Bases live there too, so no base
+/// name may end in one of these (see `names::validate_base_name`): a clone's upper
+/// layer, which the clone writes, can never pass for a base.
+pub const UPPER_SUFFIX: &str = "-overlay";
+pub const WORK_SUFFIX: &str = "-workdir";
+pub const CONFIG_SUFFIX: &str = "-config";
+pub const CLONE_DIR_SUFFIXES: [&str; 3] = [UPPER_SUFFIX, WORK_SUFFIX, CONFIG_SUFFIX];
 /// Inside a base, relative to its root.
 pub const BASE_METADATA: &str = "etc/clone-army/base.json";
 
@@ -57,11 +67,22 @@ impl Layout {
     }
 
     pub fn upper_dir(&self, clone: &str) -> PathBuf {
-        Path::new(STATE_DIR).join(format!("{clone}-overlay"))
+        Path::new(STATE_DIR).join(format!("{clone}{UPPER_SUFFIX}"))
     }
 
     pub fn work_dir(&self, clone: &str) -> PathBuf {
-        Path::new(STATE_DIR).join(format!("{clone}-workdir"))
+        Path::new(STATE_DIR).join(format!("{clone}{WORK_SUFFIX}"))
+    }
+
+    /// What clone-army gives the clone (its puppet.conf, facts, run units, secrets): host
+    /// files the clone sees read-only, bound in by its `.nspawn` settings.
+    pub fn config_dir(&self, clone: &str) -> PathBuf {
+        Path::new(STATE_DIR).join(format!("{clone}{CONFIG_SUFFIX}"))
+    }
+
+    /// The clone's settings for `systemd-nspawn`: what it binds into the clone.
+    pub fn nspawn_settings(&self, clone: &str) -> PathBuf {
+        Path::new(NSPAWN_DIR).join(format!("{clone}.nspawn"))
     }
 
     pub fn machine_dir(&self, clone: &str) -> PathBuf {

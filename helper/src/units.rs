@@ -45,8 +45,10 @@ pub fn refuse_foreign(path: &Path, what: &'static str) -> Result<()> {
 /// `puppet-clone-army@.service`, modelled on systemd's own `systemd-nspawn@.service`.
 ///
 /// Host network (no `--private-network`): clones reach a server on the host's loopback.
-/// `resolv.conf` is copied into the clone's overlay at start and `/etc/hosts` is bound
-/// read-only, so nothing is ever written into the shared base.
+/// `resolv.conf` is copied into the clone's overlay at start; `/etc/hosts` and what the
+/// host gives the clone are bound read-only by the clone's `.nspawn` settings (see
+/// `clone::nspawn_settings`), so nothing is ever written into the shared base. The
+/// command line binds nothing itself: nspawn ignores a settings file's binds when it does.
 ///
 /// `RestartSec=5s`: after a crash of `systemd-nspawn` (SIGKILL) the old container's
 /// processes and its machined registration can outlive it for a moment; restarting at
@@ -74,7 +76,7 @@ After=network.target
 RequiresMountsFor={MACHINES_DIR}/%i
 
 [Service]
-ExecStart={exec_start}
+ExecStart=/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host ${selinux}
 KillMode=mixed
 Type=notify
 RestartForceExitStatus=133
@@ -90,17 +92,6 @@ TasksMax=16384
 WantedBy={TARGET}
 ",
         header = header(),
-        exec_start = nspawn_exec_start(),
-    )
-}
-
-/// The command line of a clone's `systemd-nspawn` (`%i`: the clone). One place for it,
-/// because a per-clone drop-in that adds options (the apply source's `--bind-ro=`) has to
-/// repeat all of it: `ExecStart=` cannot be extended, only reset and given again.
-/// It ends in `$CLONE_ARMY_NSPAWN_SELINUX`, so the drop-in carries the SELinux flags too.
-pub fn nspawn_exec_start() -> String {
-    format!(
-        "/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host --bind-ro=/etc/hosts ${selinux}",
         selinux = crate::host_selinux::ENV_VAR,
     )
 }

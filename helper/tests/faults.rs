@@ -36,8 +36,10 @@ const CLONE_REMOVE_STEPS: &[&str] = &[
     "clone-remove:enable-link-removed",
     "clone-remove:mount-unit-removed",
     "clone-remove:limits-removed",
+    "clone-remove:nspawn-settings-removed",
     "clone-remove:upper-dir-removed",
     "clone-remove:work-dir-removed",
+    "clone-remove:config-dir-removed",
     "clone-remove:machine-dir-removed",
     "clone-remove:daemon-reloaded",
 ];

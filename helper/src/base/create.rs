@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::faults;
 use crate::fsutil::{create_dir_all, remove_dir_all, write_atomic};
 use crate::host;
-use crate::names::{validate_hostname, validate_name};
+use crate::names::{validate_base_name, validate_hostname};
 use crate::output::BaseCreated;
 use crate::paths::{Layout, BASE_METADATA, STATE_DIR};
 
@@ -34,7 +34,7 @@ pub struct BaseRequest {
 }
 
 pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
-    validate_name("base", "name", &request.name)?;
+    validate_base_name("name", &request.name)?;
     let layout = &ctx.layout;
     let (metadata, spec) = resolve(layout, request)?;
     let builder = builder_for(spec.os);

@@ -28,8 +28,10 @@ pub fn list(ctx: &Context) -> Result<BaseList> {
     for entry in entries {
         let entry = entry.map_err(|e| Error::io("read", &state_dir, e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        // Staging dirs and the lock file start with a dot; upper and work dirs have no base.json.
-        if name.starts_with('.') || !entry.path().is_dir() {
+        // Staging dirs and the lock file start with a dot; a clone's directories end in
+        // `-overlay`, `-workdir` or `-config`, and its upper layer, which the clone writes,
+        // may well hold a base.json: none of them is ever a base.
+        if !crate::names::is_base_name(&name) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let Some(metadata) = read_metadata_in(&entry.path())? else {

@@ -5,11 +5,11 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::fsutil::remove_dir_all;
 use crate::mounts::MountTable;
-use crate::names::validate_name;
+use crate::names::validate_base_name;
 use crate::output::BaseRemoved;
 
 pub fn remove(ctx: &Context, name: &str) -> Result<BaseRemoved> {
-    validate_name("base", "name", name)?;
+    validate_base_name("name", name)?;
     let layout = &ctx.layout;
     let _lock = ctx.lock()?;
     let base_dir = layout.base_dir(name);

@@ -1,11 +1,14 @@
-//! `clone configure`: the agent's `server`/`certname` and the clone's hostname.
+//! `clone configure`: the agent's `server`/`certname`, the clone's hostname and its load
+//! shape, in what the clone is given (its config dir, see [`super::config`]).
 //!
-//! A running (mounted) clone is written through its mount, a stopped one in its upper
-//! layer; see [`CloneView`]. The hostname takes effect at the clone's next boot.
+//! puppet.conf and the facts reach a running clone at its agent's next run; the hostname,
+//! the run units and the apply source at the clone's next start.
 
+use super::config::{CloneConfig, HOSTNAME, PUPPET_CONF};
+use super::nspawn_settings;
 use super::run_mode::{self, RunMode};
 use super::shape::{apply_source_refused, Current, ShapeChange, ShapeRequest};
-use super::{confdir_of, describe_one, find, CloneView};
+use super::{confdir_of, describe_one, find, settings_of};
 use crate::context::Context;
 use crate::error::Result;
 use crate::names::{validate_hostname, validate_name};
@@ -45,30 +48,34 @@ pub fn configure_with(
     refuse_source_outside_apply_mode(layout, clone, &change)?;
     let _lock = ctx.lock()?;
     let mount = find(layout, clone)?;
-    let base = mount.base();
-    let view = CloneView::open(ctx, clone, &base)?;
-    let confdir = confdir_of(layout, &base)?;
-    let conf_path = format!("{}/puppet.conf", confdir.trim_end_matches('/'));
+    let confdir = confdir_of(layout, &mount.base())?;
+    // A clone an older clone-army made is moved over first: from here on its config dir
+    // is what it is given.
+    let reload_due = crate::reload::begin(layout)? | super::shared::ensure(ctx)?;
+    let config = CloneConfig::of(layout, clone);
 
-    let upper = layout.fs(&mount.upperdir);
-    let current_conf = view.read(&conf_path)?;
-    let current = Current::read(layout, clone, &upper, current_conf.as_deref())?;
+    let current_conf = config.read(PUPPET_CONF)?;
+    let current = Current::read(layout, clone, &config)?;
     let plan = change.plan(current, false)?;
 
     let mut changed = false;
     if master.is_some() || certname.is_some() || plan.run.is_some() {
         let current = current_conf.unwrap_or_default();
         let conf = plan.puppet_conf(puppet_conf::update(&current, master, certname));
-        changed |= view.write(&conf_path, &conf)?;
+        changed |= config.write_bound(PUPPET_CONF, &conf, 0o644)?;
     }
     if let Some(certname) = certname {
-        changed |= view.write("/etc/hostname", &format!("{certname}\n"))?;
+        changed |= config.write_bound(HOSTNAME, &format!("{certname}\n"), 0o644)?;
     }
-    changed |= plan.apply_in_clone(&view, &confdir)?;
-    if plan.apply_on_host(layout, clone)? {
+    changed |= plan.apply_to_config(&config, &confdir)?;
+    let settings = plan.nspawn_settings(nspawn_settings::read(&config, &confdir)?);
+    changed |= nspawn_settings::write(&config, &settings)?;
+    let units_changed = plan.apply_on_host(layout, clone)?;
+    if reload_due || units_changed {
         ctx.systemd.daemon_reload()?;
-        changed = true;
     }
+    crate::reload::done(layout)?;
+    changed |= units_changed;
     Ok(CloneChanged {
         clone: describe_one(ctx, clone)?,
         changed,
@@ -86,8 +93,9 @@ fn refuse_source_outside_apply_mode(
     let (Some(source), None) = (&change.apply_source, change.run.mode) else {
         return Ok(());
     };
-    let upper = layout.fs(&find(layout, clone)?.upperdir);
-    let mode = run_mode::read_back(&upper, None)?.run_mode;
+    let mount = find(layout, clone)?;
+    let confdir = confdir_of(layout, &mount.base())?;
+    let mode = run_mode::read_back(settings_of(layout, &mount, &confdir)?.as_ref())?.run_mode;
     if mode == Some(RunMode::Apply) {
         return Ok(());
     }

@@ -1,18 +1,19 @@
-//! `clone create`: upper and work dirs, puppet.conf and hostname, units, daemon-reload,
-//! and with `--start` a started clone.
+//! `clone create`: upper and work dirs, what the clone is given (puppet.conf, hostname,
+//! run units, facts, secrets) in its config dir with its `.nspawn` settings, the mount
+//! unit, daemon-reload, and with `--start` a started clone.
 
-use std::path::Path;
-
+use super::config::{CloneConfig, HOSTNAME, PUPPET_CONF};
+use super::nspawn_settings;
 use super::secrets::{self, SecretFiles};
-use super::{confdir_of, describe_one, CloneView};
+use super::{confdir_of, describe_one};
 use crate::base::read_metadata;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::faults;
 use crate::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
-use crate::names::{validate_hostname, validate_name};
+use crate::names::{validate_base_name, validate_hostname, validate_name};
 use crate::output::{CloneChanged, CloneCreated};
-use crate::paths::{Layout, SERVICE_TEMPLATE, TARGET};
+use crate::paths::SERVICE_TEMPLATE;
 use crate::puppet_conf;
 use crate::systemd::wait_for_state;
 use crate::units::{self, parse_clone_mount};
@@ -74,7 +75,7 @@ fn create_clone(
     secret_files: &SecretFiles,
 ) -> Result<CloneCreated> {
     validate_name("clone", "name", &request.name)?;
-    validate_name("base", "base", &request.base)?;
+    validate_base_name("base", &request.base)?;
     if let Some(master) = &request.master {
         validate_hostname("master", master)?;
     }
@@ -141,27 +142,33 @@ fn create_clone(
     ] {
         changed |= create_dir_all(&layout.fs(dir), 0o755)?;
     }
+    let config = CloneConfig::of(layout, clone);
+    changed |= config.create()?;
     faults::after("clone-create:dirs-created");
 
-    let view = CloneView::open(ctx, clone, &request.base)?;
     let confdir = confdir_of(layout, &base.name)?;
-    let conf_path = format!("{}/puppet.conf", confdir.trim_end_matches('/'));
     let mut conf = puppet_conf::render(request.master.as_deref(), &request.certname);
     if let Some(plan) = &plan {
         conf = plan.puppet_conf(conf);
     }
-    changed |= view.write(&conf_path, &conf)?;
-    changed |= view.write("/etc/hostname", &format!("{}\n", request.certname))?;
+    changed |= config.write_bound(PUPPET_CONF, &conf, 0o644)?;
+    changed |= config.write_bound(HOSTNAME, &format!("{}\n", request.certname), 0o644)?;
     if let Some(plan) = &plan {
-        changed |= plan.apply_in_clone(&view, &confdir)?;
+        changed |= plan.apply_to_config(&config, &confdir)?;
     }
-    changed |= secrets::apply(&view, &confdir, &secrets)?;
-    let (root_password, challenge_password) = secrets::report(&view, &confdir)?;
+    changed |= secrets::apply(&config, &secrets)?;
+    let (root_password, challenge_password) = secrets::report(&config);
+    let current = nspawn_settings::read(&config, &confdir)?;
+    let settings = match &plan {
+        Some(plan) => plan.nspawn_settings(current),
+        None => current,
+    };
+    changed |= nspawn_settings::write(&config, &settings)?;
     faults::after("clone-create:clone-files-written");
 
     crate::reload::sweep_clone_dirs(layout, clone)?;
     let mut units_changed = crate::reload::begin(layout)?;
-    units_changed |= write_shared_units(layout)?;
+    units_changed |= super::shared::ensure(ctx)?;
     faults::after("clone-create:shared-units-written");
     units_changed |= write_atomic(
         &mount_unit_path,
@@ -222,25 +229,6 @@ fn unknown_base(ctx: &Context, base: &str) -> Error {
         name: base.to_owned(),
         existing,
     }
-}
-
-/// The service template and the fleet target, enabled at boot. Returns whether any changed.
-pub fn write_shared_units(layout: &Layout) -> Result<bool> {
-    let mut changed = write_atomic(
-        &layout.fs(layout.unit_path(SERVICE_TEMPLATE)),
-        units::service_template().as_bytes(),
-        0o644,
-    )?;
-    changed |= write_atomic(
-        &layout.fs(layout.unit_path(TARGET)),
-        units::fleet_target().as_bytes(),
-        0o644,
-    )?;
-    changed |= ensure_symlink(
-        &layout.fs(layout.target_enable_link()),
-        Path::new(&layout.unit_path(TARGET)),
-    )?;
-    Ok(changed)
 }
 
 impl From<CloneCreated> for CloneChanged {

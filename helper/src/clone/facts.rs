@@ -1,18 +1,19 @@
-//! External facts in a clone's layer: per-clone facts from a JSON file, and generated
-//! facts like Puppet's clamps load test (a fixed set of names, a share of them changing
-//! value on every run), so PuppetDB and compiles see realistic churn.
+//! External facts a clone is given (in its config dir's `facts.d/`, which the clone sees
+//! at `/etc/facter/facts.d`; see [`super::config`]): per-clone facts from a JSON file, and
+//! generated facts like Puppet's clamps load test (a fixed set of names, a share of them
+//! changing value on every run), so PuppetDB and compiles see realistic churn.
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::CloneView;
+use super::config::{CloneConfig, SettingsSource, FACTS_DIR};
 use crate::error::{Error, Result};
-use crate::fsutil::read_optional;
 use crate::units::header;
 
-pub const FACTS_JSON: &str = "/etc/facter/facts.d/clone_army.json";
-pub const GENERATED_SCRIPT: &str = "/etc/facter/facts.d/clone_army_generated";
+/// The facts file and the generated facts' script, by their names in the facts directory.
+pub const FACTS_JSON: &str = "clone_army.json";
+pub const GENERATED_SCRIPT: &str = "clone_army_generated";
 /// Names are `clone_army_fact_0001` to `_9999`.
 pub const MAX_GENERATED_FACTS: u32 = 9999;
 const MAX_FACTS_FILE_BYTES: u64 = 1024 * 1024;
@@ -84,14 +85,15 @@ pub fn validate(value: Value) -> std::result::Result<Facts, String> {
 }
 
 /// Writes the facts file (removes it for no facts). Returns whether it changed.
-pub fn apply_facts(view: &CloneView, facts: &Facts) -> Result<bool> {
+pub fn apply_facts(config: &CloneConfig, facts: &Facts) -> Result<bool> {
+    let name = format!("{FACTS_DIR}/{FACTS_JSON}");
     if facts.is_empty() {
-        return view.remove_own(FACTS_JSON);
+        return config.remove_file(&name);
     }
     let mut text = serde_json::to_string_pretty(facts)
         .map_err(|e| Error::Internal(format!("facts do not serialize: {e}")))?;
     text.push('\n');
-    view.write_own(FACTS_JSON, &text, 0o644)
+    config.write(&name, &text, 0o644)
 }
 
 /// Generated facts: how many, and the share (percent) that change on every run.
@@ -159,25 +161,23 @@ exec awk -v count=\"$count\" -v churn=\"$churn\" -v seed=\"$seed\" -v now=\"$now
 }
 
 /// Writes the script (mode 0755), or removes it for a count of 0.
-pub fn apply_generated(view: &CloneView, generated: &Generated) -> Result<bool> {
+pub fn apply_generated(config: &CloneConfig, generated: &Generated) -> Result<bool> {
+    let name = format!("{FACTS_DIR}/{GENERATED_SCRIPT}");
     if generated.count == 0 {
-        return view.remove_own(GENERATED_SCRIPT);
+        return config.remove_file(&name);
     }
-    view.write_own(GENERATED_SCRIPT, &generated_script(generated), 0o755)
+    config.write(&name, &generated_script(generated), 0o755)
 }
 
-/// What the clone's upper layer holds: its facts (`{}` when none) and its generated
-/// facts (`None` when there is no script of ours).
-pub fn read_back(upper: &Path) -> Result<(Facts, Option<Generated>)> {
-    let at = |path: &str| upper.join(path.trim_start_matches('/'));
-    let facts = read_optional(&at(FACTS_JSON))?
+/// What the clone is given: its facts (`{}` when none, or when they are not facts this
+/// helper would write) and its generated facts (`None` when there is no script of ours).
+pub fn read_back(source: &dyn SettingsSource) -> Result<(Facts, Option<Generated>)> {
+    let facts = source
+        .facts_file(FACTS_JSON)?
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|value| match value {
-            Value::Object(map) => Some(map),
-            _ => None,
-        })
+        .and_then(|value| validate(value).ok())
         .unwrap_or_default();
-    let generated = read_optional(&at(GENERATED_SCRIPT))?.and_then(|text| {
+    let generated = source.facts_file(GENERATED_SCRIPT)?.and_then(|text| {
         let ours = text.lines().nth(1).is_some_and(crate::units::is_ours);
         let get = |key: &str| {
             text.lines()
@@ -319,9 +319,16 @@ mod tests {
         let script = generated_script(&generated);
         insta::assert_snapshot!(script.replace(env!("CARGO_PKG_VERSION"), "[version]"));
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(GENERATED_SCRIPT.trim_start_matches('/'));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, script).unwrap();
-        assert_eq!(read_back(dir.path()).unwrap().1, Some(generated));
+        let config = CloneConfig::of(&crate::paths::Layout::under(dir.path()), "c1");
+        config.create().unwrap();
+        assert!(apply_generated(&config, &generated).unwrap());
+        assert!(apply_facts(
+            &config,
+            &[("role".to_owned(), "web".into())].into_iter().collect()
+        )
+        .unwrap());
+        let (facts, read) = read_back(&config).unwrap();
+        assert_eq!(read, Some(generated));
+        assert_eq!(facts["role"], "web");
     }
 }

@@ -1,12 +1,11 @@
-//! `clone list`: the mount units on disk, puppet.conf from the upper layers, and the
-//! services' states from one ListUnitsByPatterns call.
+//! `clone list`: the mount units on disk, each clone's settings from its config dir, and
+//! the services' states from one ListUnitsByPatterns call.
 
 use std::collections::BTreeMap;
 
-use super::{confdir_of, discover, find, problems};
+use super::{confdir_of, discover, find, problems, settings_of};
 use crate::context::Context;
 use crate::error::Result;
-use crate::fsutil::read_optional;
 use crate::mounts::MountTable;
 use crate::output::{CloneInfo, CloneList, CloneState};
 use crate::puppet_conf;
@@ -78,21 +77,14 @@ fn describe_with_states(
                 c
             }
         };
-        let conf_path = layout
-            .fs(&mount.upperdir)
-            .join(confdir.trim_start_matches('/'))
-            .join("puppet.conf");
-        let conf_text = read_optional(&conf_path)?;
-        let settings = conf_text
+        let source = settings_of(layout, &mount, &confdir)?;
+        let settings = source
+            .puppet_conf()?
             .as_deref()
             .map(puppet_conf::parse)
             .unwrap_or_default();
-        let shape = super::shape::describe(
-            layout,
-            &mount.clone,
-            &layout.fs(&mount.upperdir),
-            conf_text.as_deref(),
-        )?;
+        let shape = super::shape::describe(layout, &mount.clone, source.as_ref())?;
+        drop(source);
         let unit = layout.service_unit_name(&mount.clone);
         let state = states
             .get(&unit)

@@ -1,4 +1,5 @@
-//! `clone remove`: stop, unmount, reset a `failed` state, then remove the symlink, the mount unit and the dirs.
+//! `clone remove`: stop, unmount, reset a `failed` state, then remove the symlink, the
+//! mount unit, the drop-ins, the `.nspawn` settings and the dirs.
 //! Missing pieces are fine; anything still mounted is never removed.
 //!
 //! Many clones are removed in one batch: every service's stop job is queued and all are
@@ -104,7 +105,12 @@ fn remove_files(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
     let layout = &ctx.layout;
     let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     let machine_dir = layout.machine_dir(clone);
-    let dirs: [PathBuf; 3] = [layout.upper_dir(clone), layout.work_dir(clone), machine_dir];
+    let dirs: [PathBuf; 4] = [
+        layout.upper_dir(clone),
+        layout.work_dir(clone),
+        layout.config_dir(clone),
+        machine_dir,
+    ];
     let table = MountTable::read(layout)?;
     for dir in &dirs {
         if let Some(point) = table.mounted_at_or_below(dir) {
@@ -121,12 +127,15 @@ fn remove_files(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
     units |= remove_file(&mount_unit_path)?;
     faults::after("clone-remove:mount-unit-removed");
     units |= super::limits::remove(layout, clone)?;
-    units |= super::apply_source::remove(layout, clone)?;
+    units |= super::legacy::remove_apply_source_dropin(layout, clone)?;
     faults::after("clone-remove:limits-removed");
     let mut any = units;
+    any |= super::nspawn_settings::remove(&super::config::CloneConfig::of(layout, clone))?;
+    faults::after("clone-remove:nspawn-settings-removed");
     let steps = [
         "clone-remove:upper-dir-removed",
         "clone-remove:work-dir-removed",
+        "clone-remove:config-dir-removed",
         "clone-remove:machine-dir-removed",
     ];
     for (dir, step) in dirs.iter().zip(steps) {

@@ -1,12 +1,13 @@
-//! Run modes: when the agent inside a clone runs, written into the clone's own layer.
+//! Run modes: when the agent inside a clone runs, as unit files in the clone's config
+//! dir (`systemd/`, which the clone sees at [`CLONE_UNITS_DIR`], ahead of its own
+//! `/etc/systemd/system`; see [`super::config`]).
 //!
-//! - `daemon`: the distribution's `puppet.service` (enabled in the base) with `runinterval`
-//!   (and `splay`/`splaylimit`) in puppet.conf's `[agent]`. Its first start is delayed by
-//!   the clone's phase offset with a one-shot timer, see [`phase_timer`].
-//! - `timer`: `puppet.service` masked (`/etc/systemd/system/puppet.service` → `/dev/null`
-//!   in the upper layer) and `clone-army-agent.timer` starting the one-shot
-//!   `clone-army-agent.service` at the offset and every interval after, so an idle clone
-//!   holds no Ruby process.
+//! - `daemon`: the distribution's `puppet.service` with `runinterval` (and
+//!   `splay`/`splaylimit`) in puppet.conf's `[agent]`. Its first start is delayed by the
+//!   clone's phase offset with a one-shot timer, see [`phase_timer`].
+//! - `timer`: `puppet.service` masked (`puppet.service` → `/dev/null`) and
+//!   `clone-army-agent.timer` starting the one-shot `clone-army-agent.service` at the
+//!   offset and every interval after, so an idle clone holds no Ruby process.
 //! - `manual`: `puppet.service` masked, no timer.
 //! - `apply`: masterless. As `timer`, but `clone-army-agent.service` runs
 //!   `puppet apply` on the apply source the host binds into the clone at
@@ -15,8 +16,10 @@
 //!   settings send them there) without a compile server. The timer carries
 //!   `X-CloneArmyRunMode=apply`, which is how the mode is read back.
 //!
-//! Switching modes removes the other modes' files. `clone list` reads the mode back from
-//! these files; nothing else records it.
+//! Switching modes removes the other modes' files and masks their timers (an older
+//! clone-army wrote these units into the clone's own `/etc/systemd/system`, where they
+//! stay; a mask in the unit directory that comes first keeps them from running). `clone
+//! list` reads the mode back from these files; nothing else records it.
 //!
 //! Phasing: clone `i` of `N` starts its runs at `i·T/N` seconds into each interval `T`,
 //! so the server sees an even stream of runs instead of a herd at boot.
@@ -25,10 +28,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::CloneView;
+use super::config::{CloneConfig, SettingsSource, CLONE_UNITS_DIR, UNITS_DIR};
 use crate::error::{Error, Result};
 use crate::puppet_conf;
-use crate::units::{header, read_ours};
+use crate::units::{header, is_ours};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -57,18 +60,20 @@ pub const MAX_RUNINTERVAL: u64 = 7 * 86_400;
 /// Clones per phase set; far beyond what one host runs.
 pub const MAX_PHASE_COUNT: u32 = 100_000;
 
-/// The agent's `puppet.service`, as the distribution ships and the base enables it.
-pub const PUPPET_SERVICE: &str = "/etc/systemd/system/puppet.service";
-pub const PUPPET_SERVICE_WANTS: &str = "/etc/systemd/system/multi-user.target.wants/puppet.service";
+// The run units, by their names in a unit directory.
+/// The agent's `puppet.service`, as the distribution ships it (at [`PUPPET_UNIT_FILE`]).
+pub const PUPPET_SERVICE: &str = "puppet.service";
+pub const PUPPET_SERVICE_WANTS: &str = "multi-user.target.wants/puppet.service";
 pub const PUPPET_UNIT_FILE: &str = "/lib/systemd/system/puppet.service";
-pub const AGENT_TIMER: &str = "/etc/systemd/system/clone-army-agent.timer";
-pub const AGENT_SERVICE: &str = "/etc/systemd/system/clone-army-agent.service";
-pub const AGENT_TIMER_LINK: &str = "/etc/systemd/system/timers.target.wants/clone-army-agent.timer";
-pub const PHASE_TIMER: &str = "/etc/systemd/system/clone-army-agent-phase.timer";
-pub const PHASE_SERVICE: &str = "/etc/systemd/system/clone-army-agent-phase.service";
-pub const PHASE_TIMER_LINK: &str =
-    "/etc/systemd/system/timers.target.wants/clone-army-agent-phase.timer";
-pub const PHASE_DROPIN: &str = "/etc/systemd/system/puppet.service.d/50-clone-army-phase.conf";
+pub const AGENT_TIMER: &str = "clone-army-agent.timer";
+pub const AGENT_SERVICE: &str = "clone-army-agent.service";
+pub const AGENT_TIMER_LINK: &str = "timers.target.wants/clone-army-agent.timer";
+pub const PHASE_TIMER: &str = "clone-army-agent-phase.timer";
+pub const PHASE_SERVICE: &str = "clone-army-agent-phase.service";
+pub const PHASE_TIMER_LINK: &str = "timers.target.wants/clone-army-agent-phase.timer";
+pub const PHASE_DROPIN: &str = "puppet.service.d/50-clone-army-phase.conf";
+/// What a mask points at.
+const MASKED: &str = "/dev/null";
 /// Exists (on the clone's /run, so only until its next boot) once the phase offset elapsed.
 pub const PHASE_FLAG: &str = "/run/clone-army-agent-phase-elapsed";
 
@@ -221,47 +226,54 @@ pub fn puppet_conf_with(content: &str, settings: &RunSettings) -> String {
     )
 }
 
-/// Writes the mode's unit files and links into the clone and removes the other modes'.
-/// puppet.conf is [`puppet_conf_with`]'s business. Returns whether anything changed.
-pub fn apply(view: &CloneView, settings: &RunSettings, puppet_bin: &str) -> Result<bool> {
+/// Writes the mode's unit files and links into the clone's config and removes the other
+/// modes'. puppet.conf is [`puppet_conf_with`]'s business. Returns whether anything
+/// changed.
+pub fn apply(config: &CloneConfig, settings: &RunSettings, puppet_bin: &str) -> Result<bool> {
+    let unit = |name: &str| format!("{UNITS_DIR}/{name}");
+    let in_clone = |name: &str| format!("{CLONE_UNITS_DIR}/{name}");
     let mut changed = false;
-    let timer_files = [AGENT_TIMER_LINK, AGENT_TIMER, AGENT_SERVICE];
-    let phase_files = [PHASE_TIMER_LINK, PHASE_TIMER, PHASE_SERVICE, PHASE_DROPIN];
+    let timer_files = [AGENT_TIMER_LINK, AGENT_SERVICE];
+    let phase_files = [PHASE_TIMER_LINK, PHASE_SERVICE, PHASE_DROPIN];
     match settings.mode {
         RunMode::Daemon => {
-            if view.read_link(PUPPET_SERVICE)?.as_deref() == Some(Path::new("/dev/null")) {
-                changed |= view.remove_own(PUPPET_SERVICE)?;
+            // Named here, so that a mask an older clone-army left in the clone's own
+            // /etc/systemd/system cannot hold the daemon back.
+            changed |= config.link(&unit(PUPPET_SERVICE), PUPPET_UNIT_FILE)?;
+            changed |= config.link(&unit(PUPPET_SERVICE_WANTS), PUPPET_UNIT_FILE)?;
+            changed |= config.write(&unit(PHASE_SERVICE), &phase_service(), 0o644)?;
+            changed |= config.write(&unit(PHASE_TIMER), &phase_timer(settings), 0o644)?;
+            changed |= config.write(&unit(PHASE_DROPIN), &phase_dropin(), 0o644)?;
+            changed |= config.link(&unit(PHASE_TIMER_LINK), &in_clone(PHASE_TIMER))?;
+            for name in timer_files {
+                changed |= config.remove_file(&unit(name))?;
             }
-            if !view.exists(PUPPET_SERVICE_WANTS) {
-                changed |= view.symlink(PUPPET_SERVICE_WANTS, PUPPET_UNIT_FILE)?;
-            }
-            changed |= view.write_own(PHASE_SERVICE, &phase_service(), 0o644)?;
-            changed |= view.write_own(PHASE_TIMER, &phase_timer(settings), 0o644)?;
-            changed |= view.write_own(PHASE_DROPIN, &phase_dropin(), 0o644)?;
-            changed |= view.symlink(PHASE_TIMER_LINK, PHASE_TIMER)?;
-            for path in timer_files {
-                changed |= view.remove_own(path)?;
-            }
+            changed |= config.link(&unit(AGENT_TIMER), MASKED)?;
         }
         RunMode::Timer | RunMode::Apply => {
-            changed |= view.symlink(PUPPET_SERVICE, "/dev/null")?;
-            for path in phase_files {
-                changed |= view.remove_own(path)?;
+            changed |= config.link(&unit(PUPPET_SERVICE), MASKED)?;
+            changed |= config.remove_file(&unit(PUPPET_SERVICE_WANTS))?;
+            for name in phase_files {
+                changed |= config.remove_file(&unit(name))?;
             }
+            changed |= config.link(&unit(PHASE_TIMER), MASKED)?;
             let service = if settings.mode == RunMode::Apply {
                 apply_service(puppet_bin, settings)
             } else {
                 agent_service(puppet_bin, settings)
             };
-            changed |= view.write_own(AGENT_SERVICE, &service, 0o644)?;
-            changed |= view.write_own(AGENT_TIMER, &agent_timer(settings), 0o644)?;
-            changed |= view.symlink(AGENT_TIMER_LINK, AGENT_TIMER)?;
+            changed |= config.write(&unit(AGENT_SERVICE), &service, 0o644)?;
+            changed |= config.write(&unit(AGENT_TIMER), &agent_timer(settings), 0o644)?;
+            changed |= config.link(&unit(AGENT_TIMER_LINK), &in_clone(AGENT_TIMER))?;
         }
         RunMode::Manual => {
-            changed |= view.symlink(PUPPET_SERVICE, "/dev/null")?;
-            for path in phase_files.into_iter().chain(timer_files) {
-                changed |= view.remove_own(path)?;
+            changed |= config.link(&unit(PUPPET_SERVICE), MASKED)?;
+            changed |= config.remove_file(&unit(PUPPET_SERVICE_WANTS))?;
+            for name in phase_files.into_iter().chain(timer_files) {
+                changed |= config.remove_file(&unit(name))?;
             }
+            changed |= config.link(&unit(PHASE_TIMER), MASKED)?;
+            changed |= config.link(&unit(AGENT_TIMER), MASKED)?;
         }
     }
     Ok(changed)
@@ -419,14 +431,11 @@ ConditionPathExists={PHASE_FLAG}
     )
 }
 
-/// Reads the mode back from the clone's upper layer (`upper`, as a host path) and its
-/// puppet.conf text.
-pub fn read_back(upper: &Path, puppet_conf: Option<&str>) -> Result<RunReadBack> {
-    let at = |path: &str| upper.join(path.trim_start_matches('/'));
-    let masked =
-        std::fs::read_link(at(PUPPET_SERVICE)).ok().as_deref() == Some(Path::new("/dev/null"));
-    let timer = read_ours(&at(AGENT_TIMER))?;
-    let phase = read_ours(&at(PHASE_TIMER))?;
+/// Reads the mode back from the clone's run units and puppet.conf.
+pub fn read_back(source: &dyn SettingsSource) -> Result<RunReadBack> {
+    let masked = source.unit_link(PUPPET_SERVICE)?.as_deref() == Some(Path::new(MASKED));
+    let timer = source.unit(AGENT_TIMER)?.filter(|t| is_ours(t));
+    let phase = source.unit(PHASE_TIMER)?.filter(|t| is_ours(t));
     let phase_of = |text: &str| {
         (
             unit_key(text, "X-CloneArmyPhaseIndex"),
@@ -454,7 +463,9 @@ pub fn read_back(upper: &Path, puppet_conf: Option<&str>) -> Result<RunReadBack>
             ..RunReadBack::default()
         },
         (false, _, Some(phase)) => {
+            let puppet_conf = source.puppet_conf()?;
             let agent = puppet_conf
+                .as_deref()
                 .map(|c| puppet_conf::section(c, "agent"))
                 .unwrap_or_default();
             let get = |key: &str| {
@@ -600,6 +611,10 @@ mod tests {
             ),
             ("clone-army-agent-phase.timer", phase_timer(&daemon)),
             ("clone-army-agent-phase.service", phase_service()),
+            (
+                "clone-army-root-password.service",
+                crate::clone::secrets::root_password_service(),
+            ),
             (
                 "limits-test.service",
                 format!(

@@ -2,27 +2,36 @@
 //! login`) and a CSR challenge password (for policy-based autosigning).
 //!
 //! Both are read from files, never from arguments, so they never show in `ps`. They are
-//! written only into the clone's view (its upper layer, or through its mounted overlay),
-//! never into the shared base, and never appear in the JSON answer, in error messages or
-//! on stderr: [`Secret`] has no `Display` and a redacting `Debug`, and every error names
-//! the file, not its content.
+//! kept in the clone's config dir on the host, in files of mode 0600, never in the
+//! shared base, and never appear in the JSON answer, in error messages or on stderr:
+//! [`Secret`] has no `Display` and a redacting `Debug`, and every error names the file,
+//! not its content.
+//!
+//! - The challenge password: `csr_attributes.yaml`, bound read-only into the clone.
+//! - The root password hash: passed to the clone as the systemd credential
+//!   [`ROOT_PASSWORD_CREDENTIAL`]; [`ROOT_PASSWORD_SERVICE`] in the clone's run units sets
+//!   root's password from it at every boot (with `chpasswd -e`), so the host never writes
+//!   the clone's `/etc/shadow`.
 
 use std::fs;
-use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::CloneView;
+use super::config::{
+    CloneConfig, CLONE_UNITS_DIR, CSR_ATTRIBUTES, ROOT_PASSWORD_CREDENTIAL, ROOT_PASSWORD_HASH,
+    UNITS_DIR,
+};
 use crate::error::{Error, Result};
-use crate::fsutil::create_dir_like;
 use crate::units::header;
 
 /// The OID of PKCS#9 challengePassword, the CSR attribute Puppet's policy-based
 /// autosigning hands to the policy executable.
 pub const CHALLENGE_PASSWORD_OID: &str = "1.2.840.113549.1.9.7";
-const SHADOW: &str = "/etc/shadow";
-/// csr_attributes.yaml: readable by root (the agent) and its group only.
-const CSR_ATTRIBUTES_MODE: u32 = 0o640;
+/// Secrets are root's alone, on the host and in the clone.
+const SECRET_MODE: u32 = 0o600;
+/// The unit that sets root's password in the clone, by its name in a unit directory.
+pub const ROOT_PASSWORD_SERVICE: &str = "clone-army-root-password.service";
+const ROOT_PASSWORD_SERVICE_LINK: &str = "multi-user.target.wants/clone-army-root-password.service";
 
 /// A secret value. Deliberately no `Display`, `Serialize` or revealing `Debug`.
 #[derive(Clone, PartialEq, Eq)]
@@ -139,32 +148,29 @@ pub fn read_challenge_password(path: &Path) -> Result<Secret> {
     }
 }
 
-/// `shadow` with root's password field set to `hash` (a root line is added if missing).
-pub fn shadow_with_root_hash(shadow: &str, hash: &Secret) -> String {
-    let mut found = false;
-    let mut lines: Vec<String> = shadow
-        .lines()
-        .map(|line| {
-            let mut fields: Vec<&str> = line.split(':').collect();
-            if fields.first() == Some(&"root") && fields.len() > 1 {
-                fields[1] = hash.expose();
-                found = true;
-            }
-            fields.join(":")
-        })
-        .collect();
-    if !found {
-        lines.insert(0, format!("root:{}:0:0:99999:7:::", hash.expose()));
-    }
-    lines.join("\n") + "\n"
-}
+/// The clone's unit that sets root's password from the credential at every boot.
+///
+/// `chpasswd -e` takes `root:<hash>` on stdin, so the hash is never an argument. Only a
+/// validated crypt(3) hash (printable, no `:` or whitespace) is ever in the credential.
+/// In the unit file `$$` and `%%` are a literal `$` and `%`.
+pub fn root_password_service() -> String {
+    format!(
+        "{header}\
+[Unit]
+Description=Set root's password from the hash the host passes (clone-army)
+Before=systemd-logind.service systemd-user-sessions.service
 
-/// Whether root has a usable password in this shadow (a hash, not `*`, `!...` or empty).
-pub fn root_password_in(shadow: &str) -> bool {
-    shadow.lines().any(|line| {
-        let mut fields = line.split(':');
-        fields.next() == Some("root") && fields.next().is_some_and(|p| p.starts_with('$'))
-    })
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+LoadCredential={ROOT_PASSWORD_CREDENTIAL}
+ExecStart=/bin/sh -c 'printf \"root:%%s\\n\" \"$$(cat \"$$CREDENTIALS_DIRECTORY/{ROOT_PASSWORD_CREDENTIAL}\")\" | chpasswd -e'
+
+[Install]
+WantedBy=multi-user.target
+",
+        header = header(),
+    )
 }
 
 /// `csr_attributes.yaml` with the challenge password as a YAML double-quoted string.
@@ -183,111 +189,34 @@ pub fn csr_attributes(password: &Secret) -> String {
     )
 }
 
-fn csr_attributes_path(confdir: &str) -> String {
-    format!("{}/csr_attributes.yaml", confdir.trim_end_matches('/'))
-}
-
 /// What the clone has now, for the answer: whether, never what.
-pub fn report(view: &CloneView, confdir: &str) -> Result<(bool, bool)> {
-    let root_password = view.read(SHADOW)?.is_some_and(|s| root_password_in(&s));
-    let challenge_password = view
-        .read(&csr_attributes_path(confdir))?
-        .is_some_and(|s| s.contains(CHALLENGE_PASSWORD_OID));
-    Ok((root_password, challenge_password))
+pub fn report(config: &CloneConfig) -> (bool, bool) {
+    (
+        config.exists(ROOT_PASSWORD_HASH),
+        config.exists(CSR_ATTRIBUTES),
+    )
 }
 
-/// Writes the given secrets into the clone's view. Returns whether anything changed.
-pub fn apply(view: &CloneView, confdir: &str, secrets: &CloneSecrets) -> Result<bool> {
+/// Puts the given secrets into the clone's config. Returns whether anything changed.
+pub fn apply(config: &CloneConfig, secrets: &CloneSecrets) -> Result<bool> {
     let mut changed = false;
     if let Some(hash) = &secrets.root_password_hash {
-        // The base's shadow decides mode and owner (0640 root:shadow on Debian).
-        let base_shadow = view.base_root.join(SHADOW.trim_start_matches('/'));
-        let meta = fs::metadata(&base_shadow).map_err(|e| Error::io("inspect", &base_shadow, e))?;
-        let current = view
-            .read(SHADOW)?
-            .ok_or_else(|| Error::io("read", &base_shadow, ErrorKind::NotFound.into()))?;
-        changed |= view.write_private(
-            SHADOW,
-            &shadow_with_root_hash(&current, hash),
-            meta.mode() & 0o7777,
-            (meta.uid(), meta.gid()),
+        let unit = |name: &str| format!("{UNITS_DIR}/{name}");
+        changed |= config.write(ROOT_PASSWORD_HASH, hash.expose(), SECRET_MODE)?;
+        changed |= config.write(
+            &unit(ROOT_PASSWORD_SERVICE),
+            &root_password_service(),
+            0o644,
+        )?;
+        changed |= config.link(
+            &unit(ROOT_PASSWORD_SERVICE_LINK),
+            &format!("{CLONE_UNITS_DIR}/{ROOT_PASSWORD_SERVICE}"),
         )?;
     }
     if let Some(password) = &secrets.challenge_password {
-        changed |= view.write_private(
-            &csr_attributes_path(confdir),
-            &csr_attributes(password),
-            CSR_ATTRIBUTES_MODE,
-            (0, 0),
-        )?;
+        changed |= config.write_bound(CSR_ATTRIBUTES, &csr_attributes(password), SECRET_MODE)?;
     }
     Ok(changed)
-}
-
-impl CloneView {
-    /// Like [`CloneView::write`], with a given mode and owner, and a file that never exists
-    /// with a wider mode than `mode`, not even empty. Returns whether it wrote.
-    fn write_private(
-        &self,
-        path: &str,
-        content: &str,
-        mode: u32,
-        (uid, gid): (u32, u32),
-    ) -> Result<bool> {
-        let relative = Path::new(path.trim_start_matches('/'));
-        let target = match &self.mounted_root {
-            Some(root) => {
-                if let Some(parent) = relative.parent() {
-                    crate::fsutil::create_dir_all(&root.join(parent), 0o755)?;
-                }
-                root.join(relative)
-            }
-            None => {
-                let mut dir = self.upper_root.clone();
-                let mut like = self.base_root.clone();
-                for component in relative.parent().into_iter().flat_map(Path::components) {
-                    dir.push(component);
-                    like.push(component);
-                    create_dir_like(&dir, &like)?;
-                }
-                self.upper_root.join(relative)
-            }
-        };
-        if let Ok(meta) = fs::metadata(&target) {
-            let same = meta.mode() & 0o7777 == mode
-                && meta.uid() == uid
-                && meta.gid() == gid
-                && fs::read(&target).is_ok_and(|c| c == content.as_bytes());
-            if same {
-                return Ok(false);
-            }
-        }
-        let dir = target
-            .parent()
-            .ok_or_else(|| Error::Internal(format!("{} has no parent", target.display())))?;
-        let tmp = dir.join(format!(".clone-army-secret-{}", std::process::id()));
-        let _ = fs::remove_file(&tmp);
-        let written = (|| {
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&tmp)
-                .map_err(|e| Error::io("create", &tmp, e))?;
-            std::os::unix::fs::fchown(&file, Some(uid), Some(gid))
-                .map_err(|e| Error::io("set the owner of", &tmp, e))?;
-            file.set_permissions(fs::Permissions::from_mode(mode))
-                .map_err(|e| Error::io("set the mode of", &tmp, e))?;
-            file.write_all(content.as_bytes())
-                .map_err(|e| Error::io("write", &tmp, e))?;
-            file.sync_all().map_err(|e| Error::io("sync", &tmp, e))?;
-            fs::rename(&tmp, &target).map_err(|e| Error::io("rename into place", &target, e))
-        })();
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        written.map(|()| true)
-    }
 }
 
 #[cfg(test)]
@@ -347,18 +276,47 @@ mod tests {
     }
 
     #[test]
-    fn shadow_and_csr_attributes() {
-        let hash = Secret("$6$s$h".into());
-        let shadow = "root:*:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n";
-        let updated = shadow_with_root_hash(shadow, &hash);
+    fn secrets_are_kept_on_the_host_and_passed_on() {
+        use crate::clone::config::SettingsSource;
+        let dir = tempfile::tempdir().unwrap();
+        let config = CloneConfig::of(&crate::paths::Layout::under(dir.path()), "c1");
+        config.create().unwrap();
+        assert_eq!(report(&config), (false, false));
+        let secrets = CloneSecrets {
+            root_password_hash: Some(Secret("$6$s$h".into())),
+            challenge_password: Some(Secret("pw".into())),
+        };
+        assert!(apply(&config, &secrets).unwrap());
+        assert!(!apply(&config, &secrets).unwrap());
+        assert_eq!(report(&config), (true, true));
+        assert_eq!(config.read(ROOT_PASSWORD_HASH).unwrap().unwrap(), "$6$s$h");
+        let mode = |name: &str| {
+            use std::os::unix::fs::MetadataExt;
+            let layout = crate::paths::Layout::under(dir.path());
+            fs::metadata(layout.fs(layout.config_dir("c1")).join(name))
+                .unwrap()
+                .mode()
+                & 0o7777
+        };
+        assert_eq!(mode(ROOT_PASSWORD_HASH), 0o600);
+        assert_eq!(mode(CSR_ATTRIBUTES), 0o600);
         assert_eq!(
-            updated,
-            "root:$6$s$h:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
+            config.unit_link(ROOT_PASSWORD_SERVICE_LINK).unwrap(),
+            Some(PathBuf::from(
+                "/run/systemd/system.control/clone-army-root-password.service"
+            ))
         );
-        assert!(root_password_in(&updated));
-        assert!(!root_password_in(shadow));
-        assert!(shadow_with_root_hash("daemon:*:1::::::\n", &hash).starts_with("root:$6$s$h:"));
+    }
 
+    #[test]
+    fn root_password_service_snapshot() {
+        insta::assert_snapshot!(
+            root_password_service().replace(env!("CARGO_PKG_VERSION"), "[version]")
+        );
+    }
+
+    #[test]
+    fn csr_attributes_quote_the_password() {
         let yaml = csr_attributes(&Secret("pa\"ss\\word".into()));
         assert!(yaml.starts_with("# Managed by clone-army "));
         assert!(yaml

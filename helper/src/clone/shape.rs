@@ -8,10 +8,11 @@
 use std::path::{Path, PathBuf};
 
 use super::apply_source;
+use super::config::{CloneConfig, SettingsSource};
 use super::facts::{self, Facts, Generated};
 use super::limits::{self, Limits, LimitsChange};
+use super::nspawn_settings::NspawnSettings;
 use super::run_mode::{self, RunChange, RunMode, RunSettings};
-use super::CloneView;
 use crate::error::Result;
 use crate::output::CloneShape;
 use crate::paths::Layout;
@@ -107,11 +108,11 @@ pub struct Current {
 }
 
 impl Current {
-    pub fn read(layout: &Layout, clone: &str, upper: &Path, conf: Option<&str>) -> Result<Self> {
+    pub fn read(layout: &Layout, clone: &str, source: &dyn SettingsSource) -> Result<Self> {
         Ok(Current {
-            run: run_mode::read_back(upper, conf)?.settings(),
+            run: run_mode::read_back(source)?.settings(),
             limits: limits::read(layout, clone)?,
-            generated: facts::read_back(upper)?.1,
+            generated: facts::read_back(source)?.1,
         })
     }
 
@@ -184,45 +185,49 @@ impl Plan {
         }
     }
 
-    /// Writes the clone's own files (units, facts). Returns whether anything changed.
-    pub fn apply_in_clone(&self, view: &CloneView, confdir: &str) -> Result<bool> {
+    /// The run units and facts, in what the clone is given. Returns whether anything
+    /// changed.
+    pub fn apply_to_config(&self, config: &CloneConfig, confdir: &str) -> Result<bool> {
         let mut changed = false;
         if let Some(run) = &self.run {
-            changed |= run_mode::apply(view, run, run_mode::puppet_bin(confdir))?;
+            changed |= run_mode::apply(config, run, run_mode::puppet_bin(confdir))?;
         }
         if let Some(facts) = &self.facts {
-            changed |= facts::apply_facts(view, facts)?;
+            changed |= facts::apply_facts(config, facts)?;
         }
         if let Some(generated) = &self.generated {
-            changed |= facts::apply_generated(view, generated)?;
+            changed |= facts::apply_generated(config, generated)?;
         }
         Ok(changed)
     }
 
-    /// Writes the host's drop-ins (limits, apply source). Returns whether one changed
-    /// (daemon-reload due).
-    pub fn apply_on_host(&self, layout: &Layout, clone: &str) -> Result<bool> {
-        let mut changed = match &self.limits {
-            Some(limits) => limits::apply(layout, clone, limits)?,
-            None => false,
-        };
-        if let Some(source) = &self.apply_source {
-            changed |= apply_source::apply(layout, clone, source.as_deref())?;
+    /// The clone's `.nspawn` settings with this plan's apply source (the current one
+    /// when the plan leaves it).
+    pub fn nspawn_settings(&self, current: NspawnSettings) -> NspawnSettings {
+        match &self.apply_source {
+            Some(source) => NspawnSettings {
+                apply_source: source.clone(),
+                ..current
+            },
+            None => current,
         }
-        Ok(changed)
+    }
+
+    /// The limits, in a drop-in for the clone's service on the host. Returns whether it
+    /// changed (a daemon-reload is due).
+    pub fn apply_on_host(&self, layout: &Layout, clone: &str) -> Result<bool> {
+        match &self.limits {
+            Some(limits) => limits::apply(layout, clone, limits),
+            None => Ok(false),
+        }
     }
 }
 
 /// The shape `clone list` reports, read from the files alone.
-pub fn describe(
-    layout: &Layout,
-    clone: &str,
-    upper: &Path,
-    conf: Option<&str>,
-) -> Result<CloneShape> {
-    let run = run_mode::read_back(upper, conf)?;
+pub fn describe(layout: &Layout, clone: &str, source: &dyn SettingsSource) -> Result<CloneShape> {
+    let run = run_mode::read_back(source)?;
     let limits = limits::read(layout, clone)?;
-    let (facts, generated) = facts::read_back(upper)?;
+    let (facts, generated) = facts::read_back(source)?;
     Ok(CloneShape {
         run_mode: run.run_mode,
         runinterval: run.runinterval,
@@ -235,6 +240,6 @@ pub fn describe(
         facts,
         generated_facts: generated.map_or(0, |g| g.count),
         churn_percent: generated.map(|g| g.churn_percent),
-        apply_source: apply_source::read(layout, clone)?.map(|p| p.display().to_string()),
+        apply_source: source.apply_source()?.map(|p| p.display().to_string()),
     })
 }

@@ -126,17 +126,36 @@ fn create_writes_everything_and_reloads_once() {
     assert_eq!(result.clone.master.as_deref(), Some("puppet.example.com"));
     assert_eq!(result.clone.state, CloneState::Stopped);
 
-    let upper = "/var/lib/puppet-clone-army/clone-1-overlay";
+    // What the clone is given is on the host, in its config dir (root's alone) ...
+    let config = "/var/lib/puppet-clone-army/clone-1-config";
     assert_eq!(
-        f.read(&format!("{upper}/etc/puppet/puppet.conf")),
+        f.read(&format!("{config}/puppet.conf")),
         "[main]\nserver = puppet.example.com\ncertname = clone-1.load.example.com\n"
     );
     assert_eq!(
-        f.read(&format!("{upper}/etc/hostname")),
+        f.read(&format!("{config}/hostname")),
         "clone-1.load.example.com\n"
     );
-    // Directories made in the upper layer look like the base's.
-    assert_eq!(mode(&f.path(&format!("{upper}/etc/puppet"))), 0o750);
+    assert_eq!(mode(&f.path(config)), 0o700);
+    assert_eq!(mode(&f.path("/var/lib/puppet-clone-army")), 0o700);
+    // ... bound into the clone by its .nspawn settings, with the host's /etc/hosts.
+    let settings = f.read("/etc/systemd/nspawn/clone-1.nspawn");
+    assert!(
+        settings.starts_with("# Managed by clone-army "),
+        "{settings}"
+    );
+    for bind in [
+        "BindReadOnly=/etc/hosts\n",
+        "BindReadOnly=/var/lib/puppet-clone-army/clone-1-config/puppet.conf:/etc/puppet/puppet.conf\n",
+        "BindReadOnly=/var/lib/puppet-clone-army/clone-1-config/hostname:/etc/hostname\n",
+        "BindReadOnly=/var/lib/puppet-clone-army/clone-1-config/facts.d:/etc/facter/facts.d\n",
+        "BindReadOnly=/var/lib/puppet-clone-army/clone-1-config/systemd:/run/systemd/system.control\n",
+    ] {
+        assert!(settings.contains(bind), "{bind} in {settings}");
+    }
+    // Nothing is written into the clone's own tree, nor into the shared base.
+    let upper = "/var/lib/puppet-clone-army/clone-1-overlay";
+    assert_eq!(fs::read_dir(f.path(upper)).unwrap().count(), 0);
     for dir in [
         upper,
         "/var/lib/puppet-clone-army/clone-1-workdir",
@@ -144,7 +163,6 @@ fn create_writes_everything_and_reloads_once() {
     ] {
         assert_eq!(mode(&f.path(dir)), 0o755, "{dir}");
     }
-    // Nothing written into the shared base.
     assert_eq!(
         f.read("/var/lib/puppet-clone-army/debian-12/etc/hostname"),
         "base\n"
@@ -327,13 +345,13 @@ fn list_reads_disk_and_states_in_one_call() {
 }
 
 #[test]
-fn configure_a_stopped_clone_writes_the_upper_layer() {
+fn configure_writes_what_the_clone_is_given() {
     let f = Fixture::new();
     f.create("c1", false);
     let changed = configure(&f.ctx(), "c1", Some("new.example.com"), None).unwrap();
     assert!(changed.changed);
     assert_eq!(
-        f.read("/var/lib/puppet-clone-army/c1-overlay/etc/puppet/puppet.conf"),
+        f.read("/var/lib/puppet-clone-army/c1-config/puppet.conf"),
         "[main]\nserver = new.example.com\ncertname = c1.load.example.com\n"
     );
     assert!(
@@ -344,7 +362,7 @@ fn configure_a_stopped_clone_writes_the_upper_layer() {
     let changed = configure(&f.ctx(), "c1", None, Some("renamed.example.com")).unwrap();
     assert!(changed.changed);
     assert_eq!(
-        f.read("/var/lib/puppet-clone-army/c1-overlay/etc/hostname"),
+        f.read("/var/lib/puppet-clone-army/c1-config/hostname"),
         "renamed.example.com\n"
     );
     let listed = list(&f.ctx()).unwrap();
@@ -358,13 +376,21 @@ fn configure_a_stopped_clone_writes_the_upper_layer() {
     assert_eq!(error.kind(), "not-found");
 }
 
+/// A running clone holds its puppet.conf and hostname by their inodes (single-file
+/// bind mounts): they are rewritten in place, never replaced, and nothing is written
+/// through the clone's mount.
 #[test]
-fn configure_a_running_clone_writes_through_the_mount() {
+fn configure_a_running_clone_keeps_the_bound_files_inodes() {
+    use std::os::unix::fs::MetadataExt;
     let f = Fixture::new();
     f.create("c1", true);
     f.mount(&["c1"]);
-    let upper_conf = "/var/lib/puppet-clone-army/c1-overlay/etc/puppet/puppet.conf";
-    let before = f.read(upper_conf);
+    let conf = f.path("/var/lib/puppet-clone-army/c1-config/puppet.conf");
+    let hostname = f.path("/var/lib/puppet-clone-army/c1-config/hostname");
+    let inodes = (
+        fs::metadata(&conf).unwrap().ino(),
+        fs::metadata(&hostname).unwrap().ino(),
+    );
     let changed = configure(
         &f.ctx(),
         "c1",
@@ -373,18 +399,19 @@ fn configure_a_running_clone_writes_through_the_mount() {
     )
     .unwrap();
     assert!(changed.changed);
-    // The mount point is only a directory in this test, so the write is visible there and
-    // the upper dir is untouched.
-    assert_eq!(f.read(upper_conf), before);
-    let through_mount = f.read("/var/lib/machines/c1/etc/puppet/puppet.conf");
     assert_eq!(
-        puppet_conf_settings(&through_mount),
+        puppet_conf_settings(&fs::read_to_string(&conf).unwrap()),
         (Some("new.example.com".into()), Some("x.example.com".into()))
     );
+    assert_eq!(fs::read_to_string(&hostname).unwrap(), "x.example.com\n");
     assert_eq!(
-        f.read("/var/lib/machines/c1/etc/hostname"),
-        "x.example.com\n"
+        (
+            fs::metadata(&conf).unwrap().ino(),
+            fs::metadata(&hostname).unwrap().ino()
+        ),
+        inodes
     );
+    assert!(!f.path("/var/lib/machines/c1/etc").exists());
 }
 
 fn puppet_conf_settings(text: &str) -> (Option<String>, Option<String>) {
@@ -420,6 +447,8 @@ fn remove_stops_unmounts_and_removes_everything() {
     for gone in [
         "/var/lib/puppet-clone-army/c1-overlay",
         "/var/lib/puppet-clone-army/c1-workdir",
+        "/var/lib/puppet-clone-army/c1-config",
+        "/etc/systemd/nspawn/c1.nspawn",
         "/var/lib/machines/c1",
         "/etc/systemd/system/var-lib-machines-c1.mount",
         "/etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@c1.service",
@@ -762,6 +791,7 @@ use super::run_mode::RunMode;
 use super::shape::ShapeRequest;
 
 const UPPER_C1: &str = "/var/lib/puppet-clone-army/c1-overlay";
+const CONFIG_C1: &str = "/var/lib/puppet-clone-army/c1-config";
 
 impl Fixture {
     fn create_shaped(&self, name: &str, shape: ShapeRequest) -> crate::output::CloneChanged {
@@ -783,12 +813,13 @@ impl Fixture {
         configure_with(&self.ctx(), name, None, None, &shape).unwrap()
     }
 
-    fn in_upper(&self, clone_path: &str) -> PathBuf {
-        self.path(&format!("{UPPER_C1}{clone_path}"))
+    /// A file among c1's run units (in its config dir).
+    fn in_units(&self, name: &str) -> PathBuf {
+        self.path(&format!("{CONFIG_C1}/systemd/{name}"))
     }
 
-    fn link_in_upper(&self, clone_path: &str) -> Option<PathBuf> {
-        fs::read_link(self.in_upper(clone_path)).ok()
+    fn link_in_units(&self, name: &str) -> Option<PathBuf> {
+        fs::read_link(self.in_units(name)).ok()
     }
 }
 
@@ -816,22 +847,29 @@ fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
     assert_eq!((shape.phase_index, shape.phase_count), (Some(1), Some(4)));
 
     assert_eq!(
-        f.link_in_upper(PUPPET_SERVICE).as_deref(),
+        f.link_in_units(PUPPET_SERVICE).as_deref(),
         Some(Path::new("/dev/null"))
     );
     assert_eq!(
-        f.link_in_upper(AGENT_TIMER_LINK).as_deref(),
-        Some(Path::new(AGENT_TIMER))
+        f.link_in_units(AGENT_TIMER_LINK).as_deref(),
+        Some(Path::new(
+            "/run/systemd/system.control/clone-army-agent.timer"
+        ))
     );
-    let timer = fs::read_to_string(f.in_upper(AGENT_TIMER)).unwrap();
+    let timer = fs::read_to_string(f.in_units(AGENT_TIMER)).unwrap();
     assert!(timer.contains("\nOnActiveSec=150\n"), "{timer}");
-    assert!(fs::read_to_string(f.in_upper(AGENT_SERVICE))
+    assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
         .unwrap()
         .contains("ExecStart=/usr/bin/puppet agent --onetime --no-daemonize --verbose\n"));
-    assert!(!f.in_upper(PHASE_TIMER).exists());
+    // The daemon's phase timer is masked, in case an older clone-army left one in the
+    // clone's own /etc/systemd/system.
+    assert_eq!(
+        f.link_in_units(PHASE_TIMER).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
     // Nothing of the daemon's in puppet.conf, and nothing written into the base.
     assert_eq!(
-        f.read(&format!("{UPPER_C1}/etc/puppet/puppet.conf")),
+        f.read(&format!("{CONFIG_C1}/puppet.conf")),
         "[main]\nserver = puppet.example.com\ncertname = c1.load.example.com\n"
     );
     assert!(!f
@@ -885,26 +923,26 @@ fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
     assert_eq!(shape.apply_source.as_deref(), Some("/srv/apply"));
     assert_eq!(created.clone.master, None);
     assert_eq!(
-        f.read(&format!("{UPPER_C1}/etc/puppet/puppet.conf")),
+        f.read(&format!("{CONFIG_C1}/puppet.conf")),
         "[main]\ncertname = c1.load.example.com\n"
     );
     assert_eq!(
-        f.link_in_upper(PUPPET_SERVICE).as_deref(),
+        f.link_in_units(PUPPET_SERVICE).as_deref(),
         Some(Path::new("/dev/null"))
     );
-    assert!(fs::read_to_string(f.in_upper(AGENT_TIMER))
+    assert!(fs::read_to_string(f.in_units(AGENT_TIMER))
         .unwrap()
         .contains("\nX-CloneArmyRunMode=apply\n"));
-    assert!(fs::read_to_string(f.in_upper(AGENT_SERVICE))
+    assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
         .unwrap()
         .contains(
             "ExecStart=/usr/bin/puppet apply --reports=none \
          --modulepath=/srv/clone-army-apply/modules /srv/clone-army-apply/manifests\n"
         ));
-    let dropin = "/etc/systemd/system/puppet-clone-army@c1.service.d/60-apply-source.conf";
+    let settings = "/etc/systemd/nspawn/c1.nspawn";
     assert!(f
-        .read(dropin)
-        .contains(" --bind-ro=/srv/apply:/srv/clone-army-apply\n"));
+        .read(settings)
+        .contains("\nBindReadOnly=/srv/apply:/srv/clone-army-apply\n"));
 
     // Back to timer mode: the bind goes, the agent service runs the agent again.
     let timer = f.configure_shape(
@@ -917,12 +955,13 @@ fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
     assert!(timer.changed);
     assert_eq!(timer.clone.shape.run_mode, Some(RunMode::Timer));
     assert_eq!(timer.clone.shape.apply_source, None);
-    assert!(!f.path(dropin).exists());
-    assert!(fs::read_to_string(f.in_upper(AGENT_SERVICE))
+    assert!(!f.read(settings).contains("/srv/clone-army-apply"));
+    assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
         .unwrap()
         .contains(" agent --onetime "));
+    // The bind is nspawn's business at the clone's next start: no reload for it.
     let reloads = f.actions().iter().filter(|a| *a == "daemon_reload").count();
-    assert_eq!(reloads, 2, "{:?}", f.actions());
+    assert_eq!(reloads, 1, "{:?}", f.actions());
 }
 
 #[test]
@@ -1026,24 +1065,30 @@ fn switching_modes_removes_the_other_modes_files() {
         ),
         (Some(600), Some(20), Some(1), Some(4))
     );
-    for gone in [PUPPET_SERVICE, AGENT_TIMER, AGENT_SERVICE, AGENT_TIMER_LINK] {
+    for gone in [AGENT_SERVICE, AGENT_TIMER_LINK] {
         assert!(
-            fs::symlink_metadata(f.in_upper(gone)).is_err(),
+            fs::symlink_metadata(f.in_units(gone)).is_err(),
             "{gone} should be gone"
         );
     }
+    assert_eq!(
+        f.link_in_units(AGENT_TIMER).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
     for there in [PHASE_TIMER, PHASE_SERVICE, PHASE_DROPIN, PHASE_TIMER_LINK] {
         assert!(
-            fs::symlink_metadata(f.in_upper(there)).is_ok(),
+            fs::symlink_metadata(f.in_units(there)).is_ok(),
             "{there} missing"
         );
     }
-    // The base does not enable puppet.service in this fixture, so the upper layer does.
-    assert_eq!(
-        f.link_in_upper(PUPPET_SERVICE_WANTS).as_deref(),
-        Some(Path::new(PUPPET_UNIT_FILE))
-    );
-    let conf = f.read(&format!("{UPPER_C1}/etc/puppet/puppet.conf"));
+    // puppet.service is named (past any mask in the clone's own tree) and enabled.
+    for link in [PUPPET_SERVICE, PUPPET_SERVICE_WANTS] {
+        assert_eq!(
+            f.link_in_units(link).as_deref(),
+            Some(Path::new(PUPPET_UNIT_FILE))
+        );
+    }
+    let conf = f.read(&format!("{CONFIG_C1}/puppet.conf"));
     assert!(
         conf.ends_with("[agent]\nruninterval = 600\nsplay = true\nsplaylimit = 20\n"),
         "{conf}"
@@ -1067,20 +1112,20 @@ fn switching_modes_removes_the_other_modes_files() {
         (None, None, None)
     );
     assert_eq!(
-        f.link_in_upper(PUPPET_SERVICE).as_deref(),
+        f.link_in_units(PUPPET_SERVICE).as_deref(),
         Some(Path::new("/dev/null"))
     );
-    for gone in [
-        PHASE_TIMER,
-        PHASE_SERVICE,
-        PHASE_DROPIN,
-        PHASE_TIMER_LINK,
-        AGENT_TIMER,
-    ] {
-        assert!(fs::symlink_metadata(f.in_upper(gone)).is_err(), "{gone}");
+    for gone in [PHASE_SERVICE, PHASE_DROPIN, PHASE_TIMER_LINK, AGENT_SERVICE] {
+        assert!(fs::symlink_metadata(f.in_units(gone)).is_err(), "{gone}");
+    }
+    for masked in [PHASE_TIMER, AGENT_TIMER] {
+        assert_eq!(
+            f.link_in_units(masked).as_deref(),
+            Some(Path::new("/dev/null"))
+        );
     }
     assert!(!f
-        .read(&format!("{UPPER_C1}/etc/puppet/puppet.conf"))
+        .read(&format!("{CONFIG_C1}/puppet.conf"))
         .contains("[agent]"));
     // A clone made without shape flags has no run files: its mode reads as null.
     f.create("c2", false);
@@ -1244,9 +1289,10 @@ fn bad_shape_values_are_refused_before_anything_is_written() {
 }
 
 #[test]
-fn facts_are_written_into_the_clone_read_back_and_removed() {
+fn facts_are_given_to_the_clone_read_back_and_removed() {
     use super::facts::{FACTS_JSON, GENERATED_SCRIPT};
     let f = Fixture::new();
+    let in_facts = |name: &str| f.path(&format!("{CONFIG_C1}/facts.d/{name}"));
     let facts = f.root.join("facts.json");
     fs::write(&facts, r#"{"role": "web", "tier": 3, "canary": false}"#).unwrap();
     let created = f.create_shaped(
@@ -1267,8 +1313,8 @@ fn facts_are_written_into_the_clone_read_back_and_removed() {
         (shape.generated_facts, shape.churn_percent),
         (500, Some(15))
     );
-    assert_eq!(mode(&f.in_upper(GENERATED_SCRIPT)), 0o755);
-    assert_eq!(mode(&f.in_upper(FACTS_JSON)), 0o644);
+    assert_eq!(mode(&in_facts(GENERATED_SCRIPT)), 0o755);
+    assert_eq!(mode(&in_facts(FACTS_JSON)), 0o644);
 
     // Only the churn changes; the count is kept.
     let shape = f
@@ -1285,7 +1331,7 @@ fn facts_are_written_into_the_clone_read_back_and_removed() {
         (shape.generated_facts, shape.churn_percent),
         (500, Some(50))
     );
-    assert!(fs::read_to_string(f.in_upper(GENERATED_SCRIPT))
+    assert!(fs::read_to_string(in_facts(GENERATED_SCRIPT))
         .unwrap()
         .contains("\nchurn=250\n"));
 
@@ -1303,28 +1349,21 @@ fn facts_are_written_into_the_clone_read_back_and_removed() {
         .shape;
     assert!(shape.facts.is_empty());
     assert_eq!((shape.generated_facts, shape.churn_percent), (0, None));
-    assert!(!f.in_upper(FACTS_JSON).exists());
-    assert!(!f.in_upper(GENERATED_SCRIPT).exists());
+    assert!(!in_facts(FACTS_JSON).exists());
+    assert!(!in_facts(GENERATED_SCRIPT).exists());
 }
 
+/// A running clone is written nothing: its run units change on the host, for its next
+/// start.
 #[test]
-fn run_mode_of_a_running_clone_is_written_through_the_mount() {
+fn run_mode_of_a_running_clone_changes_on_the_host_only() {
     let f = Fixture::new();
     f.create("c1", true);
     f.mount(&["c1"]);
     f.configure_shape("c1", timer_shape());
-    assert!(fs::read_link(f.path(&format!(
-        "/var/lib/machines/c1{}",
-        super::run_mode::PUPPET_SERVICE
-    )))
-    .is_ok());
-    assert!(f
-        .path(&format!(
-            "/var/lib/machines/c1{}",
-            super::run_mode::AGENT_TIMER
-        ))
-        .exists());
-    assert!(!f.in_upper(super::run_mode::AGENT_TIMER).exists());
+    assert!(f.in_units(super::run_mode::AGENT_TIMER).exists());
+    assert!(!f.path("/var/lib/machines/c1/etc").exists());
+    assert_eq!(fs::read_dir(f.path(UPPER_C1)).unwrap().count(), 0);
 }
 
 mod secrets {
@@ -1372,7 +1411,7 @@ mod secrets {
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
-    fn secrets_go_into_the_upper_layer_only_and_never_into_the_answer() {
+    fn secrets_stay_on_the_host_and_never_reach_the_answer() {
         let f = Fixture::new();
         let shadow = base_shadow(&f);
         let base_before = fs::read_to_string(&shadow).unwrap();
@@ -1388,26 +1427,38 @@ mod secrets {
         assert!(answer.contains(r#""challenge_password":true"#), "{answer}");
         assert!(!answer.contains("SECRET"), "{answer}");
 
-        let upper = "/var/lib/puppet-clone-army/c1-overlay";
-        let clone_shadow = f.path(&format!("{upper}/etc/shadow"));
-        assert_eq!(
-            fs::read_to_string(&clone_shadow).unwrap(),
-            format!("root:{HASH}:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n")
-        );
-        assert_eq!(mode(&clone_shadow), 0o640);
-        let base_meta = fs::metadata(&shadow).unwrap();
-        let clone_meta = fs::metadata(&clone_shadow).unwrap();
-        assert_eq!(
-            (clone_meta.uid(), clone_meta.gid()),
-            (base_meta.uid(), base_meta.gid())
-        );
-        let csr = f.path(&format!("{upper}/etc/puppet/csr_attributes.yaml"));
-        assert_eq!(mode(&csr), 0o640);
+        // Both in the config dir, root's alone; the hash reaches the clone as a
+        // credential, the CSR attributes by a read-only bind.
+        let config = "/var/lib/puppet-clone-army/c1-config";
+        let hash = f.path(&format!("{config}/root-password-hash"));
+        assert_eq!(fs::read_to_string(&hash).unwrap(), HASH);
+        assert_eq!(mode(&hash), 0o600);
+        let csr = f.path(&format!("{config}/csr_attributes.yaml"));
+        assert_eq!(mode(&csr), 0o600);
         assert!(fs::read_to_string(&csr)
             .unwrap()
             .contains("  1.2.840.113549.1.9.7: \"SECRET-challenge \\\"pw\\\"\"\n"));
+        let settings = f.read("/etc/systemd/nspawn/c1.nspawn");
+        assert!(settings.contains(&format!(
+            "\nLoadCredential=clone-army.root-password-hash:{config}/root-password-hash\n"
+        )));
+        assert!(settings.contains(&format!(
+            "\nBindReadOnly={config}/csr_attributes.yaml:/etc/puppet/csr_attributes.yaml\n"
+        )));
+        assert!(!settings.contains("SECRET"));
+        assert!(f
+            .path(&format!(
+                "{config}/systemd/multi-user.target.wants/clone-army-root-password.service"
+            ))
+            .is_symlink());
 
-        // The base is untouched.
+        // Neither the clone's tree nor the base is touched.
+        assert_eq!(
+            fs::read_dir(f.path("/var/lib/puppet-clone-army/c1-overlay"))
+                .unwrap()
+                .count(),
+            0
+        );
         assert_eq!(fs::read_to_string(&shadow).unwrap(), base_before);
         assert!(!f
             .path("/var/lib/puppet-clone-army/debian-12/etc/puppet/csr_attributes.yaml")
@@ -1420,35 +1471,11 @@ mod secrets {
         assert!(!plain.changed);
         assert!(plain.root_password && plain.challenge_password);
 
-        // A clone without secrets says so.
+        // A clone without secrets says so, and its settings pass none.
         let other = create_with_secrets(&f.ctx(), &request("c2"), &SecretFiles::default()).unwrap();
         assert!(!other.root_password && !other.challenge_password);
-    }
-
-    #[test]
-    fn a_running_clone_gets_its_secrets_through_the_mount() {
-        let f = Fixture::new();
-        base_shadow(&f);
-        f.create("c1", false);
-        f.mount(&["c1"]);
-        let merged = f.path("/var/lib/machines/c1");
-        fs::create_dir_all(merged.join("etc/puppet")).unwrap();
-        fs::copy(
-            f.path("/var/lib/puppet-clone-army/debian-12/etc/shadow"),
-            merged.join("etc/shadow"),
-        )
-        .unwrap();
-        let secrets_dir = tempfile::tempdir().unwrap();
-        let files = secret_files(secrets_dir.path(), HASH, PASSWORD);
-        let result = create_with_secrets(&f.ctx(), &request("c1"), &files).unwrap();
-        assert!(result.changed && result.root_password && result.challenge_password);
-        assert!(fs::read_to_string(merged.join("etc/shadow"))
-            .unwrap()
-            .starts_with(&format!("root:{HASH}:")));
-        assert!(merged.join("etc/puppet/csr_attributes.yaml").exists());
-        assert!(!f
-            .path("/var/lib/puppet-clone-army/c1-overlay/etc/shadow")
-            .exists());
+        let settings = f.read("/etc/systemd/nspawn/c2.nspawn");
+        assert!(!settings.contains("[Exec]") && !settings.contains("csr_attributes"));
     }
 
     #[test]
@@ -1470,4 +1497,161 @@ mod secrets {
             assert!(f.systemd.calls().is_empty());
         }
     }
+}
+
+// --- clones an older clone-army made --------------------------------------------------
+
+mod legacy {
+    use super::*;
+    use crate::clone::run_mode::{agent_service, agent_timer, RunMode, RunSettings};
+
+    /// The files of a tree, with their kinds and contents (or link targets).
+    fn tree(root: &Path) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![root.to_owned()];
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = fs::symlink_metadata(&path).unwrap();
+                let key = path.strip_prefix(root).unwrap().display().to_string();
+                if meta.is_symlink() {
+                    out.insert(
+                        key,
+                        format!("-> {}", fs::read_link(&path).unwrap().display()),
+                    );
+                } else if meta.is_dir() {
+                    stack.push(path);
+                } else {
+                    out.insert(key, fs::read_to_string(&path).unwrap_or_default());
+                }
+            }
+        }
+        out
+    }
+
+    use std::collections::BTreeMap;
+
+    /// A timer-mode clone as clone-army 0.3 left it: settings in its upper layer.
+    fn legacy_clone(f: &Fixture, name: &str) -> PathBuf {
+        let layout = &f.layout;
+        let unit = layout.fs(layout.unit_path(&layout.mount_unit_name(name)));
+        fs::create_dir_all(unit.parent().unwrap()).unwrap();
+        fs::write(&unit, crate::units::clone_mount(layout, name, "debian-12")).unwrap();
+        let upper = layout.fs(layout.upper_dir(name));
+        let settings = RunSettings {
+            mode: RunMode::Timer,
+            runinterval: 600,
+            splay: 5,
+            phase_index: 2,
+            phase_count: 3,
+        };
+        for (path, text) in [
+            (
+                "etc/puppet/puppet.conf",
+                format!(
+                    "[main]\nserver = old.example.com\ncertname = {name}.old\nlog_level = info\n"
+                ),
+            ),
+            ("etc/hostname", format!("{name}.old\n")),
+            (
+                "etc/systemd/system/clone-army-agent.timer",
+                agent_timer(&settings),
+            ),
+            (
+                "etc/systemd/system/clone-army-agent.service",
+                agent_service("/usr/bin/puppet", &settings),
+            ),
+            (
+                "etc/facter/facts.d/clone_army.json",
+                "{\"role\": \"old\"}\n".to_owned(),
+            ),
+        ] {
+            let path = upper.join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+        std::os::unix::fs::symlink("/dev/null", upper.join("etc/systemd/system/puppet.service"))
+            .unwrap();
+        fs::create_dir_all(f.path("/var/lib/machines").join(name)).unwrap();
+        upper
+    }
+
+    #[test]
+    fn a_legacy_clone_is_listed_from_its_upper_layer_and_moved_over_untouched() {
+        let f = Fixture::new();
+        let upper = legacy_clone(&f, "old1");
+        let before = tree(&upper);
+
+        let listed = describe_one(&f.ctx(), "old1").unwrap();
+        assert_eq!(listed.master.as_deref(), Some("old.example.com"));
+        assert_eq!(listed.shape.run_mode, Some(RunMode::Timer));
+        assert_eq!(
+            (
+                listed.shape.runinterval,
+                listed.shape.splay,
+                listed.shape.phase_index
+            ),
+            (Some(600), Some(5), Some(2))
+        );
+        assert_eq!(listed.shape.facts["role"], "old");
+
+        // Any mutating call moves every legacy clone over before the template changes.
+        f.create("new1", false);
+        let config = "/var/lib/puppet-clone-army/old1-config";
+        assert_eq!(
+            f.read(&format!("{config}/puppet.conf")),
+            "[main]\nserver = old.example.com\ncertname = old1.old\nlog_level = info\n"
+        );
+        assert_eq!(f.read(&format!("{config}/hostname")), "old1.old\n");
+        assert!(f
+            .read("/etc/systemd/nspawn/old1.nspawn")
+            .contains("BindReadOnly=/etc/hosts\n"));
+        let after = describe_one(&f.ctx(), "old1").unwrap();
+        assert_eq!(after.shape, listed.shape);
+        assert_eq!(after.master, listed.master);
+        // Nothing in the clone's own tree was changed or removed.
+        assert_eq!(tree(&upper), before);
+    }
+
+    #[test]
+    fn a_legacy_clones_planted_files_read_as_missing_and_are_never_followed() {
+        let f = Fixture::new();
+        let upper = legacy_clone(&f, "old1");
+        let host_secret = f.root.join("host-puppet.conf");
+        fs::write(&host_secret, "[main]\nserver = host-secret.example.com\n").unwrap();
+        fs::remove_file(upper.join("etc/puppet/puppet.conf")).unwrap();
+        std::os::unix::fs::symlink(&host_secret, upper.join("etc/puppet/puppet.conf")).unwrap();
+        let facts = upper.join("etc/facter/facts.d");
+        fs::remove_dir_all(&facts).unwrap();
+        std::os::unix::fs::symlink(&f.root, &facts).unwrap();
+
+        let listed = describe_one(&f.ctx(), "old1").unwrap();
+        assert_eq!(listed.master, None);
+        assert!(listed.shape.facts.is_empty());
+        f.create("new1", false);
+        let moved = f.read("/var/lib/puppet-clone-army/old1-config/puppet.conf");
+        assert!(!moved.contains("host-secret"), "{moved}");
+        assert_eq!(fs::read_link(&facts).unwrap(), f.root);
+    }
+}
+
+/// A clone's upper layer is the clone's to write: a base.json planted there never makes
+/// it a base (to list, or to remove with the clone's layer), nor can a base be named so.
+#[test]
+fn a_clones_directories_never_pass_for_a_base() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    let planted = f.path("/var/lib/puppet-clone-army/c1-overlay/etc/clone-army");
+    fs::create_dir_all(&planted).unwrap();
+    fs::copy(
+        f.path("/var/lib/puppet-clone-army/debian-12/etc/clone-army/base.json"),
+        planted.join("base.json"),
+    )
+    .unwrap();
+    let bases = base::list(&f.ctx()).unwrap();
+    let names: Vec<&str> = bases.bases.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["debian-12"]);
+    let error = base::remove(&f.ctx(), "c1-overlay").unwrap_err();
+    assert_eq!(error.kind(), "invalid-name");
+    assert!(f.path("/var/lib/puppet-clone-army/c1-overlay/etc").exists());
 }
