@@ -59,6 +59,27 @@ pub trait RootfsBuilder {
     fn post_steps(&self, rootfs: &Path) -> Result<()> {
         finish_rootfs(rootfs)
     }
+    /// Host files the build verifies packages with, each with the package that brings
+    /// it: a base is only built from what can be verified, so a missing one stops the
+    /// build before it starts.
+    fn trust_anchors(&self, _spec: &BuildSpec) -> Vec<(&'static str, &'static str)> {
+        Vec::new()
+    }
+}
+
+/// The distribution's archive keyring debootstrap checks the Release file with, and the
+/// package that installs it on a Debian or Ubuntu host.
+pub fn archive_keyring(os: Os) -> (&'static str, &'static str) {
+    match os {
+        Os::Ubuntu => (
+            "/usr/share/keyrings/ubuntu-archive-keyring.gpg",
+            "ubuntu-keyring",
+        ),
+        _ => (
+            "/usr/share/keyrings/debian-archive-keyring.gpg",
+            "debian-archive-keyring",
+        ),
+    }
 }
 
 pub fn builder_for(os: Os) -> Box<dyn RootfsBuilder> {
@@ -292,6 +313,10 @@ impl RootfsBuilder for DebootstrapBuilder {
         "debootstrap"
     }
 
+    fn trust_anchors(&self, spec: &BuildSpec) -> Vec<(&'static str, &'static str)> {
+        vec![archive_keyring(spec.os)]
+    }
+
     fn commands(&self, spec: &BuildSpec, staging: &Path) -> Result<Vec<Argv>> {
         // Ubuntu keeps puppet-agent in universe.
         let components = match spec.os {
@@ -306,11 +331,15 @@ impl RootfsBuilder for DebootstrapBuilder {
             PuppetSource::Pe => include.extend(["curl", "gnupg"]),
             PuppetSource::Puppet | PuppetSource::Openvox => {}
         }
+        // Without a keyring debootstrap only warns and goes on unverified: name it, and
+        // make a missing signature fatal.
         let mut commands = vec![vec![
             "debootstrap".to_owned(),
             "--variant=minbase".to_owned(),
             format!("--include={}", include.join(",")),
             format!("--components={components}"),
+            format!("--keyring={}", archive_keyring(spec.os).0),
+            "--force-check-gpg".to_owned(),
             spec.release.clone(),
             path_arg(staging),
             spec.mirror.clone(),
@@ -429,9 +458,30 @@ impl RootfsBuilder for DnfBuilder {
 /// default is download.opensuse.org, SLES has no public one: its repositories need a
 /// registration, so give an RMT/SMT or installation-media URL). The vendor's release
 /// package is downloaded on the host over verified TLS and installed with `rpm --root`,
-/// as the vendors document (`rpm -Uvh <url>`); zypper then trusts the repository key it
-/// brought (`--gpg-auto-import-keys`).
+/// as the vendors document (`rpm -Uvh <url>`). No key is ever imported automatically:
+/// the empty root's rpm database first gets the distribution keys of the host (a SUSE
+/// host keeps them in [`SUSE_HOST_KEYS`]), and the vendor's key comes from the release
+/// package fetched over verified TLS; zypper then checks every package against them.
 pub struct ZypperBuilder;
+
+/// Where a SUSE host keeps its distribution's package signing keys.
+pub const SUSE_HOST_KEYS: &str = "/usr/lib/rpm/gnupg/keys";
+
+/// Imports every key file matching `pattern` (a fixed glob, the root given as `$1`, never
+/// put into the script) into the rpm database of the root.
+fn rpm_import_keys(staging: &Path, pattern: &str) -> Argv {
+    vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        format!(
+            "set -e; found=; for key in {pattern}; do [ -f \"$key\" ] || continue; \
+             rpm --root \"$1\" --import \"$key\"; found=1; done; \
+             [ -n \"$found\" ] || {{ echo \"clone-army: no package signing keys to import\" >&2; exit 1; }}"
+        ),
+        "sh".to_owned(),
+        path_arg(staging),
+    ]
+}
 
 /// Packages every SUSE base gets (its OS release package aside); `procps` for the agent's
 /// `ps` (see [`DEBIAN_PACKAGES`]).
@@ -452,7 +502,6 @@ impl RootfsBuilder for ZypperBuilder {
                 "--root".to_owned(),
                 path_arg(staging),
                 "--non-interactive".to_owned(),
-                "--gpg-auto-import-keys".to_owned(),
             ];
             out.extend(rest.iter().map(|s| (*s).to_owned()));
             out
@@ -467,6 +516,7 @@ impl RootfsBuilder for ZypperBuilder {
             install.push("curl");
         }
         let mut commands = vec![
+            rpm_import_keys(staging, &format!("{SUSE_HOST_KEYS}/gpg-pubkey-*.asc")),
             zypper(&["addrepo", "--refresh", &spec.mirror, "clone-army-os"]),
             zypper(&["refresh"]),
             zypper(&install),
@@ -485,6 +535,7 @@ impl RootfsBuilder for ZypperBuilder {
                 "--".to_owned(),
                 inside(staging, &file),
             ]);
+            commands.push(rpm_import_keys(staging, "\"$1\"/etc/pki/rpm-gpg/*"));
             commands.push(zypper(&["refresh"]));
             commands.push(zypper(&["install", "--no-recommends", agent]));
             commands.push(vec![
@@ -720,11 +771,45 @@ mod tests {
                 "--variant=minbase",
                 "--include=systemd,systemd-sysv,dbus,ca-certificates,procps,puppet-agent",
                 "--components=main",
+                "--keyring=/usr/share/keyrings/debian-archive-keyring.gpg",
+                "--force-check-gpg",
                 "bookworm",
                 STAGING,
                 "http://deb.debian.org/debian",
             ]
         );
+    }
+
+    /// Every package of every base is verified: debootstrap fails without a signature,
+    /// and no key is ever taken on trust from a repository.
+    #[test]
+    fn no_build_takes_packages_or_keys_on_trust() {
+        for (os, release) in [
+            (Os::Debian, "bookworm"),
+            (Os::Ubuntu, "noble"),
+            (Os::Rocky, "9"),
+            (Os::Sles, "15.6"),
+            (Os::Opensuse, "15.6"),
+        ] {
+            for source in [
+                PuppetSource::Puppet,
+                PuppetSource::Openvox,
+                PuppetSource::Pe,
+            ] {
+                for argv in commands(&spec(os, release, "https://m.example/", source)) {
+                    assert!(
+                        !argv.iter().any(|a| a.contains("auto-import")
+                            || a == "--allow-unauthenticated"
+                            || a == "--no-check-gpg"
+                            || a == "--nogpgcheck"),
+                        "{argv:?}"
+                    );
+                    if argv[0] == "debootstrap" {
+                        assert!(argv.contains(&"--force-check-gpg".to_owned()), "{argv:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -736,6 +821,10 @@ mod tests {
             PuppetSource::Distro,
         ));
         assert!(all[0].contains(&"--components=main,universe".to_owned()));
+        assert!(
+            all[0].contains(&"--keyring=/usr/share/keyrings/ubuntu-archive-keyring.gpg".to_owned())
+        );
+        assert!(all[0].contains(&"--force-check-gpg".to_owned()));
         assert!(all[0][2].ends_with(",puppet-agent"));
     }
 

@@ -33,11 +33,33 @@ pub struct BaseRequest {
     pub pe_ca_cert: Option<PathBuf>,
 }
 
+/// A base is built only from packages the build can verify: its trust anchors (an
+/// archive keyring, say) must be on the host before anything is touched.
+fn refuse_unverifiable(
+    layout: &crate::paths::Layout,
+    builder: &dyn super::builder::RootfsBuilder,
+    spec: &super::builder::BuildSpec,
+) -> Result<()> {
+    for (file, package) in builder.trust_anchors(spec) {
+        if !layout.fs(file).is_file() {
+            return Err(Error::Unsupported {
+                what: format!("building a verified {} base", spec.os.as_str()),
+                detail: format!(
+                    "{file} is missing on this host: install the package {package} (a base is \
+                     never built from packages that cannot be verified)"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
     validate_base_name("name", &request.name)?;
     let layout = &ctx.layout;
     let (metadata, spec) = resolve(layout, request)?;
     let builder = builder_for(spec.os);
+    refuse_unverifiable(layout, &*builder, &spec)?;
     let _lock = ctx.lock()?;
 
     let final_dir = layout.fs(layout.base_dir(&request.name));
@@ -524,6 +546,19 @@ mod tests {
         let systemd = crate::systemd::RecordingSystemd::default();
         let ctx = Context::new(layout.clone(), &systemd);
         let mut req = request(None);
+        // Without the archive keyring nothing is built, nor even started.
+        let error = create(&ctx, &req).unwrap_err();
+        assert_eq!(error.kind(), "unsupported");
+        assert!(
+            error
+                .to_string()
+                .contains("install the package debian-archive-keyring"),
+            "{error}"
+        );
+        assert!(!layout.fs("/var/lib/puppet-clone-army/.lock").exists());
+        let keyrings = layout.fs("/usr/share/keyrings");
+        fs::create_dir_all(&keyrings).unwrap();
+        fs::write(keyrings.join("debian-archive-keyring.gpg"), "").unwrap();
         // A mirror debootstrap cannot use, so the build fails quickly (or debootstrap is absent).
         req.mirror = Some("file:/nonexistent-mirror".into());
         let error = create(&ctx, &req).unwrap_err();

@@ -15,9 +15,11 @@ pub fn is_root() -> bool {
 
 const STAND_IN_DEBOOTSTRAP: &str = r#"#!/bin/sh
 # Stand-in for debootstrap: `debootstrap --variant=minbase --include=.. --components=..
-# RELEASE TARGET MIRROR`; makes the few files the finishing step and the clones need.
+# --keyring=.. --force-check-gpg RELEASE TARGET MIRROR`; makes the few files the
+# finishing step and the clones need.
 set -eu
-target=$5
+case " $* " in *" --force-check-gpg "*) ;; *) echo "stand-in debootstrap: unverified build: $*" >&2; exit 2 ;; esac
+target=$7
 case "$target" in /*) ;; *) echo "stand-in debootstrap: no target in $*" >&2; exit 2 ;; esac
 sleep "${STAND_IN_DEBOOTSTRAP_SLEEP:-0}"
 mkdir -p "$target/etc/puppet" "$target/lib/systemd/system" "$target/etc/systemd/system" \
@@ -47,10 +49,13 @@ impl Scene {
         let script = bin.join("debootstrap");
         std::fs::write(&script, STAND_IN_DEBOOTSTRAP).unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Scene {
-            root: tempfile::tempdir().unwrap(),
-            aside,
-        }
+        let root = tempfile::tempdir().unwrap();
+        // The archive keyring a Debian base is verified with, as debian-archive-keyring
+        // installs it.
+        let keyrings = root.path().join("usr/share/keyrings");
+        std::fs::create_dir_all(&keyrings).unwrap();
+        std::fs::write(keyrings.join("debian-archive-keyring.gpg"), "keys").unwrap();
+        Scene { root, aside }
     }
 
     pub fn systemd_file(&self) -> PathBuf {
