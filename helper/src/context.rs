@@ -25,8 +25,14 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// Mutating verbs hold this for their whole run.
+    /// Verbs that change the fleet hold this for their whole run.
     pub fn lock(&self) -> Result<Lock> {
         lock::acquire(&self.layout, self.lock_timeout)
+    }
+
+    /// Verbs that act on the fleet without changing it (start, stop, exec) hold this for
+    /// their whole run: they go together, never beside a change.
+    pub fn lock_shared(&self) -> Result<Lock> {
+        lock::acquire_as(&self.layout, self.lock_timeout, lock::LockMode::Shared)
     }
 }

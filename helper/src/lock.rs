@@ -1,6 +1,8 @@
-//! One mutating clone-army at a time: an exclusive `flock` on the state directory's lock
-//! file, waited for (bounded) rather than failed at once, since Puppet and a person may
-//! well overlap.
+//! One change at a time: an exclusive `flock` on the state directory's lock file for the
+//! verbs that change the fleet (create, configure, remove, base builds), a shared one for
+//! those that act on it (start, stop, exec), which run beside each other but never beside
+//! a change. Waited for (bounded) rather than failed at once, since Puppet and a person
+//! may well overlap. Listing and `report` take none.
 //!
 //! The state directory is root's alone (0700) and the lock file 0600: a local user who
 //! could open the lock could hold it and stall every change.
@@ -45,7 +47,22 @@ pub struct Lock {
     _flock: Flock<File>,
 }
 
+/// Whether a lock excludes every other holder or only changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    Exclusive,
+    Shared,
+}
+
 pub fn acquire(layout: &Layout, timeout: Duration) -> Result<Lock> {
+    acquire_as(layout, timeout, LockMode::Exclusive)
+}
+
+pub fn acquire_as(layout: &Layout, timeout: Duration, mode: LockMode) -> Result<Lock> {
+    let arg = match mode {
+        LockMode::Exclusive => FlockArg::LockExclusiveNonblock,
+        LockMode::Shared => FlockArg::LockSharedNonblock,
+    };
     let path = layout.fs(layout.lock_file());
     ensure_state_dir(layout)?;
     let started = Instant::now();
@@ -62,7 +79,7 @@ pub fn acquire(layout: &Layout, timeout: Duration) -> Result<Lock> {
         // A lock file made by an older clone-army (0644) is narrowed too.
         file.set_permissions(std::fs::Permissions::from_mode(LOCK_FILE_MODE))
             .map_err(|e| Error::io("set the mode of", &path, e))?;
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        match Flock::lock(file, arg) {
             Ok(flock) => return Ok(Lock { _flock: flock }),
             Err((_, nix::errno::Errno::EWOULDBLOCK)) if started.elapsed() < timeout => {
                 // Once, so a person (or Puppet's log) sees why nothing happens.
@@ -105,6 +122,29 @@ mod tests {
         assert_eq!(mode(&state), 0o700);
         assert_eq!(mode(&layout.fs(layout.lock_file())), 0o600);
         assert!(!ensure_state_dir(&layout).unwrap());
+    }
+
+    #[test]
+    fn shared_locks_go_together_and_exclude_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::under(dir.path());
+        let short = Duration::from_millis(300);
+        let first = acquire_as(&layout, short, LockMode::Shared).unwrap();
+        let _second = acquire_as(&layout, short, LockMode::Shared).unwrap();
+        assert_eq!(
+            acquire(&layout, short).err().unwrap().kind(),
+            "lock-timeout"
+        );
+        drop(first);
+        drop(_second);
+        let _change = acquire(&layout, short).unwrap();
+        assert_eq!(
+            acquire_as(&layout, short, LockMode::Shared)
+                .err()
+                .unwrap()
+                .kind(),
+            "lock-timeout"
+        );
     }
 
     #[test]

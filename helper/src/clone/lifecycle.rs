@@ -13,6 +13,7 @@ use crate::systemd::{literal_pattern, SystemdError, STATE_POLL_INTERVAL};
 
 pub fn stop(ctx: &Context, clones: &[String]) -> Result<CloneNames> {
     check(ctx, clones)?;
+    let _lock = ctx.lock_shared()?;
     let units: Vec<String> = clones
         .iter()
         .map(|c| ctx.layout.service_unit_name(c))

@@ -105,6 +105,7 @@ pub fn start_paced(
     for clone in clones {
         find(&ctx.layout, clone)?;
     }
+    let _lock = ctx.lock_shared()?;
     // Duplicates start once.
     let mut unique: Vec<String> = Vec::new();
     for clone in clones {

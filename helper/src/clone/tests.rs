@@ -1655,3 +1655,20 @@ fn a_clones_directories_never_pass_for_a_base() {
     assert_eq!(error.kind(), "invalid-name");
     assert!(f.path("/var/lib/puppet-clone-army/c1-overlay/etc").exists());
 }
+
+/// Start and stop act beside each other, never beside a change: while a change holds
+/// the lock they wait (and give up after the lock timeout); two of them go together.
+#[test]
+fn start_and_stop_never_run_beside_a_change() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    let ctx = f.ctx();
+    {
+        let _change = ctx.lock().unwrap();
+        let names = ["c1".to_owned()];
+        assert_eq!(start(&ctx, &names, 0).err().unwrap().kind(), "lock-timeout");
+        assert_eq!(stop(&ctx, &names).err().unwrap().kind(), "lock-timeout");
+    }
+    let _other_start = ctx.lock_shared().unwrap();
+    assert!(start(&ctx, &["c1".to_owned()], 0).is_ok());
+}

@@ -84,6 +84,13 @@ pub fn exec_with(
     launcher: &dyn Launcher,
 ) -> Result<ExecResult> {
     validate(request)?;
+    // An unknown clone is refused before anything (even the lock file) is made.
+    for name in &request.clones {
+        crate::clone::find(&ctx.layout, name)?;
+    }
+    // Beside starts, stops and other bursts, never beside a change: a clone is not
+    // removed (or created) under a running burst. A change waits for the burst.
+    let _lock = ctx.lock_shared()?;
     let clones = select(ctx, request)?;
     let timeout = Duration::from_secs(request.timeout_seconds);
 
