@@ -10,6 +10,7 @@ require 'json'
 require 'tmpdir'
 require 'puppetlabs_spec_helper/module_spec_helper'
 require 'rspec-puppet-facts'
+require 'puppet_x/clone_army/runner'
 
 include RspecPuppetFacts # rubocop:disable Style/MixinUsage
 
@@ -26,9 +27,9 @@ module HelperFixtures
     File.read(File.join(DIR, name))
   end
 
-  # What Puppet::Util::Execution.execute returns: stdout with an exit status.
+  # What PuppetX::CloneArmy::Runner.run returns: stdout, stderr, exit status.
   def helper_output(name, exitstatus = 0)
-    Puppet::Util::Execution::ProcessOutput.new(helper_fixture(name), exitstatus)
+    PuppetX::CloneArmy::Runner::Result.new(helper_fixture(name), '', exitstatus)
   end
 end
 
@@ -43,7 +44,7 @@ RSpec.configure do |config|
 end
 
 # A real executable file standing in for the helper, so the "is it installed"
-# check runs for real; the specs stub only Puppet::Util::Execution.execute.
+# check runs for real; the specs stub only PuppetX::CloneArmy::Runner.run.
 RSpec.shared_context 'with a helper binary' do
   around(:each) do |example|
     Dir.mktmpdir('clone-army-spec') do |dir|
@@ -58,8 +59,8 @@ RSpec.shared_context 'with a helper binary' do
 
   # Expects exactly one run of the helper with `args`, answering `fixture`.
   def expect_helper(args, fixture, exitstatus = 0)
-    expect(Puppet::Util::Execution).to receive(:execute)
-      .with([helper_path, *args], failonfail: false, combine: false)
+    expect(PuppetX::CloneArmy::Runner).to receive(:run)
+      .with([helper_path, *args], timeout: PuppetX::CloneArmy::Helper.timeout_for(args))
       .once
       .ordered
       .and_return(helper_output(fixture, exitstatus))

@@ -41,7 +41,9 @@ describe 'the Bolt tasks' do
     File.readlines(File.join(@dir, 'argv.log')).map { |line| JSON.parse(line) }
   end
 
+  # The stand-in reaches the task through its test hook, never a parameter.
   def run_script(script, params, env = {})
+    env = { 'CLONE_ARMY_TASK_HELPER' => helper }.merge(env)
     stdout, stderr, status = Open3.capture3(env, script, stdin_data: JSON.generate(params))
     [stdout, stderr, status.exitstatus]
   end
@@ -89,7 +91,7 @@ describe 'the Bolt tasks' do
 
   it 'report and fleet metadata take their parameters' do
     expect_valid('report', 'interval' => 1800, 'server' => 'https://puppet.example.com:8140', 'format' => 'prometheus',
-                           'ca_cert' => '/etc/puppetlabs/puppet/ssl/certs/ca.pem', 'helper' => '/usr/local/sbin/clone-army')
+                           'ca_cert' => '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
     expect_valid('fleet', 'action' => 'stop')
   end
 
@@ -97,7 +99,7 @@ describe 'the Bolt tasks' do
     it 'exec passes the command to the helper word for word, never through a shell' do
       command = ['sh', '-c', 'touch "$0"; echo pwned', File.join(@dir, 'pwned'), '$(touch /tmp/x)', ';', '|']
       stdout, _, status = run_script(File.join(root, 'tasks/exec.rb'),
-                                     'helper' => helper, 'command' => command, 'clones' => ['clone1'], 'concurrency' => 2,
+                                     'command' => command, 'clones' => ['clone1'], 'concurrency' => 2,
                                      '_task' => 'clone_army::exec')
       expect(status).to eq(0)
       expect(argv_log).to eq([['exec', '--clone', 'clone1', '--concurrency', '2', '--', *command]])
@@ -106,21 +108,34 @@ describe 'the Bolt tasks' do
     end
 
     it 'fleet start lists the clones and starts every one' do
-      stdout, _, status = run_script(File.join(root, 'tasks/fleet.rb'), 'helper' => helper, 'action' => 'start')
+      stdout, _, status = run_script(File.join(root, 'tasks/fleet.rb'), 'action' => 'start')
       expect(status).to eq(0)
       expect(argv_log).to eq([['clone', 'list'], ['clone', 'start', '--', 'clone1', 'clone2']])
       expect(JSON.parse(stdout)['ok']).to be true
     end
 
     it 'report fails with the helper\'s exit status and Bolt\'s _error' do
-      stdout, _, status = run_script(File.join(root, 'tasks/report.rb'), { 'helper' => helper, 'interval' => 60 }, 'FAKE_FAIL' => '1')
+      stdout, _, status = run_script(File.join(root, 'tasks/report.rb'), { 'interval' => 60 }, 'FAKE_FAIL' => '1')
       expect(status).to eq(1)
       expect(argv_log).to eq([['report', '--interval', '60']])
       expect(JSON.parse(stdout)['_error']).to include('kind' => 'clone_army/not-found', 'msg' => 'no clone "clone9"')
     end
 
+    it 'runs only the installed helper: a helper parameter is refused before anything runs' do
+      other = File.join(@dir, 'other-binary')
+      FileUtils.cp(helper, other)
+      tasks.each do |task|
+        stdout, _, status = run_script(File.join(root, "tasks/#{task}.rb"), 'helper' => other, 'action' => 'status')
+        expect(status).to eq(1)
+        error = JSON.parse(stdout)['_error']
+        expect(error['details']).to eq('field' => 'helper')
+        expect(error['msg']).to include('the tasks run only the installed helper, /usr/local/sbin/clone-army')
+      end
+      expect(File.exist?(File.join(@dir, 'argv.log'))).to be false
+    end
+
     it 'a bad parameter fails before the helper runs' do
-      stdout, _, status = run_script(File.join(root, 'tasks/exec.rb'), 'helper' => helper, 'command' => 'puppet agent -t')
+      stdout, _, status = run_script(File.join(root, 'tasks/exec.rb'), 'command' => 'puppet agent -t')
       expect(status).to eq(1)
       expect(File.exist?(File.join(@dir, 'argv.log'))).to be false
       expect(JSON.parse(stdout)['_error']['kind']).to eq('clone_army/invalid-parameter')
@@ -137,7 +152,7 @@ describe 'the Bolt tasks' do
       # Bolt may run the task from elsewhere; only PT__installdir says where the files are.
       script = File.join(@dir, 'fleet.rb')
       FileUtils.cp(File.join(root, 'tasks/fleet.rb'), script)
-      stdout, stderr, status = run_script(script, { 'helper' => helper, 'action' => 'status' }, 'PT__installdir' => installdir)
+      stdout, stderr, status = run_script(script, { 'action' => 'status' }, 'PT__installdir' => installdir)
       expect(stderr).to eq('')
       expect(status).to eq(0)
       expect(JSON.parse(stdout)['result']['clones'].size).to eq(2)

@@ -5,7 +5,7 @@ require 'stringio'
 require 'puppet_x/clone_army/task'
 
 describe PuppetX::CloneArmy::Task do
-  let(:helper) { '/opt/clone-army/bin/clone-army' }
+  let(:helper) { '/usr/local/sbin/clone-army' }
   let(:ok_list) do
     '{"protocol":1,"ok":true,"result":{"clones":[{"name":"clone1","state":"running"},{"name":"clone2","state":"stopped"}]}}'
   end
@@ -33,13 +33,13 @@ describe PuppetX::CloneArmy::Task do
   describe 'clone_army::report' do
     it 'runs `clone-army report` with no flags by default' do
       expect_run([helper, 'report'], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
-      expect(run_task(:report, 'helper' => helper)).to eq([{ 'protocol' => 1, 'ok' => true, 'result' => { 'clones' => [] } }, 0])
+      expect(run_task(:report, {})).to eq([{ 'protocol' => 1, 'ok' => true, 'result' => { 'clones' => [] } }, 0])
     end
 
     it 'passes interval, server, ca_cert and format as flags' do
       expect_run([helper, 'report', '--interval', '1800', '--server', 'https://puppet.example.com:8140',
                   '--ca-cert', '/etc/puppetlabs/puppet/ssl/certs/ca.pem', '--format', 'json'], '{"protocol":1,"ok":true,"result":{}}')
-      _, status = run_task(:report, 'helper' => helper, 'interval' => 1800, 'server' => 'https://puppet.example.com:8140',
+      _, status = run_task(:report, 'interval' => 1800, 'server' => 'https://puppet.example.com:8140',
                                     'ca_cert' => '/etc/puppetlabs/puppet/ssl/certs/ca.pem', 'format' => 'json')
       expect(status).to eq(0)
     end
@@ -47,12 +47,12 @@ describe PuppetX::CloneArmy::Task do
     it 'passes table and prometheus text through as it is' do
       text = "# HELP clone_army_runs_total Runs by status\nclone_army_runs_total{status=\"changed\"} 3\n"
       expect_run([helper, 'report', '--format', 'prometheus'], text)
-      expect(run_task(:report, 'helper' => helper, 'format' => 'prometheus')).to eq([text, 0])
+      expect(run_task(:report, 'format' => 'prometheus')).to eq([text, 0])
     end
 
     it 'adds Bolt\'s _error to a failure, keeping the helper\'s document and exit status' do
       expect_run([helper, 'report', '--format', 'table'], failed, 1)
-      result, status = run_task(:report, 'helper' => helper, 'format' => 'table')
+      result, status = run_task(:report, 'format' => 'table')
       expect(status).to eq(1)
       expect(result['error']['kind']).to eq('systemd')
       expect(result['_error']).to eq('kind' => 'clone_army/systemd', 'msg' => 'cannot reach systemd',
@@ -60,11 +60,11 @@ describe PuppetX::CloneArmy::Task do
     end
 
     {
-      'interval' => 0, 'server' => 'puppet.example.com', 'ca_cert' => 'ca.pem', 'format' => 'yaml', 'helper' => 'clone-army'
+      'interval' => 0, 'server' => 'puppet.example.com', 'ca_cert' => 'ca.pem', 'format' => 'yaml'
     }.each do |key, bad|
       it "refuses #{key} #{bad.inspect} without running anything" do
         expect(described_class).not_to receive(:run)
-        result, status = run_task(:report, { 'helper' => helper }.merge(key => bad))
+        result, status = run_task(:report, key => bad)
         expect(status).to eq(1)
         expect(result['_error']).to include('kind' => 'clone_army/invalid-parameter', 'details' => { 'field' => key })
         expect(result['_error']['msg']).to start_with("#{key} must be")
@@ -75,20 +75,20 @@ describe PuppetX::CloneArmy::Task do
   describe 'clone_army::exec' do
     it 'runs the command in every clone when no clones are given, as argv after --' do
       expect_run([helper, 'exec', '--all', '--', 'puppet', 'agent', '-t'], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
-      expect(run_task(:exec, 'helper' => helper, 'command' => ['puppet', 'agent', '-t']).last).to eq(0)
+      expect(run_task(:exec, 'command' => ['puppet', 'agent', '-t']).last).to eq(0)
     end
 
     it 'passes clones, concurrency and timeout, and shell syntax word for word' do
       command = ['sh', '-c', 'echo $HOSTNAME; rm -rf /tmp/x && true', '--all', '`id`']
       expect_run([helper, 'exec', '--clone', 'clone1', '--clone', 'clone2', '--concurrency', '10', '--timeout', '600',
                   '--', *command], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
-      run_task(:exec, 'helper' => helper, 'command' => command, 'clones' => ['clone1', 'clone2'],
+      run_task(:exec, 'command' => command, 'clones' => ['clone1', 'clone2'],
                       'concurrency' => 10, 'timeout' => 600)
     end
 
     it 'ignores the parameters Bolt adds (_task, _installdir) and nulls' do
       expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":1,"ok":true,"result":{}}')
-      run_task(:exec, 'helper' => helper, 'command' => ['true'], 'clones' => nil, '_task' => 'clone_army::exec',
+      run_task(:exec, 'command' => ['true'], 'clones' => nil, '_task' => 'clone_army::exec',
                       '_installdir' => '/tmp/x')
     end
 
@@ -99,7 +99,7 @@ describe PuppetX::CloneArmy::Task do
     ].each do |key, bad|
       it "refuses #{key} #{bad.inspect}" do
         expect(described_class).not_to receive(:run)
-        params = { 'helper' => helper, 'command' => ['true'] }.merge(key => bad)
+        params = { 'command' => ['true'] }.merge(key => bad)
         params.delete(key) if bad.nil?
         result, status = run_task(:exec, params)
         expect(status).to eq(1)
@@ -109,7 +109,7 @@ describe PuppetX::CloneArmy::Task do
 
     it 'fails on output that is not JSON, showing it' do
       expect_run([helper, 'exec', '--all', '--', 'true'], "thread 'main' panicked\n", 101)
-      result, status = run_task(:exec, 'helper' => helper, 'command' => ['true'])
+      result, status = run_task(:exec, 'command' => ['true'])
       expect(status).to eq(101)
       expect(result['_error']['kind']).to eq('clone_army/malformed-output')
       expect(result['_error']['details']['stdout']).to include('panicked')
@@ -117,14 +117,14 @@ describe PuppetX::CloneArmy::Task do
 
     it 'fails on ok:true with a non-zero exit' do
       expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":1,"ok":true,"result":{}}', 1)
-      expect(run_task(:exec, 'helper' => helper, 'command' => ['true']).last).to eq(1)
+      expect(run_task(:exec, 'command' => ['true']).last).to eq(1)
     end
   end
 
   describe 'clone_army::fleet' do
     it 'status: one clone list' do
       expect_run([helper, 'clone', 'list'], ok_list)
-      result, status = run_task(:fleet, 'helper' => helper, 'action' => 'status')
+      result, status = run_task(:fleet, 'action' => 'status')
       expect(status).to eq(0)
       expect(result['result']['clones'].map { |clone| clone['name'] }).to eq(['clone1', 'clone2'])
     end
@@ -133,25 +133,25 @@ describe PuppetX::CloneArmy::Task do
       it "#{action}: lists the clones, then #{action}s every one of them" do
         expect_run([helper, 'clone', 'list'], ok_list)
         expect_run([helper, 'clone', action, '--', 'clone1', 'clone2'], ok_list)
-        expect(run_task(:fleet, 'helper' => helper, 'action' => action).last).to eq(0)
+        expect(run_task(:fleet, 'action' => action).last).to eq(0)
       end
 
       it "#{action}: with no clones, answers with the empty listing" do
         expect_run([helper, 'clone', 'list'], ok_empty)
-        expect(run_task(:fleet, 'helper' => helper, 'action' => action)).to eq([JSON.parse(ok_empty), 0])
+        expect(run_task(:fleet, 'action' => action)).to eq([JSON.parse(ok_empty), 0])
       end
     end
 
     it 'stops at a failed listing' do
       expect_run([helper, 'clone', 'list'], failed, 1)
-      result, status = run_task(:fleet, 'helper' => helper, 'action' => 'start')
+      result, status = run_task(:fleet, 'action' => 'start')
       expect(status).to eq(1)
       expect(result['_error']['kind']).to eq('clone_army/systemd')
     end
 
     it 'refuses a listing without clones' do
       expect_run([helper, 'clone', 'list'], '{"protocol":1,"ok":true,"result":{}}')
-      result, status = run_task(:fleet, 'helper' => helper, 'action' => 'stop')
+      result, status = run_task(:fleet, 'action' => 'stop')
       expect(status).to eq(1)
       expect(result['_error']['kind']).to eq('clone_army/malformed-output')
     end
@@ -159,7 +159,7 @@ describe PuppetX::CloneArmy::Task do
     it 'passes on the failure of start' do
       expect_run([helper, 'clone', 'list'], ok_list)
       expect_run([helper, 'clone', 'start', '--', 'clone1', 'clone2'], failed, 1)
-      expect(run_task(:fleet, 'helper' => helper, 'action' => 'start').last).to eq(1)
+      expect(run_task(:fleet, 'action' => 'start').last).to eq(1)
     end
 
     [nil, 'restart'].each do |bad|

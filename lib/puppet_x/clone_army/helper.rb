@@ -2,15 +2,15 @@
 
 require 'json'
 require 'puppet'
-require 'puppet/util/execution'
+require_relative 'runner'
 
 module PuppetX
   module CloneArmy
     # A failure reported by (or about) the `clone-army` helper.
     #
     # `kind` is the helper's machine-readable error kind (helper/PROTOCOL.md),
-    # or one of this wrapper's own: `helper-missing`, `malformed-output`,
-    # `protocol-mismatch`.
+    # or one of this wrapper's own: `helper-missing`, `helper-timeout`,
+    # `malformed-output`, `protocol-mismatch`.
     class HelperError < Puppet::Error
       attr_reader :kind, :field, :causes, :argv, :exitstatus
 
@@ -37,6 +37,12 @@ module PuppetX
     class Helper
       PROTOCOL_VERSION = 1
       DEFAULT_PATH = '/usr/local/sbin/clone-army'
+      # Seconds a helper call may take before it is stopped and fails: above
+      # the helper's own limits (its lock wait is 300 s, every D-Bus call 25 s,
+      # every start or stop 30 s), so only a helper that hangs meets them.
+      # A base build runs debootstrap or an installer: an hour.
+      TIMEOUTS = { ['base', 'create'] => 3600 }.freeze
+      DEFAULT_TIMEOUT = 900
       COMMAND_NAME = 'clone-army'
       CLONE_STATES = ['running', 'stopped'].freeze
 
@@ -177,8 +183,13 @@ module PuppetX
         end
 
         Puppet.debug("clone_army: running #{argv.join(' ')}")
-        output = Puppet::Util::Execution.execute(argv, failonfail: false, combine: false)
-        parse(output.to_s, output.exitstatus, argv)
+        result = execute(argv, args)
+        parse(result.stdout, result.exitstatus, argv)
+      end
+
+      # The helper's time limit for the verb in `args`.
+      def self.timeout_for(args)
+        TIMEOUTS.fetch(args.take(2).map(&:to_s), DEFAULT_TIMEOUT)
       end
 
       # Reads one answer of the helper; public so the specs can feed it
@@ -202,6 +213,17 @@ module PuppetX
       end
 
       private
+
+      def execute(argv, args)
+        timeout = self.class.timeout_for(args)
+        result = Runner.run(argv, timeout: timeout)
+        result.stderr.each_line { |line| Puppet.debug("clone_army: #{line.chomp}") }
+        result
+      rescue Runner::Timeout => e
+        raise HelperError.new("#{describe(argv)} failed: #{e.message}; see what it waits for " \
+                              '(journalctl, the lock /var/lib/puppet-clone-army/.lock) and apply again',
+                              kind: 'helper-timeout', argv: argv)
+      end
 
       def decode(stdout, exitstatus, argv)
         text = stdout.strip

@@ -74,14 +74,21 @@ module PuppetX
 
       # --- running the helper ---
 
-      # The helper's path: the `helper` parameter, else DEFAULT_HELPER (where
-      # class clone_army installs it), else `clone-army` on the PATH.
-      def helper_path(params)
-        return absolute_path(params, 'helper') if given?(params, 'helper')
-        return DEFAULT_HELPER if File.executable?(DEFAULT_HELPER)
+      # The test hook that points the tasks at a stand-in helper. An environment
+      # variable, never a parameter: a task runs as root, and under PE's RBAC
+      # someone allowed only the report task must not choose what runs.
+      TEST_HELPER_ENV = 'CLONE_ARMY_TASK_HELPER'
 
-        ENV.fetch('PATH', '').split(File::PATH_SEPARATOR).map { |dir| File.join(dir, 'clone-army') }
-           .find { |path| File.file?(path) && File.executable?(path) } || DEFAULT_HELPER
+      # The installed helper, DEFAULT_HELPER (where class clone_army installs
+      # it), and only that. A `helper` parameter (which older versions took) is
+      # refused, not ignored.
+      def helper_path(params)
+        if params.key?('helper')
+          raise ParameterError.new('helper', "the tasks run only the installed helper, #{DEFAULT_HELPER} " \
+                                             '(class clone_army installs it); leave the helper parameter out')
+        end
+
+        ENV.fetch(TEST_HELPER_ENV, DEFAULT_HELPER)
       end
 
       # Runs argv (no shell) and returns [stdout, exit status]. The helper's
@@ -89,7 +96,7 @@ module PuppetX
       def run(argv)
         unless File.file?(argv.first) && File.executable?(argv.first)
           raise ParameterError.new('helper', "the clone-army helper is not installed at #{argv.first} " \
-                                             '(class clone_army installs it; or pass the helper parameter)',
+                                             '(class clone_army installs it there)',
                                    kind: 'helper-missing')
         end
 

@@ -48,7 +48,7 @@ describe PuppetX::CloneArmy::FleetFact do
 
     context 'when the helper is not installed (the very first run)' do
       it 'still gives the capacity, and nothing else' do
-        expect(Puppet::Util::Execution).not_to receive(:execute)
+        expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
         fact = described_class.value(total_bytes: 24 * gib, helper_path: '/nonexistent/clone-army')
         expect(fact).to eq('capacity' => { 'daemon' => 225, 'timer' => 1126 })
       end

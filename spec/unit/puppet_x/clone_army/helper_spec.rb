@@ -15,8 +15,8 @@ describe PuppetX::CloneArmy::Helper do
   end
 
   def stub_stdout(stdout, exitstatus)
-    allow(Puppet::Util::Execution).to receive(:execute)
-      .and_return(Puppet::Util::Execution::ProcessOutput.new(stdout, exitstatus))
+    allow(PuppetX::CloneArmy::Runner).to receive(:run)
+      .and_return(PuppetX::CloneArmy::Runner::Result.new(stdout, '', exitstatus))
   end
 
   describe '.resolve_path' do
@@ -182,10 +182,21 @@ describe PuppetX::CloneArmy::Helper do
   describe 'failures' do
     it 'reports a missing helper clearly, without running anything' do
       missing = described_class.new(File.join(@helper_dir, 'nope', 'clone-army'))
-      expect(Puppet::Util::Execution).not_to receive(:execute)
+      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       expect { missing.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
         expect(error.kind).to eq('helper-missing')
         expect(error.message).to match(%r{not installed at .*/nope/clone-army: class clone_army installs it there})
+      }
+    end
+
+    it 'stops a helper that hangs at its time limit (an hour for a base build, 15 minutes otherwise)' do
+      expect(described_class.timeout_for(['base', 'create', '--os', 'debian'])).to eq(3600)
+      expect(described_class.timeout_for(['clone', 'list'])).to eq(900)
+      expect(PuppetX::CloneArmy::Runner).to receive(:run).with([helper_path, 'clone', 'list'], timeout: 900)
+                                                         .and_raise(PuppetX::CloneArmy::Runner::Timeout.new([helper_path], 900))
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
+        expect(error.kind).to eq('helper-timeout')
+        expect(error.message).to include('clone-army clone list failed:', 'did not finish within 900 s')
       }
     end
 

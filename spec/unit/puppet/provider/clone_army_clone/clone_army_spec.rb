@@ -154,7 +154,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'says what is missing before calling the helper' do
       resource = clone_resource('clone3', ensure: 'present', base: 'debian-12')
-      expect(Puppet::Util::Execution).not_to receive(:execute)
+      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       expect { resource.provider.create(start: true) }
         .to raise_error(Puppet::Error, %r{cannot create clone clone3: master, certname not given})
     end
@@ -179,8 +179,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     # the helper "runs" and hands their paths to the example.
     def expect_create_with_secret_files(fixture, exitstatus = 0) # rubocop:disable Metrics/AbcSize
       seen = {}
-      expect(Puppet::Util::Execution).to receive(:execute) do |argv, options|
-        expect(options).to eq(failonfail: false, combine: false)
+      expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, options|
+        expect(options).to eq(timeout: PuppetX::CloneArmy::Helper.timeout_for(argv.drop(1)))
         hash_file = argv[argv.index('--root-password-hash-file') + 1]
         challenge_file = argv[argv.index('--challenge-password-file') + 1]
         expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
@@ -213,7 +213,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'passes only the flags of the secrets given' do
       resource = clone_resource('clone3', full.merge(ensure: 'stopped', challenge_password: 's3cret'))
-      expect(Puppet::Util::Execution).to receive(:execute) do |argv, _options|
+      expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, _options|
         expect(argv).not_to include('--root-password-hash-file')
         expect(argv[argv.index('--challenge-password-file') + 2]).to eq('--')
         helper_output('clone_create_stopped.json')
@@ -225,7 +225,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider = prefetched(resource, :stopped, base: 'debian-11')
       provider.base = 'debian-12'
       expect_helper(['clone', 'remove', '--', 'clone3'], 'clone_remove.json')
-      expect(Puppet::Util::Execution).to receive(:execute).ordered do |argv, _options|
+      expect(PuppetX::CloneArmy::Runner).to receive(:run).ordered do |argv, _options|
         expect(argv).to include('--root-password-hash-file', '--challenge-password-file')
         expect(argv).not_to include('--start')
         helper_output('clone_create_stopped.json')
@@ -264,7 +264,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       it 'passes every setting as a flag, the facts in a 0600 file removed afterwards' do
         resource = clone_resource('clone3', shaped)
         seen = {}
-        expect(Puppet::Util::Execution).to receive(:execute) do |argv, _options|
+        expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, _options|
           facts_file = argv[argv.index('--facts-file') + 1]
           expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
                               '--certname', 'clone3.loadhost.example.com', '--run-mode', 'timer', '--runinterval', '1800',
@@ -332,7 +332,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       it 'writes new facts to a private file that is removed, also when the helper fails' do
         provider.facts = { 'role' => 'db' }
         seen = {}
-        expect(Puppet::Util::Execution).to receive(:execute) do |argv, _options|
+        expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, _options|
           facts_file = argv[argv.index('--facts-file') + 1]
           expect(argv).to eq([helper_path, 'clone', 'configure', '--facts-file', facts_file, '--', 'clone1'])
           expect(File.read(facts_file)).to eq('{"role":"db"}')
@@ -348,7 +348,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       it 'keeps the shape when a new base recreates the clone' do
         provider.base = 'debian-13'
         expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
-        expect(Puppet::Util::Execution).to receive(:execute).ordered do |argv, _options|
+        expect(PuppetX::CloneArmy::Runner).to receive(:run).ordered do |argv, _options|
           facts_file = argv[argv.index('--facts-file') + 1]
           expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
                               '--certname', 'clone1.loadhost.example.com', '--run-mode', 'timer', '--phase-index', '0',
@@ -389,7 +389,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'does nothing when no clone was created' do
-      expect(Puppet::Util::Execution).not_to receive(:execute)
+      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       described_class.post_resource_eval
     end
 
@@ -460,11 +460,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'queues the clone and removes it after all clones are evaluated' do
       resource = clone_resource('clone1', ensure: 'absent')
       provider = prefetched(resource, :running)
-      expect(Puppet::Util::Execution).not_to receive(:execute)
+      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       provider.destroy
       expect(provider.state).to eq(:absent)
       expect(described_class.remove_queue).to eq([provider])
-      RSpec::Mocks.space.proxy_for(Puppet::Util::Execution).reset
+      RSpec::Mocks.space.proxy_for(PuppetX::CloneArmy::Runner).reset
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       described_class.post_resource_eval
       expect(described_class.remove_queue).to eq([])
@@ -516,7 +516,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       it "restarts a running clone whose #{property} changed" do
         provider = provider_of(listed[0])
         provider.public_send(:"#{property}=", property == 'certname' ? 'c1.example.com' : 900)
-        allow(Puppet::Util::Execution).to receive(:execute).and_return(helper_output('clone_configure_shape.json'))
+        allow(PuppetX::CloneArmy::Runner).to receive(:run).and_return(helper_output('clone_configure_shape.json'))
         provider.flush
         expect(described_class.restart_queue.map(&:first)).to eq([provider])
       end
@@ -528,7 +528,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider.phase_count = 3
       provider.memory_max = '512M'
       provider.generated_facts = 5
-      allow(Puppet::Util::Execution).to receive(:execute).and_return(helper_output('clone_configure_shape.json'))
+      allow(PuppetX::CloneArmy::Runner).to receive(:run).and_return(helper_output('clone_configure_shape.json'))
       provider.flush
       expect(described_class.restart_queue).to eq([])
     end
@@ -538,7 +538,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       stopped.run_mode = :timer
       stopping = provider_of(listed[0], ensure: 'stopped')
       stopping.run_mode = :daemon
-      allow(Puppet::Util::Execution).to receive(:execute) do |argv, _options|
+      allow(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, _options|
         helper_output(argv.last == 'clone2' ? 'clone_configure_clone2.json' : 'clone_configure_shape.json')
       end
       [stopped, stopping].each(&:flush)
@@ -624,7 +624,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'does nothing when nothing changed' do
       resource = clone_resource('clone1', ensure: 'present')
       provider = prefetched(resource, :running)
-      expect(Puppet::Util::Execution).not_to receive(:execute)
+      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       provider.flush
     end
 
@@ -671,7 +671,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       resource = clone_resource('clone2', ensure: 'present', base: 'debian-13')
       provider = prefetched(resource, :stopped, master: :absent)
       provider.base = 'debian-13'
-      expect(Puppet::Util::Execution).not_to receive(:execute)
+      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       expect { provider.flush }.to raise_error(Puppet::Error, %r{cannot recreate clone clone2 on base debian-13: its master is unknown})
     end
 
