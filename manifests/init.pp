@@ -154,9 +154,12 @@
 #   With `run_mode => 'apply'` (required there, refused otherwise): a
 #   directory on this host with `manifests/` (applied as a whole) and
 #   `modules/` (the modulepath), bound read-only into every clone at
-#   `/srv/clone-army-apply`. Put `clone_army::workload` in it for catalogs
-#   that are not empty. Changes to its files reach the clones at their next
-#   run; a new path at their next start.
+#   `/srv/clone-army-apply`. Every clone can read it, so the helper refuses
+#   the root, a top-level directory and system trees (`/etc` but its Puppet
+#   `code/` directories, `/root`, `/var/lib`, ...). Put
+#   `clone_army::workload` in it for catalogs that are not empty. Changes to
+#   its files reach the clones at their next run; a new path at their next
+#   start.
 #
 # @param runinterval
 #   Seconds between two runs of each clone's agent, 60 to 604800 (7 days).

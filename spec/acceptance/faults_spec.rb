@@ -202,8 +202,9 @@ RSpec.describe 'clone_army under faults' do
         set -e
         mkdir -p #{root}
         mount -t tmpfs -o size=70m tmpfs #{root}
-        mkdir -p #{root}/etc #{root}#{state_dir}/old/etc/clone-army
+        mkdir -p #{root}/etc #{root}#{state_dir}/old/etc/clone-army #{root}/usr/share/keyrings
         cp /etc/os-release #{root}/etc/os-release
+        cp /usr/share/keyrings/debian-archive-keyring.gpg #{root}/usr/share/keyrings/
         cp #{state_dir}/#{base['name']}/etc/clone-army/base.json #{root}#{state_dir}/old/etc/clone-army/base.json
         cp #{state_dir}/#{base['name']}/etc/os-release #{root}#{state_dir}/old/etc/os-release
       SH

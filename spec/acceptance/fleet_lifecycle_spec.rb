@@ -156,13 +156,21 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(root).not_to be_nil, shadow.to_s
       expect(root).to match(%r{\A(\*|!.*)?\z}), "root has a password in clone1: #{root.inspect}"
 
-      created = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone9', 'ensure=stopped',
+      created = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone9', 'ensure=running',
                            "base=#{base_json['name']}", 'master=puppet', "certname=clone9.#{host_certname}",
                            "root_password_hash=#{password_hash}", timeout: 180)
       expect(created.exitstatus).to eq(0), created.to_s
       expect(created.output).not_to include(password_hash), 'the hash appears in the output of puppet resource'
-      upper_shadow = on_sandbox!('cat', '/var/lib/puppet-clone-army/clone9-overlay/etc/shadow', timeout: 60).stdout
-      expect(root_password_field(upper_shadow)).to eq(password_hash)
+      # The hash stays on the host (0600), reaches the clone as a credential, and
+      # the clone's own unit sets it at boot: the host never writes the clone's shadow.
+      kept = on_sandbox!('stat', '-c', '%a', '/var/lib/puppet-clone-army/clone9-config/root-password-hash', timeout: 60)
+      expect(kept.stdout.strip).to eq('600')
+      set = wait_for(timeout: 120, interval: 3) do
+        shadow = in_clone('clone9', 'cat', '/etc/shadow')
+        shadow.exitstatus.zero? && root_password_field(shadow.stdout) == password_hash
+      end
+      expect(set).to be_truthy, "clone9's root has not the hash:\n#{in_clone('clone9', 'systemctl', 'status',
+                                                                             'clone-army-root-password.service')}"
     ensure
       removed = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone9', 'ensure=absent',
                            timeout: 180)

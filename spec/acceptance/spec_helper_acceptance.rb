@@ -234,7 +234,9 @@ module SandboxProbes
   def clone_traces(clone)
     script = <<~'SH'
       c=$1
-      for p in /var/lib/machines/$c /var/lib/puppet-clone-army/$c-overlay /var/lib/puppet-clone-army/$c-workdir                /etc/systemd/system/var-lib-machines-$c.mount                /etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@$c.service                /etc/systemd/system/puppet-clone-army@$c.service.d; do
+      for p in /var/lib/machines/$c /var/lib/puppet-clone-army/$c-overlay /var/lib/puppet-clone-army/$c-workdir \
+               /var/lib/puppet-clone-army/$c-config /etc/systemd/nspawn/$c.nspawn \
+               /etc/systemd/system/var-lib-machines-$c.mount                /etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@$c.service                /etc/systemd/system/puppet-clone-army@$c.service.d; do
         if [ -e "$p" ] || [ -L "$p" ]; then echo "path: $p"; fi
       done
       awk -v m="/var/lib/machines/$c" '$5 == m { print "mounted: " m }' /proc/self/mountinfo

@@ -167,7 +167,8 @@ Puppet::Type.newtype(:clone_army_clone) do
   newproperty(:master) do
     desc <<-DOC
       The Puppet Server the clone's agent runs against: `server` in the
-      `[main]` section of the clone's `puppet.conf` (in its upper layer). A
+      `[main]` section of the clone's `puppet.conf` (kept on the host, bound
+      read-only into the clone). A
       host name, e.g. `puppet.example.com`. Needed to create a clone.
       Changing it re-points the clone in place, without rebuilding or
       restarting anything; a running agent uses the new server at its next
@@ -282,10 +283,11 @@ Puppet::Type.newtype(:clone_army_clone) do
       In `apply` run mode: the host directory the clone applies, with
       `manifests/` (every `.pp` file in it is applied) and `modules/` (the
       modulepath). It is bound read-only into the clone at
-      `/srv/clone-army-apply` (by a drop-in of the clone's unit on the host,
-      `puppet-clone-army@<clone>.service.d/60-apply-source.conf`), from the
-      clone's next start. An absolute path of letters, digits and
-      `. _ - + @ /`; the helper checks that it exists and holds `manifests/`.
+      `/srv/clone-army-apply` (by the clone's `.nspawn` settings on the host,
+      `/etc/systemd/nspawn/<clone>.nspawn`), from the clone's next start. An
+      absolute path of letters, digits and `. _ - + @ /`; the helper checks
+      that it exists and holds `manifests/`, and refuses a top-level or system
+      directory (every clone can read it).
       Only with `run_mode => apply`; leaving apply mode removes the bind.
       Edits to the files in it reach the clones at their next run.
     DOC
