@@ -1,10 +1,12 @@
-//! Reading inside a clone's tree, which the clone's root controls.
+//! Reading and writing in a tree a clone's root can change.
 //!
 //! A clone runs the agent as root and applies whatever catalog the server under test
 //! sends, so anything in its upper layer may be a symlink, a FIFO, a device node or a
-//! huge file put there to mislead the host. The helper runs as root on the host and
-//! writes nothing into a clone (what it gives a clone is bound in read-only from the
-//! host, see `clone::config`); what it must read from one goes through here, and only
+//! huge file put there to mislead the host. The same holds for what the host binds into
+//! a clone read-only: a clone's root holds `CAP_SYS_ADMIN` in its own mount namespace
+//! and can remount such a bind read-write (see the README's "Security model"). The
+//! helper runs as root on the host; whatever it reads or writes in such a tree (a
+//! clone's upper layer, the bound parts of its config dir) goes through here, and only
 //! here:
 //!
 //! - the path is walked one component at a time, each opened `O_PATH | O_NOFOLLOW`
@@ -13,37 +15,46 @@
 //!   cannot resolve a clone's symlinks the way the clone sees them anyway);
 //! - the last component must be a regular file before it is opened for reading: a FIFO
 //!   would block the reader, a device node would read the host's hardware;
-//! - at most `limit` bytes are read, whatever the file's size says by then.
+//! - at most `limit` bytes are read, whatever the file's size says by then;
+//! - writes go through the directory's descriptor: a temporary file created `O_EXCL |
+//!   O_NOFOLLOW` under an unpredictable name and renamed over the target (which replaces
+//!   a planted symlink, never follows it), or, for a file bound into a clone by itself,
+//!   a rewrite in place of a regular file opened `O_NOFOLLOW`.
 //!
 //! Every refusal is [`Error::UnsafePath`], naming the clone and the path, so one clone's
 //! planted file fails that clone's read and nothing else.
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use nix::errno::Errno;
-use nix::fcntl::{openat, OFlag};
-use nix::sys::stat::Mode;
+use nix::fcntl::{openat, renameat, OFlag};
+use nix::sys::stat::{mkdirat, Mode};
+use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
 
 use crate::error::{Error, Result};
 
 /// One clone's tree as the host sees it: its upper layer (or any directory the clone
-/// writes into).
-pub struct CloneTree<'a> {
-    clone: &'a str,
+/// can write into).
+pub struct CloneTree {
+    clone: String,
     /// Where the helper opens it (under `CLONE_ARMY_ROOT` in tests).
     root: PathBuf,
     /// How it is named in messages (the system path).
     shown: PathBuf,
 }
 
-impl<'a> CloneTree<'a> {
-    pub fn new(clone: &'a str, root: PathBuf, shown: PathBuf) -> Self {
-        CloneTree { clone, root, shown }
+impl CloneTree {
+    pub fn new(clone: &str, root: PathBuf, shown: PathBuf) -> Self {
+        CloneTree {
+            clone: clone.to_owned(),
+            root,
+            shown,
+        }
     }
 
     /// The regular file at `path` (relative to the tree, a leading `/` ignored), at most
@@ -105,6 +116,193 @@ impl<'a> CloneTree<'a> {
             Err(Errno::ENOENT | Errno::EINVAL) => Ok(None),
             Err(errno) => Err(self.io(&self.shown(path), errno.into())),
         }
+    }
+
+    /// Writes `content` to the regular file `path` with `mode`, unless it already reads
+    /// so with that mode: through a temporary file beside it and a rename, which
+    /// replaces whatever is there (a planted symlink included) without following it.
+    /// Missing directories on the way are made (0755), none through a symlink. Returns
+    /// whether it wrote.
+    pub fn write(&self, path: &str, content: &[u8], mode: u32) -> Result<bool> {
+        if self.holds(path, content, mode) {
+            return Ok(false);
+        }
+        let (dir, name) = self.parent_made(path)?;
+        let shown = self.shown(path);
+        let (tmp, file) = self.create_temporary(&dir, &shown)?;
+        let written = (|| {
+            let mut file = File::from(file);
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            file.write_all(content)?;
+            file.sync_all()
+        })()
+        .map_err(|e| self.io(&shown, e));
+        let renamed = written.and_then(|()| {
+            renameat(&dir, tmp.as_str(), &dir, name).map_err(|e| self.io(&shown, e.into()))
+        });
+        if renamed.is_err() {
+            let _ = unlinkat(&dir, tmp.as_str(), UnlinkatFlags::NoRemoveDir);
+        }
+        renamed.map(|()| true)
+    }
+
+    /// Rewrites the regular file `path` in place (creating it when missing), for a file
+    /// bound into a clone by itself: a bind holds the inode it was made with. The new
+    /// text goes first, then the length, so a reader sees the old text, or the new one
+    /// with at most the old one's tail for an instant. A symlink or anything but a
+    /// regular file there is refused. Returns whether it wrote.
+    pub fn write_in_place(&self, path: &str, content: &[u8], mode: u32) -> Result<bool> {
+        if self.holds(path, content, mode) {
+            return Ok(false);
+        }
+        let (dir, name) = self.parent_made(path)?;
+        let shown = self.shown(path);
+        let flags = OFlag::O_WRONLY
+            | OFlag::O_CREAT
+            | OFlag::O_NOFOLLOW
+            | OFlag::O_NONBLOCK
+            | OFlag::O_CLOEXEC;
+        let fd = match openat(&dir, name, flags, Mode::from_bits_truncate(mode)) {
+            Ok(fd) => fd,
+            Err(Errno::ELOOP) => return Err(self.refuse(&shown, "it is a symlink".to_owned())),
+            Err(Errno::ENXIO) => return Err(self.refuse(&shown, "it is a FIFO".to_owned())),
+            Err(errno) => return Err(self.io(&shown, errno.into())),
+        };
+        let mut file = File::from(fd);
+        let file_type = file.metadata().map_err(|e| self.io(&shown, e))?.file_type();
+        if !file_type.is_file() {
+            return Err(self.refuse(&shown, format!("it is {}", describe(&file_type))));
+        }
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+            .and_then(|()| file.write_all(content))
+            .and_then(|()| file.set_len(content.len() as u64))
+            .and_then(|()| file.sync_all())
+            .map_err(|e| self.io(&shown, e))?;
+        Ok(true)
+    }
+
+    /// Points the symlink `path` at `target` (a path as the clone sees it), replacing
+    /// whatever is there by a rename. Returns whether it changed.
+    pub fn link(&self, path: &str, target: &str) -> Result<bool> {
+        if self.read_link(path).ok().flatten().as_deref() == Some(Path::new(target)) {
+            return Ok(false);
+        }
+        let (dir, name) = self.parent_made(path)?;
+        let shown = self.shown(path);
+        for _ in 0..16 {
+            let tmp = format!(".clone-army-link-{}", crate::fsutil::random_suffix());
+            match symlinkat(target, &dir, tmp.as_str()) {
+                Ok(()) => {
+                    return renameat(&dir, tmp.as_str(), &dir, name)
+                        .map(|()| true)
+                        .map_err(|e| {
+                            let _ = unlinkat(&dir, tmp.as_str(), UnlinkatFlags::NoRemoveDir);
+                            self.io(&shown, e.into())
+                        });
+                }
+                Err(Errno::EEXIST) => continue,
+                Err(errno) => return Err(self.io(&shown, errno.into())),
+            }
+        }
+        Err(self.io(&shown, Errno::EEXIST.into()))
+    }
+
+    /// Removes the file or symlink `path` (never what a symlink points at). Returns
+    /// whether it was there.
+    pub fn remove(&self, path: &str) -> Result<bool> {
+        let relative = relative_components(path)?;
+        let Some((last, parents)) = relative.split_last() else {
+            return Err(self.refuse(&self.shown(path), "it is the tree itself".to_owned()));
+        };
+        let Some(dir) = self.walk(parents, path)? else {
+            return Ok(false);
+        };
+        match unlinkat(&dir, *last, UnlinkatFlags::NoRemoveDir) {
+            Ok(()) => Ok(true),
+            Err(Errno::ENOENT) => Ok(false),
+            Err(errno) => Err(self.io(&self.shown(path), errno.into())),
+        }
+    }
+
+    /// Whether `path` is a regular file that reads `content` with `mode`.
+    fn holds(&self, path: &str, content: &[u8], mode: u32) -> bool {
+        let Ok(Some(fd)) = self.open_last(path) else {
+            return false;
+        };
+        let same_mode = File::from(fd)
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.mode() & 0o7777 == mode);
+        same_mode
+            && self
+                .read(path, content.len() as u64)
+                .ok()
+                .flatten()
+                .as_deref()
+                == Some(content)
+    }
+
+    /// The directory that holds `path`, and the last component. A directory on the way
+    /// that is missing is made (0755); anything else in its place (a symlink, a file, a
+    /// FIFO) is removed first (itself, never what it points at).
+    fn parent_made<'p>(&self, path: &'p str) -> Result<(OwnedFd, &'p OsStr)> {
+        let relative = relative_components(path)?;
+        let Some((last, parents)) = relative.split_last() else {
+            return Err(self.refuse(&self.shown(path), "it is the tree itself".to_owned()));
+        };
+        let mut dir =
+            nix::fcntl::open(&self.root, path_flags() | OFlag::O_DIRECTORY, Mode::empty())
+                .map_err(|e| self.io(&self.shown, e.into()))?;
+        let mut walked = PathBuf::new();
+        for name in parents {
+            walked.push(name);
+            let shown = self.shown.join(&walked);
+            let is_dir = match openat(&dir, *name, path_flags(), Mode::empty()) {
+                Ok(fd) => {
+                    let kind = File::from(fd).metadata().map_err(|e| self.io(&shown, e))?;
+                    if !kind.is_dir() {
+                        unlinkat(&dir, *name, UnlinkatFlags::NoRemoveDir)
+                            .map_err(|e| self.io(&shown, e.into()))?;
+                    }
+                    kind.is_dir()
+                }
+                Err(Errno::ENOENT) => false,
+                Err(errno) => return Err(self.io(&shown, errno.into())),
+            };
+            if !is_dir {
+                match mkdirat(&dir, *name, Mode::from_bits_truncate(0o755)) {
+                    Ok(()) | Err(Errno::EEXIST) => {}
+                    Err(errno) => return Err(self.io(&shown, errno.into())),
+                }
+            }
+            let next = openat(
+                &dir,
+                *name,
+                path_flags() | OFlag::O_DIRECTORY,
+                Mode::empty(),
+            )
+            .map_err(|e| match e {
+                Errno::ELOOP | Errno::ENOTDIR => {
+                    self.refuse(&shown, "it changed under the helper".to_owned())
+                }
+                errno => self.io(&shown, errno.into()),
+            })?;
+            dir = next;
+        }
+        Ok((dir, *last))
+    }
+
+    fn create_temporary(&self, dir: &OwnedFd, shown: &Path) -> Result<(String, OwnedFd)> {
+        let flags =
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        for _ in 0..16 {
+            let name = format!(".clone-army-{}", crate::fsutil::random_suffix());
+            match openat(dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
+                Ok(fd) => return Ok((name, fd)),
+                Err(Errno::EEXIST) => continue,
+                Err(errno) => return Err(self.io(shown, errno.into())),
+            }
+        }
+        Err(self.io(shown, Errno::EEXIST.into()))
     }
 
     fn open_last(&self, path: &str) -> Result<Option<OwnedFd>> {
@@ -181,14 +379,14 @@ impl<'a> CloneTree<'a> {
 
     fn refuse(&self, path: &Path, reason: String) -> Error {
         Error::UnsafePath {
-            clone: self.clone.to_owned(),
+            clone: self.clone.clone(),
             path: path.to_owned(),
             reason,
         }
     }
 
     fn io(&self, path: &Path, source: std::io::Error) -> Error {
-        Error::io("read", path, source)
+        Error::io("reach", path, source)
     }
 }
 
@@ -265,7 +463,7 @@ mod tests {
             Scene { dir, outside }
         }
 
-        fn tree(&self) -> CloneTree<'static> {
+        fn tree(&self) -> CloneTree {
             CloneTree::new(
                 "c1",
                 self.dir.path().join("tree"),
@@ -368,6 +566,56 @@ mod tests {
             tree.read_link("/lib/x"),
             Err(Error::UnsafePath { .. })
         ));
+    }
+
+    #[test]
+    fn writes_replace_what_was_planted_and_never_follow_it() {
+        let scene = Scene::new();
+        let tree = scene.tree();
+        symlink(&scene.outside, scene.at("etc/unit")).unwrap();
+        assert!(tree.write("etc/unit", b"[Unit]\n", 0o644).unwrap());
+        assert!(!tree.write("etc/unit", b"[Unit]\n", 0o644).unwrap());
+        assert_eq!(std::fs::read(&scene.outside).unwrap(), b"HOST SECRET\n");
+        assert_eq!(std::fs::read(scene.at("etc/unit")).unwrap(), b"[Unit]\n");
+        assert!(tree.write("new/dir/file", b"x", 0o600).unwrap());
+        assert_eq!(
+            std::fs::metadata(scene.at("new/dir/file")).unwrap().mode() & 0o7777,
+            0o600
+        );
+        // In place: a regular file keeps its inode; a symlink or FIFO is refused.
+        let inode = std::fs::metadata(scene.at("etc/puppet/puppet.conf"))
+            .unwrap()
+            .ino();
+        assert!(tree
+            .write_in_place("etc/puppet/puppet.conf", b"[agent]\n", 0o644)
+            .unwrap());
+        assert_eq!(
+            std::fs::metadata(scene.at("etc/puppet/puppet.conf"))
+                .unwrap()
+                .ino(),
+            inode
+        );
+        symlink(&scene.outside, scene.at("etc/bound")).unwrap();
+        let error = tree.write_in_place("etc/bound", b"x", 0o644).unwrap_err();
+        assert!(matches!(error, Error::UnsafePath { .. }), "{error:?}");
+        nix::unistd::mkfifo(&scene.at("etc/fifo"), Mode::from_bits_truncate(0o600)).unwrap();
+        let error = tree.write_in_place("etc/fifo", b"x", 0o644).unwrap_err();
+        assert!(matches!(error, Error::UnsafePath { .. }), "{error:?}");
+        // Links and removal act on the entry, never on what it points at.
+        assert!(tree.link("etc/bound", "/dev/null").unwrap());
+        assert_eq!(
+            std::fs::read_link(scene.at("etc/bound")).unwrap(),
+            Path::new("/dev/null")
+        );
+        assert!(tree.remove("etc/bound").unwrap());
+        assert!(!tree.remove("etc/bound").unwrap());
+        assert!(scene.outside.exists());
+        let leftovers: Vec<_> = std::fs::read_dir(scene.at("etc"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 
     #[test]

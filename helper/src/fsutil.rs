@@ -72,7 +72,7 @@ pub fn create_temporary(dir: &Path, prefix: &str) -> Result<(PathBuf, fs::File)>
 /// `<pid>-<64 random bits>`: the pid tells a sweep whether the writer still runs
 /// (see `leftovers`), the random part makes the name unpredictable. The bits come from
 /// the standard library's per-process random keys, mixed with a counter.
-fn random_suffix() -> String {
+pub fn random_suffix() -> String {
     use std::hash::{BuildHasher, Hasher};
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);

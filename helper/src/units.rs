@@ -61,6 +61,9 @@ pub fn refuse_foreign(path: &Path, what: &'static str) -> Result<()> {
 /// systemd 252: "Machine 'clone1' already exists" on every attempt, for good). After a
 /// clean stop nspawn has unregistered already and the call fails harmlessly (`-`).
 ///
+/// `$CLONE_ARMY_NSPAWN_CREDENTIALS` near the end of `ExecStart=`: a clone's
+/// `--load-credential=`, set by a drop-in of its service (see `clone::nspawn_settings`).
+///
 /// `$CLONE_ARMY_NSPAWN_SELINUX` at the end of `ExecStart=`: the SELinux flags that
 /// `clone-army host selinux` sets in a drop-in (see `host_selinux`); unset, systemd
 /// expands it to no argument at all.
@@ -76,7 +79,7 @@ After=network.target
 RequiresMountsFor={MACHINES_DIR}/%i
 
 [Service]
-ExecStart=/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host ${selinux}
+ExecStart=/usr/bin/systemd-nspawn --quiet --keep-unit --boot --link-journal=try-guest --machine=%i --directory={MACHINES_DIR}/%i --resolv-conf=copy-host ${credentials} ${selinux}
 KillMode=mixed
 Type=notify
 RestartForceExitStatus=133
@@ -92,6 +95,7 @@ TasksMax=16384
 WantedBy={TARGET}
 ",
         header = header(),
+        credentials = crate::clone::nspawn_settings::CREDENTIALS_ENV_VAR,
         selinux = crate::host_selinux::ENV_VAR,
     )
 }

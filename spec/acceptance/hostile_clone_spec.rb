@@ -39,22 +39,34 @@ RSpec.describe 'a hostile clone' do
     class_manifest(num_clones: CLONES.size, run_mode: 'manual', **params)
   end
 
-  # What a clone's root plants while it runs, inside the clone: every path the
-  # host binds into at the next start, and where `report` reads.
+  # What a clone's root plants while it runs, inside the clone. Its root holds
+  # CAP_SYS_ADMIN in its own mount namespace, so it can remount what the host
+  # binds read-only read-write and plant in it (the host's config dir of the
+  # clone), then unmount the binds and plant beneath them (for the next start);
+  # and it plants where `report` reads.
   PLANT_RUNNING = <<~'SH'
     set -e
-    mkdir -p /var/cache/puppet/public /var/cache/puppet/state /etc/facter
+    units=/run/systemd/system.control
+    mount -o remount,rw,bind "$units"
+    rm -rf "$units/timers.target.wants" "$units/clone-army-agent.timer"
+    ln -s /etc "$units/timers.target.wants"
+    ln -s /etc/shadow "$units/clone-army-agent.timer"
+    mount -o remount,rw,bind /etc/facter/facts.d
+    rm -f /etc/facter/facts.d/clone_army.json
+    mkfifo /etc/facter/facts.d/clone_army.json
+    ln -s /root/.ssh /etc/facter/facts.d/clone_army_generated
     # Where report reads: an absolute link to a host secret, a relative one that
     # climbs out of the upper layer.
+    mkdir -p /var/cache/puppet/public
     rm -f /var/cache/puppet/public/last_run_summary.yaml
     ln -s /etc/shadow /var/cache/puppet/public/last_run_summary.yaml
     rm -rf /var/cache/puppet/state
     ln -s ../../../../../../../../root/escape-target /var/cache/puppet/state
-    # Where the host binds at the next start: the facts dir, puppet.conf's dir,
-    # the hostname, the run units' dir.
-    rm -rf /etc/facter/facts.d
+    # Beneath the binds, for the next start: the facts dir, the hostname,
+    # puppet.conf's dir.
+    umount "$units" /etc/facter/facts.d /etc/hostname
+    rm -rf /etc/facter/facts.d /etc/hostname
     ln -s /root/escape-target /etc/facter/facts.d
-    rm -f /etc/hostname
     ln -s /etc/passwd /etc/hostname
     ln -sfn /usr/local/sbin /etc/puppet/csr_attributes.yaml
   SH
@@ -96,7 +108,7 @@ RSpec.describe 'a hostile clone' do
     planted = in_clone('clone2', 'sh', '-c', PLANT_RUNNING)
     raise "planting in clone2 failed: #{planted}" unless planted.exitstatus.zero?
 
-    on_sandbox!(HELPER, 'clone', 'stop', '--', 'clone3', 'clone4', timeout: 120)
+    on_sandbox!(SandboxHarness::HELPER, 'clone', 'stop', '--', 'clone3', 'clone4', timeout: 120)
     plant_stopped('clone3')
     plant_stopped('clone4')
     @before = host_hash
@@ -104,7 +116,7 @@ RSpec.describe 'a hostile clone' do
 
   after(:all) do
     # Back to the two fresh clones the next file expects.
-    on_sandbox(HELPER, 'clone', 'remove', '--', *HOSTILE, timeout: 300)
+    on_sandbox(SandboxHarness::HELPER, 'clone', 'remove', '--', *HOSTILE, timeout: 300)
     SandboxHarness.apply(class_manifest(num_clones: 2), timeout: 900)
   end
 
@@ -131,7 +143,7 @@ RSpec.describe 'a hostile clone' do
 
   it 'reports every clone without hanging, each refusal naming its path' do
     started = Time.now
-    result = on_sandbox(HELPER, 'report', '--interval', '120', timeout: 120)
+    result = on_sandbox(SandboxHarness::HELPER, 'report', '--interval', '120', timeout: 120)
     expect(Time.now - started).to be < 60
     expect(result.exitstatus).to eq(0), result.to_s
     clones = JSON.parse(result.stdout)['result']['clones'].to_h { |c| [c['name'], c] }
@@ -148,14 +160,14 @@ RSpec.describe 'a hostile clone' do
     expect(clones['clone4']['status']).to eq('unreadable')
     expect(clones['clone4']['error']).to include('clone4-overlay/var/cache/puppet/public/last_run_summary.yaml',
                                                  'bytes, more than the')
-    table = on_sandbox(HELPER, 'report', '--format', 'table', timeout: 120)
+    table = on_sandbox(SandboxHarness::HELPER, 'report', '--format', 'table', timeout: 120)
     expect(table.exitstatus).to eq(0), table.to_s
     expect(table.stdout).not_to include("\e")
   end
 
   it 'runs exec in every clone without hanging' do
     started = Time.now
-    result = on_sandbox(HELPER, 'exec', '--all', '--timeout', '60', '--', 'true', timeout: 300)
+    result = on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--timeout', '60', '--', 'true', timeout: 300)
     expect(Time.now - started).to be < 240
     expect(result.exitstatus).to eq(0), result.to_s
     entries = JSON.parse(result.stdout)['result']['clones'].to_h { |c| [c['name'], c] }
@@ -164,7 +176,7 @@ RSpec.describe 'a hostile clone' do
   end
 
   it 'removes the hostile clones without following what they planted' do
-    result = on_sandbox(HELPER, 'clone', 'remove', '--', *HOSTILE, timeout: 300)
+    result = on_sandbox(SandboxHarness::HELPER, 'clone', 'remove', '--', *HOSTILE, timeout: 300)
     expect(result.exitstatus).to eq(0), result.to_s
     expect(HOSTILE.flat_map { |clone| clone_traces(clone) }).to eq([])
   end

@@ -21,13 +21,11 @@
 //! rename would never reach a running clone. Files in the bound directories are replaced
 //! by a rename, which the clone sees at once.
 
-use std::fs;
-use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use crate::confined::CloneTree;
 use crate::error::{Error, Result};
-use crate::fsutil::{create_dir_all, ensure_symlink, remove_file, write_atomic};
+use crate::fsutil::create_dir_all;
 use crate::paths::Layout;
 
 pub const PUPPET_CONF: &str = "puppet.conf";
@@ -52,13 +50,24 @@ const DIR_MODE: u32 = 0o700;
 /// The bound directories: the clone's non-root users read facts and units too.
 const BOUND_DIR_MODE: u32 = 0o755;
 
+/// The most read of any file of a config dir (a facts file holds at most 1 MiB of facts).
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
 /// One clone's config dir, and its `.nspawn` settings file that binds it.
+///
+/// The dir itself is the host's, but what is bound into the clone (the bound files'
+/// text, the bound directories' entries) a clone's root can change: it can remount a
+/// read-only bind read-write in its own mount namespace (README, "Security model"). So
+/// every read and write in it goes through [`crate::confined`], and a file that is not
+/// what the helper wrote (a symlink, a FIFO, a huge file) reads as missing, with a
+/// warning, and is replaced on the next write.
 pub struct CloneConfig {
     pub clone: String,
     /// Where the helper opens it (under `CLONE_ARMY_ROOT` in tests).
     dir: PathBuf,
     /// The system path, for the `.nspawn` settings and messages.
     system_dir: PathBuf,
+    tree: CloneTree,
     /// Where the helper opens the `.nspawn` settings file.
     pub settings_file: PathBuf,
 }
@@ -66,9 +75,11 @@ pub struct CloneConfig {
 impl CloneConfig {
     pub fn of(layout: &Layout, clone: &str) -> Self {
         let system_dir = layout.config_dir(clone);
+        let dir = layout.fs(&system_dir);
         CloneConfig {
             clone: clone.to_owned(),
-            dir: layout.fs(&system_dir),
+            tree: CloneTree::new(clone, dir.clone(), system_dir.clone()),
+            dir,
             system_dir,
             settings_file: layout.fs(layout.nspawn_settings(clone)),
         }
@@ -79,94 +90,58 @@ impl CloneConfig {
         self.system_dir.join(name)
     }
 
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
     /// Creates the dir (0700) and its bound directories. Returns whether it created any.
     pub fn create(&self) -> Result<bool> {
+        // The dir and the entries of its bound directories are the host's: no clone can
+        // reach them, only what is below the bound directories.
         let mut created = create_dir_all(&self.dir, DIR_MODE)?;
         for sub in [FACTS_DIR, UNITS_DIR] {
-            created |= create_dir_all(&self.path(sub), BOUND_DIR_MODE)?;
+            created |= create_dir_all(&self.dir.join(sub), BOUND_DIR_MODE)?;
         }
         Ok(created)
     }
 
-    /// The text of a regular file (never through a symlink); `None` when it is missing
-    /// or not a regular file.
+    /// The text of a regular file; `None` when it is missing, or is not what the helper
+    /// writes there (said on stderr).
     pub fn read(&self, name: &str) -> Result<Option<String>> {
-        let path = self.path(name);
-        match fs::symlink_metadata(&path) {
-            Ok(m) if m.file_type().is_file() => {}
-            Ok(_) => return Ok(None),
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("inspect", path, e)),
+        match self.tree.read_to_string(name, MAX_FILE_BYTES) {
+            Err(e @ Error::UnsafePath { .. }) => {
+                eprintln!("clone-army: {}", crate::escape::visible(&e.to_string()));
+                Ok(None)
+            }
+            other => other,
         }
-        fs::read_to_string(&path)
-            .map(Some)
-            .map_err(|e| Error::io("read", path, e))
     }
 
     pub fn exists(&self, name: &str) -> bool {
-        fs::symlink_metadata(self.path(name)).is_ok()
+        std::fs::symlink_metadata(self.dir.join(name)).is_ok()
     }
 
     /// Where the symlink `name` points; `None` when it is no symlink.
     pub fn read_link(&self, name: &str) -> Result<Option<PathBuf>> {
-        let path = self.path(name);
-        match fs::symlink_metadata(&path) {
-            Ok(m) if m.file_type().is_symlink() => fs::read_link(&path)
-                .map(Some)
-                .map_err(|e| Error::io("read the link", path, e)),
-            _ => Ok(None),
-        }
+        Ok(self.tree.read_link(name).unwrap_or(None))
     }
 
     /// A file in a bound directory, replaced by a rename. Returns whether it wrote.
     pub fn write(&self, name: &str, content: &str, mode: u32) -> Result<bool> {
-        if fs::symlink_metadata(self.path(name)).is_ok_and(|m| m.file_type().is_symlink()) {
-            remove_file(&self.path(name))?;
-        }
-        write_atomic(&self.path(name), content.as_bytes(), mode)
+        self.tree.write(name, content.as_bytes(), mode)
     }
 
     /// A file bound into the clone on its own, rewritten in place (see the module's
     /// doc). Returns whether it wrote.
     pub fn write_bound(&self, name: &str, content: &str, mode: u32) -> Result<bool> {
-        let path = self.path(name);
-        let unchanged = self.read(name)?.as_deref() == Some(content)
-            && fs::metadata(&path).is_ok_and(|m| m.permissions().mode() & 0o7777 == mode);
-        if unchanged {
-            return Ok(false);
-        }
         create_dir_all(&self.dir, DIR_MODE)?;
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(mode)
-            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
-        file.set_permissions(fs::Permissions::from_mode(mode))
-            .map_err(|e| Error::io("set the mode of", &path, e))?;
-        // The new text first, then the length: a reader sees the old text, or the new
-        // one with at most the old one's tail for an instant.
-        file.write_all(content.as_bytes())
-            .and_then(|()| file.set_len(content.len() as u64))
-            .and_then(|()| file.sync_all())
-            .map_err(|e| Error::io("write", &path, e))?;
-        Ok(true)
+        self.tree.write_in_place(name, content.as_bytes(), mode)
     }
 
     /// Points the symlink `name` at `target` (a path as the clone sees it).
     pub fn link(&self, name: &str, target: &str) -> Result<bool> {
-        ensure_symlink(&self.path(name), Path::new(target))
+        self.tree.link(name, target)
     }
 
     /// Removes a file or symlink. Returns whether it was there.
     pub fn remove_file(&self, name: &str) -> Result<bool> {
-        remove_file(&self.path(name))
+        self.tree.remove(name)
     }
 }
 
@@ -211,6 +186,7 @@ impl SettingsSource for CloneConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::os::unix::fs::MetadataExt;
 
     #[test]
@@ -267,5 +243,54 @@ mod tests {
         assert_eq!(config.unit("puppet.service").unwrap().unwrap(), "[Unit]\n");
         assert_eq!(config.unit_link("puppet.service").unwrap(), None);
         assert!(config.remove_file(&name).unwrap());
+    }
+
+    /// A clone that remounted its binds read-write plants symlinks (to host files and
+    /// directories) and FIFOs in its config dir's bound parts: the helper reads them as
+    /// missing, never hangs, and its writes replace them without following them.
+    #[test]
+    fn what_a_clone_planted_in_its_bound_dirs_is_never_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let layout = Layout::under(root.path());
+        let config = CloneConfig::of(&layout, "c1");
+        config.create().unwrap();
+        let dir = layout.fs(layout.config_dir("c1"));
+        let host = root.path().join("host");
+        fs::create_dir_all(&host).unwrap();
+        fs::write(host.join("secret"), "HOST").unwrap();
+        let units = dir.join(UNITS_DIR);
+        std::os::unix::fs::symlink(host.join("secret"), units.join("clone-army-agent.timer"))
+            .unwrap();
+        std::os::unix::fs::symlink(&host, units.join("timers.target.wants")).unwrap();
+        nix::unistd::mkfifo(
+            &dir.join(FACTS_DIR).join("clone_army.json"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+
+        assert_eq!(config.unit("clone-army-agent.timer").unwrap(), None);
+        assert_eq!(config.facts_file("clone_army.json").unwrap(), None);
+        let timer = format!("{UNITS_DIR}/clone-army-agent.timer");
+        assert!(config.write(&timer, "[Timer]\n", 0o644).unwrap());
+        assert_eq!(fs::read_to_string(host.join("secret")).unwrap(), "HOST");
+        assert_eq!(
+            config.unit("clone-army-agent.timer").unwrap().unwrap(),
+            "[Timer]\n"
+        );
+        // A directory on the way that is a symlink out is replaced, never followed.
+        let link = format!("{UNITS_DIR}/timers.target.wants/clone-army-agent.timer");
+        assert!(config.link(&link, "/run/x").unwrap());
+        assert_eq!(fs::read_dir(&host).unwrap().count(), 1);
+        assert!(units.join("timers.target.wants").is_dir());
+        assert_eq!(
+            config.read_link(&link).unwrap(),
+            Some(PathBuf::from("/run/x"))
+        );
+        let facts = format!("{FACTS_DIR}/clone_army.json");
+        assert!(config.write(&facts, "{}\n", 0o644).unwrap());
+        assert_eq!(
+            config.facts_file("clone_army.json").unwrap().unwrap(),
+            "{}\n"
+        );
     }
 }

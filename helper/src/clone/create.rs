@@ -184,6 +184,7 @@ fn create_clone(
     if let Some(plan) = &plan {
         units_changed |= plan.apply_on_host(layout, clone)?;
     }
+    units_changed |= nspawn_settings::write_credentials(layout, &config, root_password)?;
     faults::after("clone-create:host-units-written");
     if units_changed {
         ctx.systemd.daemon_reload()?;

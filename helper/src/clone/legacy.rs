@@ -48,14 +48,14 @@ pub fn remove_apply_source_dropin(layout: &Layout, clone: &str) -> Result<bool> 
 }
 
 /// A legacy clone's settings, read from its upper layer (and the old drop-in).
-pub struct LegacySettings<'a> {
-    tree: CloneTree<'a>,
+pub struct LegacySettings {
+    tree: CloneTree,
     confdir: String,
     apply_source: Option<PathBuf>,
 }
 
-impl<'a> LegacySettings<'a> {
-    pub fn open(layout: &Layout, clone: &'a str, confdir: &str) -> Result<Self> {
+impl LegacySettings {
+    pub fn open(layout: &Layout, clone: &str, confdir: &str) -> Result<Self> {
         let upper = layout.upper_dir(clone);
         let dropin = read_ours(&layout.fs(apply_source_dropin(layout, clone)))?;
         Ok(LegacySettings {
@@ -92,7 +92,7 @@ fn apply_source_of_dropin(text: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-impl SettingsSource for LegacySettings<'_> {
+impl SettingsSource for LegacySettings {
     fn puppet_conf(&self) -> Result<Option<String>> {
         Ok(self.read(&format!(
             "{}/puppet.conf",

@@ -99,11 +99,11 @@ pub fn confdir_of(layout: &Layout, base: &str) -> Result<String> {
 
 /// Where a clone's settings are read back from: its config dir, or, for a clone an older
 /// clone-army made, its upper layer (see [`legacy`]).
-pub fn settings_of<'a>(
+pub fn settings_of(
     layout: &Layout,
-    mount: &'a CloneMount,
+    mount: &CloneMount,
     confdir: &str,
-) -> Result<Box<dyn config::SettingsSource + 'a>> {
+) -> Result<Box<dyn config::SettingsSource>> {
     let config = config::CloneConfig::of(layout, &mount.clone);
     if nspawn_settings::exists(&config)? {
         return Ok(Box::new(config));

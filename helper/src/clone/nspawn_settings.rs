@@ -1,10 +1,17 @@
 //! A clone's settings file for `systemd-nspawn`, `/etc/systemd/nspawn/<clone>.nspawn`:
-//! what the host binds into the clone, read-only, and the credentials it passes.
+//! what the host binds into the clone, read-only; and the credentials drop-in that
+//! passes the root password hash.
 //!
 //! nspawn reads the file by the machine's name when the clone starts (files in
-//! `/etc/systemd/nspawn` are trusted, so binds and credentials are honoured). The
-//! template's command line binds nothing itself: nspawn ignores a settings file's binds
-//! when the command line has any.
+//! `/etc/systemd/nspawn` are trusted, so binds are honoured). The template's command
+//! line binds nothing itself: nspawn ignores a settings file's binds when the command
+//! line has any.
+//!
+//! The credential goes on the command line instead, through
+//! `$CLONE_ARMY_NSPAWN_CREDENTIALS` at the end of the template's `ExecStart=`, which a
+//! drop-in of the clone's service sets ([`credentials_dropin`]): systemd 252's nspawn
+//! passed no credential given as `LoadCredential=` in the settings file (tried here:
+//! nothing reached the clone), and `--load-credential=` on the command line does.
 //!
 //! Everything a clone is given from its config dir (see [`super::config`]) is bound here,
 //! and with it the host's `/etc/hosts` (clones share the host's network and reach a server
@@ -18,7 +25,8 @@ use super::config::{
     PUPPET_CONF, ROOT_PASSWORD_CREDENTIAL, ROOT_PASSWORD_HASH, UNITS_DIR,
 };
 use crate::error::Result;
-use crate::fsutil::{remove_file, write_atomic};
+use crate::fsutil::{remove_dropin, remove_file, write_atomic};
+use crate::paths::Layout;
 use crate::units::{header, read_ours, refuse_foreign};
 
 /// What one clone's settings say.
@@ -37,13 +45,6 @@ pub fn render(config: &CloneConfig, settings: &NspawnSettings) -> String {
     let bind = |name: &str, to: &str| {
         format!("BindReadOnly={}:{to}\n", config.system_path(name).display())
     };
-    let mut exec = String::new();
-    if settings.root_password {
-        exec.push_str(&format!(
-            "LoadCredential={ROOT_PASSWORD_CREDENTIAL}:{}\n",
-            config.system_path(ROOT_PASSWORD_HASH).display()
-        ));
-    }
     let mut files = String::from("BindReadOnly=/etc/hosts\n");
     files.push_str(&bind(PUPPET_CONF, &format!("{confdir}/{PUPPET_CONF}")));
     files.push_str(&bind(HOSTNAME, "/etc/hostname"));
@@ -58,18 +59,37 @@ pub fn render(config: &CloneConfig, settings: &NspawnSettings) -> String {
     if let Some(source) = &settings.apply_source {
         files.push_str(&format!("BindReadOnly={}:{APPLY_DIR}\n", source.display()));
     }
-    let exec = if exec.is_empty() {
-        String::new()
-    } else {
-        format!("[Exec]\n{exec}\n")
-    };
     format!(
         "{header}\
 # What the host gives clone {clone}, bound read-only (see clone-army's README, \"Security model\").
-{exec}[Files]
+[Files]
 {files}",
         header = header(),
         clone = config.clone,
+    )
+}
+
+/// The environment variable at the end of the template's `ExecStart=` that carries a
+/// clone's `--load-credential=` (unset, systemd expands it to no argument at all).
+pub const CREDENTIALS_ENV_VAR: &str = "CLONE_ARMY_NSPAWN_CREDENTIALS";
+
+/// The drop-in of the clone's service that sets [`CREDENTIALS_ENV_VAR`].
+pub fn credentials_dropin(layout: &Layout, clone: &str) -> PathBuf {
+    layout.unit_path(&format!(
+        "{}.d/40-credentials.conf",
+        layout.service_unit_name(clone)
+    ))
+}
+
+/// The drop-in's text: only clone-army's own paths and names go into it.
+pub fn render_credentials(config: &CloneConfig) -> String {
+    format!(
+        "{header}\
+[Service]
+Environment={CREDENTIALS_ENV_VAR}=--load-credential={ROOT_PASSWORD_CREDENTIAL}:{hash}
+",
+        header = header(),
+        hash = config.system_path(ROOT_PASSWORD_HASH).display(),
     )
 }
 
@@ -84,12 +104,30 @@ pub fn write(config: &CloneConfig, settings: &NspawnSettings) -> Result<bool> {
     )
 }
 
-/// Removes the clone's settings file (one clone-army did not write is left alone).
-pub fn remove(config: &CloneConfig) -> Result<bool> {
-    match read_ours(&config.settings_file)? {
-        Some(_) => remove_file(&config.settings_file),
-        None => Ok(false),
+/// Writes (with a root password) or removes the clone's credentials drop-in. Returns
+/// whether it changed: then systemd must reload.
+pub fn write_credentials(layout: &Layout, config: &CloneConfig, root_password: bool) -> Result<bool> {
+    let path = layout.fs(credentials_dropin(layout, &config.clone));
+    refuse_foreign(&path, "drop-in")?;
+    if root_password {
+        write_atomic(&path, render_credentials(config).as_bytes(), 0o644)
+    } else {
+        remove_dropin(&path)
     }
+}
+
+/// Removes the clone's settings file and credentials drop-in (files clone-army did not
+/// write are left alone). Returns whether it removed anything.
+pub fn remove(layout: &Layout, config: &CloneConfig) -> Result<bool> {
+    let mut removed = match read_ours(&config.settings_file)? {
+        Some(_) => remove_file(&config.settings_file)?,
+        None => false,
+    };
+    let dropin = layout.fs(credentials_dropin(layout, &config.clone));
+    if read_ours(&dropin)?.is_some() {
+        removed |= remove_dropin(&dropin)?;
+    }
+    Ok(removed)
 }
 
 /// Whether the clone has a settings file of ours: a clone without one was made by an
@@ -146,6 +184,17 @@ mod tests {
     }
 
     #[test]
+    fn the_credential_goes_on_the_templates_command_line() {
+        let layout = Layout::under("/ignored");
+        let config = CloneConfig::of(&layout, "clone-1");
+        assert!(render_credentials(&config).ends_with(
+            "[Service]\nEnvironment=CLONE_ARMY_NSPAWN_CREDENTIALS=--load-credential=clone-army.root-password-hash:/var/lib/puppet-clone-army/clone-1-config/root-password-hash\n"
+        ));
+        assert!(crate::units::service_template().contains(&format!(" ${CREDENTIALS_ENV_VAR} ")));
+        assert!(!render(&config, &settings()).contains("Credential"));
+    }
+
+    #[test]
     fn written_read_back_and_removed() {
         let dir = tempfile::tempdir().unwrap();
         let layout = Layout::under(dir.path());
@@ -171,8 +220,11 @@ mod tests {
             "{text}"
         );
         assert_eq!(read_apply_source(&config).unwrap(), None);
-        assert!(remove(&config).unwrap());
-        assert!(!remove(&config).unwrap());
+        assert!(write_credentials(&layout, &config, true).unwrap());
+        assert!(!write_credentials(&layout, &config, true).unwrap());
+        assert!(remove(&layout, &config).unwrap());
+        assert!(!remove(&layout, &config).unwrap());
+        assert!(!layout.fs(credentials_dropin(&layout, "c1")).exists());
     }
 
     #[test]
@@ -186,7 +238,7 @@ mod tests {
             write(&config, &settings()).unwrap_err().kind(),
             "already-exists"
         );
-        assert!(!remove(&config).unwrap());
+        assert!(!remove(&layout, &config).unwrap());
         assert!(!exists(&config).unwrap());
         assert!(config.settings_file.exists());
     }

@@ -130,7 +130,7 @@ fn remove_files(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
     units |= super::legacy::remove_apply_source_dropin(layout, clone)?;
     faults::after("clone-remove:limits-removed");
     let mut any = units;
-    any |= super::nspawn_settings::remove(&super::config::CloneConfig::of(layout, clone))?;
+    any |= super::nspawn_settings::remove(layout, &super::config::CloneConfig::of(layout, clone))?;
     faults::after("clone-remove:nspawn-settings-removed");
     let steps = [
         "clone-remove:upper-dir-removed",

@@ -152,7 +152,9 @@ pub fn read_challenge_password(path: &Path) -> Result<Secret> {
 ///
 /// `chpasswd -e` takes `root:<hash>` on stdin, so the hash is never an argument. Only a
 /// validated crypt(3) hash (printable, no `:` or whitespace) is ever in the credential.
-/// In the unit file `$$` and `%%` are a literal `$` and `%`.
+/// Without the credential (or with an empty one) the unit fails and sets nothing: an
+/// empty hash would be root without a password. In the unit file `$$` and `%%` are a
+/// literal `$` and `%`.
 pub fn root_password_service() -> String {
     format!(
         "{header}\
@@ -164,7 +166,7 @@ Before=systemd-logind.service systemd-user-sessions.service
 Type=oneshot
 RemainAfterExit=yes
 LoadCredential={ROOT_PASSWORD_CREDENTIAL}
-ExecStart=/bin/sh -c 'printf \"root:%%s\\n\" \"$$(cat \"$$CREDENTIALS_DIRECTORY/{ROOT_PASSWORD_CREDENTIAL}\")\" | chpasswd -e'
+ExecStart=/bin/sh -c 'hash=$$(cat \"$$CREDENTIALS_DIRECTORY/{ROOT_PASSWORD_CREDENTIAL}\") && [ -n \"$$hash\" ] && printf \"root:%%s\\n\" \"$$hash\" | chpasswd -e'
 
 [Install]
 WantedBy=multi-user.target

@@ -1439,9 +1439,11 @@ mod secrets {
             .unwrap()
             .contains("  1.2.840.113549.1.9.7: \"SECRET-challenge \\\"pw\\\"\"\n"));
         let settings = f.read("/etc/systemd/nspawn/c1.nspawn");
-        assert!(settings.contains(&format!(
-            "\nLoadCredential=clone-army.root-password-hash:{config}/root-password-hash\n"
-        )));
+        assert!(f
+            .read("/etc/systemd/system/puppet-clone-army@c1.service.d/40-credentials.conf")
+            .contains(&format!(
+                "--load-credential=clone-army.root-password-hash:{config}/root-password-hash\n"
+            )));
         assert!(settings.contains(&format!(
             "\nBindReadOnly={config}/csr_attributes.yaml:/etc/puppet/csr_attributes.yaml\n"
         )));
@@ -1475,7 +1477,10 @@ mod secrets {
         let other = create_with_secrets(&f.ctx(), &request("c2"), &SecretFiles::default()).unwrap();
         assert!(!other.root_password && !other.challenge_password);
         let settings = f.read("/etc/systemd/nspawn/c2.nspawn");
-        assert!(!settings.contains("[Exec]") && !settings.contains("csr_attributes"));
+        assert!(!settings.contains("csr_attributes"));
+        assert!(!f
+            .path("/etc/systemd/system/puppet-clone-army@c2.service.d/40-credentials.conf")
+            .exists());
     }
 
     #[test]

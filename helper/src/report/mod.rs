@@ -116,7 +116,7 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
 
 /// The clone's upper layer, read through [`crate::confined`]: the clone's root writes
 /// there.
-fn upper_tree<'a>(ctx: &Context, mount: &'a CloneMount) -> CloneTree<'a> {
+fn upper_tree(ctx: &Context, mount: &CloneMount) -> CloneTree {
     CloneTree::new(
         &mount.clone,
         ctx.layout.fs(&mount.upperdir),
