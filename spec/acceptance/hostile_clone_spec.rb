@@ -130,9 +130,8 @@ RSpec.describe 'a hostile clone' do
     failing = result.output.lines.grep(%r{^Error:}).reject { |line| line.match?(%r{clone[234]}) }
     expect(failing).to eq([]), result.to_s
     clone1 = clone_list.find { |c| c['name'] == 'clone1' }
-    expect(clone1).to include('master' => SandboxHarness::SERVER_ALIAS, 'state' => 'running')
-    expect(clone1['shape']).to include('run_mode' => 'timer', 'memory_max' => '768M',
-                                       'facts' => { 'hostile_test' => 'round2' })
+    expect(clone1).to include('master' => SandboxHarness::SERVER_ALIAS, 'state' => 'running', 'run_mode' => 'timer',
+                              'memory_max' => '768M', 'facts' => { 'hostile_test' => 'round2' })
   end
 
   it 'gives the hostile clones what the host binds only inside their own trees' do

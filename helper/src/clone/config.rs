@@ -101,9 +101,13 @@ impl CloneConfig {
         Ok(created)
     }
 
-    /// The text of a regular file; `None` when it is missing, or is not what the helper
-    /// writes there (said on stderr).
+    /// The text of a regular file; `None` when it is missing, a symlink (the helper's own
+    /// masks and links are symlinks, and their targets are never read), or anything else
+    /// the helper does not write there (said on stderr).
     pub fn read(&self, name: &str) -> Result<Option<String>> {
+        if self.tree.read_link(name).ok().flatten().is_some() {
+            return Ok(None);
+        }
         match self.tree.read_to_string(name, MAX_FILE_BYTES) {
             Err(e @ Error::UnsafePath { .. }) => {
                 eprintln!("clone-army: {}", crate::escape::visible(&e.to_string()));

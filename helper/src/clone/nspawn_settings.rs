@@ -106,7 +106,11 @@ pub fn write(config: &CloneConfig, settings: &NspawnSettings) -> Result<bool> {
 
 /// Writes (with a root password) or removes the clone's credentials drop-in. Returns
 /// whether it changed: then systemd must reload.
-pub fn write_credentials(layout: &Layout, config: &CloneConfig, root_password: bool) -> Result<bool> {
+pub fn write_credentials(
+    layout: &Layout,
+    config: &CloneConfig,
+    root_password: bool,
+) -> Result<bool> {
     let path = layout.fs(credentials_dropin(layout, &config.clone));
     refuse_foreign(&path, "drop-in")?;
     if root_password {
