@@ -217,7 +217,29 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     end
   end
 
-  context 'clone-army exec and report (issue 4)' do
+  context 'a clone stopped while its agent held the SSL and run locks' do
+    locks = %w[/var/lib/puppet/ssl/ssl.lock /var/cache/puppet/state/agent_catalog_run.lock]
+
+    it 'boots without them and runs the agent' do
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'stop', '--', 'clone2', timeout: 120)
+      upper = '/var/lib/puppet-clone-army/clone2-overlay'
+      locks.each do |lock|
+        on_sandbox!('sh', '-c', 'mkdir -p "$(dirname "$1")" && echo 1 > "$1"', 'sh', "#{upper}#{lock}", timeout: 30)
+      end
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'start', '--', 'clone2', timeout: 300)
+      expect(wait_for(timeout: 120) { running?(['clone2']) }).to be_truthy, diagnostics
+      result = on_sandbox!('systemctl', '-M', 'clone2', 'show', '-p', 'Result', '-p', 'ExecMainStatus',
+                           'clone-army-stale-locks.service', timeout: 30)
+      expect(result.stdout.lines.map(&:strip)).to include('Result=success', 'ExecMainStatus=0'), result.to_s
+      locks.each { |lock| expect(on_sandbox('test', '-e', "#{upper}#{lock}", timeout: 30).exitstatus).to eq(1), lock }
+      run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone2', '--timeout', '300', '--',
+                       'puppet', 'agent', '-t', timeout: 400)
+      exit_code = JSON.parse(run.stdout).dig('result', 'clones', 0, 'exit_code')
+      expect([0, 2]).to include(exit_code), run.to_s
+    end
+  end
+
+  context 'clone-army exec and report' do
     let(:certnames) { %w[clone1 clone2].map { |c| "#{c}.#{host_certname}" } }
 
     it 'runs puppet agent -t in every clone, one at a time, with exit codes and times' do

@@ -68,6 +68,7 @@ pub fn configure_with(
         changed |= config.write_bound(HOSTNAME, &format!("{certname}\n"), 0o644)?;
     }
     changed |= plan.apply_to_config(&config, &confdir)?;
+    changed |= super::stale_locks::apply(&config)?;
     let settings = plan.nspawn_settings(nspawn_settings::read(&config, &confdir)?);
     changed |= nspawn_settings::write(&config, &settings)?;
     let units_changed = plan.apply_on_host(layout, clone)?;

@@ -156,6 +156,7 @@ fn create_clone(
     if let Some(plan) = &plan {
         changed |= plan.apply_to_config(&config, &confdir)?;
     }
+    changed |= super::stale_locks::apply(&config)?;
     changed |= secrets::apply(&config, &secrets)?;
     let (root_password, challenge_password) = secrets::report(&config);
     let current = nspawn_settings::read(&config, &confdir)?;

@@ -18,6 +18,7 @@ pub mod run_mode;
 pub mod secrets;
 pub mod shape;
 mod shared;
+pub mod stale_locks;
 mod start;
 #[cfg(test)]
 mod tests;

@@ -616,6 +616,10 @@ mod tests {
                 crate::clone::secrets::root_password_service(),
             ),
             (
+                "clone-army-stale-locks.service",
+                crate::clone::stale_locks::stale_locks_service(),
+            ),
+            (
                 "limits-test.service",
                 format!(
                     "[Service]\nExecStart=/bin/true\n{}",

@@ -138,6 +138,17 @@ fn create_writes_everything_and_reloads_once() {
     );
     assert_eq!(mode(&f.path(config)), 0o700);
     assert_eq!(mode(&f.path("/var/lib/puppet-clone-army")), 0o700);
+    // Every boot starts without the agent locks the previous boot left.
+    assert!(f
+        .read(&format!("{config}/systemd/clone-army-stale-locks.service"))
+        .contains("ExecStart=/bin/rm -f -- /var/lib/puppet/ssl/ssl.lock "));
+    assert_eq!(
+        fs::read_link(f.path(&format!(
+            "{config}/systemd/sysinit.target.wants/clone-army-stale-locks.service"
+        )))
+        .unwrap(),
+        Path::new("/run/systemd/system.control/clone-army-stale-locks.service")
+    );
     // ... bound into the clone by its .nspawn settings, with the host's /etc/hosts.
     let settings = f.read("/etc/systemd/nspawn/clone-1.nspawn");
     assert!(
