@@ -5,6 +5,8 @@
 //! binary; the test asserts it is unchanged, the exit code is non-zero, and the one JSON
 //! document names the kind, the field and what is allowed.
 
+mod common;
+
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::fs;
@@ -487,11 +489,9 @@ fn table() -> Vec<(Vec<String>, Expect)> {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn refused_inputs_change_nothing_and_say_what_is_allowed() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
-        return;
-    }
+    common::require_root();
     let dir = populated_root();
     let before = snapshot(dir.path());
     assert!(before.len() > 20, "{before:#?}");

@@ -1,6 +1,9 @@
 //! Runs the built binary the way the providers do, and decodes its stdout back into
 //! typed structs (the protocol's, mirrored here: the helper is a binary crate).
 
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -64,10 +67,6 @@ fn failure(output: &Output) -> ErrorBody {
     error
 }
 
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
 fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -122,9 +121,13 @@ fn exec_refuses_what_it_cannot_run() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert_eq!(failure(&output).kind, "usage", "{args:?}");
     }
-    if !is_root() {
-        return;
-    }
+}
+
+#[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
+fn exec_refuses_an_unknown_clone() {
+    common::require_root();
+    let root = tempfile::tempdir().unwrap();
     let output = run(root.path(), &["exec", "--clone", "nope", "--", "true"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(failure(&output).kind, "not-found");
@@ -143,11 +146,9 @@ fn help_and_version_print_normally() {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn bad_names_exit_2_and_create_nothing() {
-    if !is_root() {
-        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
-        return;
-    }
+    common::require_root();
     let root = tempfile::tempdir().unwrap();
     for (args, kind, field) in [
         (
@@ -240,10 +241,9 @@ fn bad_names_exit_2_and_create_nothing() {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn empty_root_lists_nothing_and_unknown_clones_are_not_found() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let root = tempfile::tempdir().unwrap();
     let output = run(root.path(), &["clone", "list"]);
     assert_eq!(output.status.code(), Some(0));
@@ -262,10 +262,9 @@ fn empty_root_lists_nothing_and_unknown_clones_are_not_found() {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn unreachable_systemd_is_a_systemd_error_naming_the_bus() {
-    if !is_root() {
-        return;
-    }
+    common::require_root();
     let root = tempfile::tempdir().unwrap();
     let unit_dir = root.path().join("etc/systemd/system");
     std::fs::create_dir_all(&unit_dir).unwrap();
@@ -286,13 +285,19 @@ fn unreachable_systemd_is_a_systemd_error_naming_the_bus() {
 }
 
 #[test]
+#[ignore = "needs root, to drop to nobody with setpriv (util-linux); make test runs it"]
 fn non_root_is_refused_for_every_verb() {
-    // Drop to nobody with setpriv (util-linux) when we are root and have it.
-    if !is_root() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root and setpriv");
-        return;
-    }
+    common::require_root();
+    assert!(
+        Path::new("/usr/bin/setpriv").exists(),
+        "this test needs /usr/bin/setpriv (util-linux)"
+    );
     let root = tempfile::tempdir().unwrap();
+    // A copy nobody can reach and run: the build's own directory may be private.
+    let bin_dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(bin_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let helper = bin_dir.path().join("clone-army");
+    std::fs::copy(env!("CARGO_BIN_EXE_clone-army"), &helper).unwrap();
     for args in [
         &["clone", "list"][..],
         &["base", "list"],
@@ -312,15 +317,11 @@ fn non_root_is_refused_for_every_verb() {
     ] {
         let output = Command::new("/usr/bin/setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_clone-army"))
+            .arg(&helper)
             .args(args)
             .env("CLONE_ARMY_ROOT", root.path())
             .output()
             .unwrap();
-        if output.status.code() == Some(127) || output.status.code() == Some(126) {
-            eprintln!("skipped: nobody cannot execute the test binary here");
-            return;
-        }
         assert_eq!(output.status.code(), Some(1), "{args:?}");
         let error = failure(&output);
         assert_eq!(error.kind, "not-root", "{args:?}");
@@ -395,11 +396,9 @@ fn fake_fleet() -> tempfile::TempDir {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn report_reads_the_fleet_without_systemd() {
-    if !is_root() {
-        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
-        return;
-    }
+    common::require_root();
     let root = fake_fleet();
     let output = run(root.path(), &["report", "--interval", "1800"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -435,11 +434,9 @@ fn report_reads_the_fleet_without_systemd() {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn report_table_and_prometheus_are_text() {
-    if !is_root() {
-        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
-        return;
-    }
+    common::require_root();
     let root = fake_fleet();
     let output = run(root.path(), &["report", "--format", "table"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
@@ -462,9 +459,13 @@ fn report_errors_are_the_json_envelope_in_every_format() {
     let output = run(root.path(), &["report", "--format", "yaml"]);
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(failure(&output).kind, "usage");
-    if !is_root() {
-        return;
-    }
+}
+
+#[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
+fn report_refusals_are_the_json_envelope_in_every_format() {
+    common::require_root();
+    let root = tempfile::tempdir().unwrap();
     for format in ["json", "table", "prometheus"] {
         let output = run(
             root.path(),
@@ -478,11 +479,9 @@ fn report_errors_are_the_json_envelope_in_every_format() {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn report_with_a_server_that_does_not_answer_still_succeeds() {
-    if !is_root() {
-        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
-        return;
-    }
+    common::require_root();
     let root = fake_fleet();
     let ca = root.path().join("ca.pem");
     std::fs::write(&ca, include_str!("../src/report/fixtures/ca.pem")).unwrap();
@@ -585,17 +584,13 @@ fn status_server(dir: &Path) -> Option<StatusServer> {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn report_asks_the_server_over_verified_tls() {
-    if !is_root() {
-        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
-        return;
-    }
+    common::require_root();
     let root = fake_fleet();
     let tls = tempfile::tempdir().unwrap();
-    let Some(server) = status_server(tls.path()) else {
-        eprintln!("skipped: openssl cannot make certificates or serve here");
-        return;
-    };
+    let server = status_server(tls.path())
+        .expect("openssl could not make certificates or serve on loopback");
     let ca = tls.path().join("ca.pem");
     let ask = |url: String, ca: &Path| {
         let output = run(
@@ -643,11 +638,9 @@ fn report_asks_the_server_over_verified_tls() {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn secrets_never_show_in_the_answer_or_on_stderr() {
-    if !is_root() {
-        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
-        return;
-    }
+    common::require_root();
     let root = tempfile::tempdir().unwrap();
     let secrets = tempfile::tempdir().unwrap();
     let hash = secrets.path().join("hash");
@@ -685,11 +678,9 @@ fn secrets_never_show_in_the_answer_or_on_stderr() {
 }
 
 #[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn base_create_refuses_unbuildable_combinations_before_touching_disk() {
-    if !is_root() {
-        eprintln!("skipped: needs root (the helper refuses to run otherwise)");
-        return;
-    }
+    common::require_root();
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("etc")).unwrap();
     std::fs::write(

@@ -13,6 +13,16 @@ pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
+/// Fails the test when not run as root. The tests that call it are `#[ignore]`d with the
+/// reason, so a plain `cargo test` lists them as ignored rather than passing them empty;
+/// `make test` runs them as root with `--include-ignored`.
+pub fn require_root() {
+    assert!(
+        is_root(),
+        "this test needs root: run it as root with `cargo test -- --include-ignored`"
+    );
+}
+
 const STAND_IN_DEBOOTSTRAP: &str = r#"#!/bin/sh
 # Stand-in for debootstrap: `debootstrap --variant=minbase --include=.. --components=..
 # --keyring=.. --force-check-gpg RELEASE TARGET MIRROR`; makes the few files the
