@@ -260,9 +260,15 @@ up_failed() {
 
 # Booted: nspawn alive, its leader found, systemd done starting up.
 booted() {
-  local pid leader state
+  local pid leader state started_pid
   pid=$(nspawn_pid "$1")
   if [ -z "$pid" ]; then
+    # Just started: the PID is setsid's until it has exec'd systemd-nspawn.
+    started_pid=$(cat "$(sandbox_dir "$1")/nspawn.pid" 2>/dev/null || true)
+    if [[ $started_pid =~ ^[0-9]+$ ]] && [ -e "/proc/$started_pid" ] &&
+      [ "$(cat "/proc/$started_pid/comm" 2>/dev/null)" != systemd-nspawn ]; then
+      return 1
+    fi
     tail -n 40 "$(sandbox_dir "$1")/console.log" >&2 || true
     die "systemd-nspawn for sandbox $1 exited during boot"
   fi
