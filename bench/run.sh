@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench`: the benchmark of issue 4. Boots a sandbox host "bench" (sandbox/)
+# `make bench`: the fleet's performance benchmark. Boots a sandbox host "bench" (sandbox/)
 # with Debian's Puppet Server on SERVER_ADDR (127.0.0.5, so it runs beside the
 # acceptance suites' servers), applies the class clone_army, measures, and writes
 # bench/results/<UTC date-time>.json and .md (the table is printed too).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A "sandbox host": the cached Debian 12 rootfs (rootfs.sh) booted with
 # `systemd-nspawn -b`, so systemd is PID 1 inside and the module can be
-# applied for real on a machine whose own PID 1 is not systemd (DESIGN.md).
+# applied for real on a machine whose own PID 1 is not systemd.
 #
 #   sandbox.sh up NAME            boot sandbox NAME (fails if it is already up)
 #   sandbox.sh down NAME          power it off, unmount, remove its state (idempotent)
@@ -56,7 +56,7 @@ SERVER_ALIASES=${SERVER_ALIASES:-puppet2}
 SANDBOX_MODULE_PATH=/etc/puppet/code/modules/clone_army
 # The cached rootfs, read-only inside too: a ready lower layer for nested-clone smoke tests.
 SANDBOX_ROOTFS_INSIDE=/var/lib/clone-army-sandbox/rootfs
-# The kernel limits a fleet needs (DESIGN.md). /proc/sys is read-only inside
+# The kernel limits a fleet needs (README, "Kernel limits"). /proc/sys is read-only inside
 # the sandbox, so they are raised here, on the outer machine.
 INOTIFY_INSTANCES=8192
 INOTIFY_WATCHES=1048576

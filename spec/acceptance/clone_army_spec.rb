@@ -2,7 +2,7 @@
 
 require_relative 'spec_helper_acceptance'
 
-# The spine of issue 2, end to end: inside a sandbox host (a real systemd),
+# The module's spine, end to end: inside a sandbox host (a real systemd),
 # `puppet apply` of the class with the real helper (files/clone-army, which
 # the class installs itself) builds a base, starts two booted clones, and
 # their agents get certificates from and send reports to a real Puppet Server.

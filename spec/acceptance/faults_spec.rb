@@ -2,7 +2,7 @@
 
 require_relative 'spec_helper_acceptance'
 
-# Issue 5's faults, each made for real on the sandbox host the suite shares:
+# Faults, each made for real on the sandbox host the suite shares:
 # no D-Bus, two clone-army at once, a clone create killed half-way, an orphan
 # overlay mount, a server the clones cannot reach, a full disk under a base
 # build. Runs after clone_army_spec.rb (clone1 and clone2 running, master

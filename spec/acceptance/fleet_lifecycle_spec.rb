@@ -2,7 +2,7 @@
 
 require_relative 'spec_helper_acceptance'
 
-# The fleet's whole lifecycle (issue 3) and the load tools (issue 4), on the
+# The fleet's whole lifecycle and the load tools (exec, report), on the
 # sandbox host and server that clone_army_spec.rb set up, in one order so that
 # they share one sandbox, one server and one base. Every step that changes the
 # fleet is followed by a second apply that must change nothing.
@@ -30,7 +30,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     clones.all? { |c| listed[c] == 'running' } && (clones - machines).empty?
   end
 
-  # A user's edit in clone2's upper layer (issue 5: it must survive stop/start,
+  # A user's edit in clone2's upper layer (it must survive stop/start,
   # a host restart and a change of master). Written from the host, straight into
   # the upper dir, while the clone is stopped and its overlay unmounted.
   def marker

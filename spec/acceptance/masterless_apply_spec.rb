@@ -2,7 +2,7 @@
 
 require_relative 'spec_helper_acceptance'
 
-# Issue 4's masterless clones, end to end: the fleet that clone_army_spec.rb
+# Masterless clones, end to end: the fleet that clone_army_spec.rb
 # left (2 clones, daemon mode, reporting to the server) is switched to
 # run_mode apply with an apply source on the sandbox host that declares
 # clone_army::workload. The clones then run `puppet apply` of it on their

@@ -3,7 +3,7 @@
 require 'securerandom'
 require_relative 'spec_helper_acceptance'
 
-# Classified through a Puppet Server, the way PE console users do it (issue 3):
+# Classified through a Puppet Server, the way PE console users do it:
 # the module sits in the server's environment (the sandbox's read-only bind at
 # /etc/puppet/code/modules/clone_army, on Debian's basemodulepath), site.pp
 # stands in for the console and classifies only the sandbox host's certname

@@ -8,7 +8,7 @@ module PuppetX
     #
     #   capacity = max(0, floor((total_bytes - RESERVE_BYTES) / COST_BYTES[mode]))
     #
-    # Figures measured on Debian 12 with Puppet 7.23 (DESIGN.md): an idle
+    # Figures measured on Debian 12 with Puppet 7.23 (README, "Measured here"): an idle
     # agent daemon in a clone is about 58-68 MB PSS, a booted clone without it
     # (systemd, journald, dbus, logind) about 9 MB, its systemd-nspawn
     # supervisor about 2.7 MB; one agent run peaks at about 100 MB.
