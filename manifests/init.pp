@@ -136,6 +136,7 @@
 #   that signs by policy (`autosign` pointing at a policy executable that
 #   checks the password): the secure alternative to `*` in `autosign.conf`.
 #   `Sensitive`, like `root_password_hash`, and set when a clone is created.
+#   One line of 1 to 255 characters (the helper counts bytes: at most 255).
 #
 # @param run_mode
 #   How each clone's agent is scheduled: `daemon` (the agent service, a run
@@ -230,7 +231,7 @@ class clone_army (
   Optional[Clone_army::Puppet_source] $puppet_source = undef,
   Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
   Optional[Sensitive[String]] $root_password_hash = undef,
-  Optional[Sensitive[String[1]]] $challenge_password = undef,
+  Optional[Sensitive[String[1, 255]]] $challenge_password = undef,
   Clone_army::Run_mode $run_mode = 'daemon',
   Clone_army::Apply_source $apply_source = undef,
   Integer[60, 604800] $runinterval = 1800,

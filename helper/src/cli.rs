@@ -45,6 +45,8 @@ pub enum Command {
     },
     /// Every clone's last run, the fleet's figures and, with --server, the server's view.
     Report(ReportArgs),
+    /// The rules the helper applies (names, ranges, defaults, capacity, kinds); needs no root.
+    Schema,
 }
 
 #[derive(Debug, Args)]

@@ -150,6 +150,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// The protocol's machine-readable kind, kebab-case.
+    /// Every kind [`Error::kind`] answers with (PROTOCOL.md, "Errors").
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Usage(_) => "usage",
@@ -215,5 +216,53 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// Every error kind, as [`Error::kind`] names them; `clone-army schema` lists them.
+pub const KINDS: &[&str] = &[
+    "usage",
+    "invalid-name",
+    "invalid-argument",
+    "not-root",
+    "not-found",
+    "already-exists",
+    "base-in-use",
+    "base-build-failed",
+    "no-space",
+    "command-failed",
+    "io",
+    "still-mounted",
+    "systemd",
+    "not-in-place",
+    "unsupported",
+    "lock-timeout",
+    "unsafe-path",
+    "internal",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The list holds exactly the kinds [`Error::kind`] can answer with.
+    #[test]
+    fn kinds_lists_every_kind() {
+        let source = include_str!("error.rs");
+        let body = source
+            .split("pub fn kind(&self)")
+            .nth(1)
+            .and_then(|rest| rest.split("\n    }\n").next())
+            .unwrap();
+        let mut named: Vec<&str> = body
+            .lines()
+            .filter_map(|line| line.split("=> \"").nth(1))
+            .map(|rest| rest.trim_end_matches("\","))
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        let mut listed = KINDS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(named, listed);
     }
 }

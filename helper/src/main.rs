@@ -24,6 +24,7 @@ mod paths;
 mod puppet_conf;
 mod reload;
 mod report;
+mod schema;
 mod systemd;
 mod systemd_fake;
 mod units;
@@ -59,6 +60,11 @@ fn run() -> i32 {
     };
     if let Command::Report(args) = &cli.command {
         return run_report(args);
+    }
+    // Rules only: nothing on the host is read, so anyone may ask.
+    if let Command::Schema = &cli.command {
+        output::print(&Envelope::success(schema::schema()));
+        return 0;
     }
     match dispatch(cli) {
         Ok(result) => {
@@ -199,6 +205,8 @@ fn dispatch(cli: Cli) -> Result<Value> {
         Command::Report(_) => Err(Error::Internal(
             "report reached the JSON dispatcher".to_owned(),
         )),
+        // Answered before the root check: it reads nothing on the host.
+        Command::Schema => json(Ok(schema::schema())),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Issue 5, bad input: every refused input leaves the host exactly as it was.
+//! Bad input: every refused input leaves the host exactly as it was.
 //!
 //! For each input in the table, the whole `CLONE_ARMY_ROOT` tree (paths, file types,
 //! modes, content hashes, symlink targets) is snapshot before and after running the

@@ -134,6 +134,24 @@ fn exec_refuses_an_unknown_clone() {
     assert!(entries(root.path()).is_empty());
 }
 
+/// The rules need no root: a Puppet compile or a developer may ask for them anywhere.
+#[test]
+fn schema_answers_with_the_rules_as_any_user() {
+    let root = tempfile::tempdir().unwrap();
+    let output = run(root.path(), &["schema"]);
+    assert_eq!(output.status.code(), Some(0));
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer["ok"], true);
+    let schema = &answer["result"];
+    assert_eq!(schema["ranges"]["runinterval"]["min"], 60);
+    assert_eq!(schema["names"]["clone"]["max_length"], 64);
+    assert!(schema["error_kinds"]
+        .as_array()
+        .unwrap()
+        .contains(&"unsafe-path".into()));
+    assert!(entries(root.path()).is_empty());
+}
+
 #[test]
 fn help_and_version_print_normally() {
     let root = tempfile::tempdir().unwrap();

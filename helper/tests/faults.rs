@@ -1,4 +1,4 @@
-//! The fault suite (issue 5): the helper SIGKILLed after each step of `base create`,
+//! The fault suite: the helper SIGKILLed after each step of `base create`,
 //! `clone create` and `clone remove` leaves a state that the next call converges to the
 //! very tree a clean run leaves (same files, links, modes and contents), with no staging
 //! directory left and no half-built base ever listed.

@@ -403,7 +403,7 @@ describe 'clone_army' do
       context 'when challenge_password is empty' do
         let(:params) { { master: 'puppet.example.com', num_clones: 1, challenge_password: sensitive('') } }
 
-        it { is_expected.to compile.and_raise_error(%r{challenge_password must be a non-empty string on one line.*\(not shown\)}) }
+        it { is_expected.to compile.and_raise_error(%r{challenge_password must be one line of 1 to 255 bytes.*\(not shown\)}) }
       end
     end
 

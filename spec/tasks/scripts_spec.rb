@@ -58,7 +58,7 @@ describe 'the Bolt tasks' do
 
       it 'has metadata with stdin input, its shared file, and a description and valid Puppet type per parameter' do
         expect(metadata['input_method']).to eq('stdin')
-        expect(metadata['files']).to eq(['clone_army/lib/puppet_x/clone_army/task.rb'])
+        expect(metadata['files']).to eq(['task.rb', 'schema.rb', 'schema.json'].map { |f| "clone_army/lib/puppet_x/clone_army/#{f}" })
         metadata['files'].each { |file| expect(File.file?(File.join(root, file.delete_prefix('clone_army/')))).to be true }
         metadata['parameters'].each do |name, parameter|
           expect(parameter['description']).to be_a(String), "#{name} has no description"
@@ -148,7 +148,10 @@ describe 'the Bolt tasks' do
       FileUtils.mkdir_p(File.join(installdir, 'clone_army/tasks'))
       FileUtils.mkdir_p(File.join(installdir, 'clone_army/lib/puppet_x/clone_army'))
       FileUtils.cp(File.join(root, 'tasks/fleet.rb'), File.join(installdir, 'clone_army/tasks/fleet.rb'))
-      FileUtils.cp(File.join(root, 'lib/puppet_x/clone_army/task.rb'), File.join(installdir, 'clone_army/lib/puppet_x/clone_army/task.rb'))
+      # Only what the metadata's "files" lists, as Bolt copies it.
+      JSON.parse(File.read(File.join(root, 'tasks/fleet.json')))['files'].each do |file|
+        FileUtils.cp(File.join(root, file.delete_prefix('clone_army/')), File.join(installdir, file))
+      end
       # Bolt may run the task from elsewhere; only PT__installdir says where the files are.
       script = File.join(@dir, 'fleet.rb')
       FileUtils.cp(File.join(root, 'tasks/fleet.rb'), script)

@@ -16,9 +16,11 @@ pub const FACTS_JSON: &str = "clone_army.json";
 pub const GENERATED_SCRIPT: &str = "clone_army_generated";
 /// Names are `clone_army_fact_0001` to `_9999`.
 pub const MAX_GENERATED_FACTS: u32 = 9999;
+/// The share of generated facts that change every run, at most (all of them).
+pub const MAX_CHURN_PERCENT: u32 = 100;
 const MAX_FACTS_FILE_BYTES: u64 = 1024 * 1024;
-const MAX_FACT_NAME: usize = 128;
-const MAX_FACT_STRING: usize = 4096;
+pub const MAX_FACT_NAME: usize = 128;
+pub const MAX_FACT_STRING: usize = 4096;
 
 pub type Facts = Map<String, Value>;
 
@@ -112,11 +114,11 @@ impl Generated {
                 format!("allowed: 0 to {MAX_GENERATED_FACTS} (0: none)"),
             ));
         }
-        if let Some(percent) = churn_percent.filter(|p| *p > 100) {
+        if let Some(percent) = churn_percent.filter(|p| *p > MAX_CHURN_PERCENT) {
             return Err(invalid(
                 "churn-percent",
                 percent.to_string(),
-                "allowed: 0 to 100",
+                format!("allowed: 0 to {MAX_CHURN_PERCENT}"),
             ));
         }
         Ok(())

@@ -57,6 +57,17 @@ impl LimitsChange {
     }
 }
 
+/// `TasksMax=` at most: the kernel's largest `pid_max`.
+pub const MAX_TASKS: u64 = 4_194_304;
+/// `CPUQuota=` at most, in percent of one CPU (1000 CPUs).
+pub const MAX_CPU_QUOTA_PERCENT: u64 = 100_000;
+/// Digits of `MemoryMax=` before its suffix, at most.
+pub const MAX_MEMORY_DIGITS: usize = 15;
+/// `MemoryMax=`'s suffixes (base 1024); without one the number is bytes.
+pub const MEMORY_SUFFIXES: [&str; 4] = ["K", "M", "G", "T"];
+/// What every limit takes for "no limit".
+pub const NO_LIMIT: &str = "none";
+
 const MEMORY_ALLOWED: &str =
     "allowed: a positive number of bytes, optionally with a K, M, G or T suffix (e.g. 512M), or none";
 const CPU_ALLOWED: &str = "allowed: 1% to 100000% (percent of one CPU, e.g. 50%), or none";
@@ -83,33 +94,36 @@ fn positive_decimal(digits: &str, max_digits: usize) -> Option<u64> {
 }
 
 pub fn parse_memory_max(value: &str) -> Result<Option<String>> {
-    if value == "none" {
+    if value == NO_LIMIT {
         return Ok(None);
     }
-    let digits = value.strip_suffix(['K', 'M', 'G', 'T']).unwrap_or(value);
-    positive_decimal(digits, 15)
+    let digits = MEMORY_SUFFIXES
+        .iter()
+        .find_map(|suffix| value.strip_suffix(suffix))
+        .unwrap_or(value);
+    positive_decimal(digits, MAX_MEMORY_DIGITS)
         .map(|_| Some(value.to_owned()))
         .ok_or_else(|| invalid("memory-max", value, MEMORY_ALLOWED))
 }
 
 pub fn parse_cpu_quota(value: &str) -> Result<Option<String>> {
-    if value == "none" {
+    if value == NO_LIMIT {
         return Ok(None);
     }
     value
         .strip_suffix('%')
         .and_then(|digits| positive_decimal(digits, 6))
-        .filter(|percent| *percent <= 100_000)
+        .filter(|percent| *percent <= MAX_CPU_QUOTA_PERCENT)
         .map(|_| Some(value.to_owned()))
         .ok_or_else(|| invalid("cpu-quota", value, CPU_ALLOWED))
 }
 
 pub fn parse_tasks_max(value: &str) -> Result<Option<u64>> {
-    if value == "none" {
+    if value == NO_LIMIT {
         return Ok(None);
     }
     positive_decimal(value, 7)
-        .filter(|n| *n <= 4_194_304)
+        .filter(|n| *n <= MAX_TASKS)
         .map(Some)
         .ok_or_else(|| invalid("tasks-max", value, TASKS_ALLOWED))
 }
@@ -177,6 +191,15 @@ pub fn remove(layout: &Layout, clone: &str) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_messages_name_the_limits_the_checks_use() {
+        assert!(CPU_ALLOWED.contains(&format!("{MAX_CPU_QUOTA_PERCENT}%")));
+        assert!(TASKS_ALLOWED.contains(&format!("1 to {MAX_TASKS},")));
+        assert!(parse_tasks_max(&MAX_TASKS.to_string()).is_ok());
+        assert!(parse_tasks_max(&(MAX_TASKS + 1).to_string()).is_err());
+        assert!(parse_cpu_quota(&format!("{}%", MAX_CPU_QUOTA_PERCENT + 1)).is_err());
+    }
 
     #[test]
     fn values_are_validated_strictly() {

@@ -15,6 +15,15 @@ use crate::output::Problem;
 use crate::paths::{Layout, MACHINES_DIR, STATE_DIR};
 use crate::units::CloneMount;
 
+/// Every problem kind found here; `clone-army schema` lists them.
+pub const KINDS: &[&str] = &[
+    "base-missing",
+    "upper-dir-missing",
+    "work-dir-missing",
+    "incomplete",
+    "orphan-mount",
+];
+
 /// Problems of one clone that has its mount unit: its base, upper or work dir is gone.
 /// `master` and `certname` (from its puppet.conf) make the work-dir fix exact.
 pub fn of_clone(
@@ -175,6 +184,23 @@ fn shell_word(word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The list holds exactly the kinds this file reports.
+    #[test]
+    fn kinds_lists_every_kind() {
+        let source = include_str!("problems.rs");
+        let code = source.split("#[cfg(test)]").next().unwrap();
+        let mut named: Vec<&str> = code
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("kind: \""))
+            .map(|rest| rest.split('"').next().unwrap())
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        let mut listed = super::KINDS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(named, listed);
+    }
+
     use super::*;
 
     #[test]

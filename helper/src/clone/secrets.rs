@@ -131,19 +131,26 @@ pub fn read_root_password_hash(path: &Path) -> Result<Secret> {
     }
 }
 
-/// Any printable text on one line, at most 255 bytes.
+/// A challenge password at most: what a CSR's `challengePassword` attribute holds.
+pub const MAX_CHALLENGE_PASSWORD_BYTES: usize = 255;
+
+/// Any printable text on one line, at most [`MAX_CHALLENGE_PASSWORD_BYTES`].
 pub fn read_challenge_password(path: &Path) -> Result<Secret> {
     const FIELD: &str = "challenge-password-file";
     let text = read_secret_file(FIELD, path)?;
-    if !text.is_empty() && text.len() <= 255 && !text.chars().any(char::is_control) {
+    if !text.is_empty()
+        && text.len() <= MAX_CHALLENGE_PASSWORD_BYTES
+        && !text.chars().any(char::is_control)
+    {
         Ok(Secret(text))
     } else {
         Err(Error::InvalidArgument {
             field: FIELD,
             value: path.display().to_string(),
-            reason: "expected one line of 1 to 255 bytes without control characters \
-                     (the content is not shown)"
-                .to_owned(),
+            reason: format!(
+                "expected one line of 1 to {MAX_CHALLENGE_PASSWORD_BYTES} bytes without control \
+                 characters (the content is not shown)"
+            ),
         })
     }
 }

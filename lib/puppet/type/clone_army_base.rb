@@ -3,6 +3,7 @@
 require_relative '../../puppet_x/clone_army/helper'
 require_relative '../../puppet_x/clone_army/helper_param'
 require_relative '../../puppet_x/clone_army/names'
+require_relative '../../puppet_x/clone_army/schema'
 
 Puppet::Type.newtype(:clone_army_base) do
   @doc = <<-DOC
@@ -60,16 +61,19 @@ Puppet::Type.newtype(:clone_army_base) do
     DOC
 
     validate do |value|
-      PuppetX::CloneArmy::Names.validate_name('name', value, 'debian-12')
+      PuppetX::CloneArmy::Names.validate_base_name('name', value, 'debian-12')
     end
   end
 
   newparam(:os) do
     desc <<-DOC
-      The distribution of the base, `debian` or `ubuntu`. Defaults to the
-      host's own (from its `/etc/os-release`). Used only when the base is built.
+      The distribution of the base: one of #{PuppetX::CloneArmy::Schema.fetch('os').join(', ')}
+      (`debian` and `ubuntu` are built with debootstrap, the RHEL family with
+      `dnf --installroot`, SLES and openSUSE with `zypper --root`). Defaults to
+      the host's own (from its `/etc/os-release`). Used only when the base is
+      built.
     DOC
-    newvalues(:debian, :ubuntu)
+    newvalues(*PuppetX::CloneArmy::Schema.fetch('os').map(&:to_sym))
   end
 
   newparam(:release) do

@@ -160,7 +160,7 @@ Puppet::Type.newtype(:clone_army_clone) do
     DOC
 
     validate do |value|
-      PuppetX::CloneArmy::Names.validate_name('base', value, 'debian-12')
+      PuppetX::CloneArmy::Names.validate_base_name('base', value, 'debian-12')
     end
   end
 
@@ -445,14 +445,15 @@ Puppet::Type.newtype(:clone_army_clone) do
       Server that signs by policy (`autosign` set to a policy executable that
       checks it): the secure alternative to `*` in `autosign.conf`. Pass it
       as `Sensitive`; it is always treated as sensitive and handed to the
-      helper in a file of mode 0600, never on its command line.
+      helper in a file of mode 0600, never on its command line. One line of
+      1 to 255 bytes without control characters.
 
       Used only when the clone is created (or recreated on a new base).
     DOC
     sensitive true
 
     validate do |value|
-      PuppetX::CloneArmy::Secrets.validate_secret('challenge_password', value)
+      PuppetX::CloneArmy::Secrets.validate_challenge_password('challenge_password', value)
     end
 
     munge do |value|

@@ -1,36 +1,22 @@
 # frozen_string_literal: true
 
+require_relative 'schema'
+
 module PuppetX
   module CloneArmy
-    # How many clones a host's memory holds, for each run mode. The one place
-    # the figures live: the `clone_army` fact and the `clone_army::capacity`
-    # function (the class's fallback when the fact is missing) both use it.
+    # How many clones a host's memory holds, for each run mode: the
+    # `clone_army` fact and the `clone_army::capacity` function (the class's
+    # fallback when the fact is missing) both use it, with the helper's
+    # figures (`clone-army schema`, `capacity`), which `clone-army host
+    # limits` also reports from:
     #
     #   capacity = max(0, floor((total_bytes - RESERVE_BYTES) / COST_BYTES[mode]))
-    #
-    # Figures measured on Debian 12 with Puppet 7.23 (README, "Measured here"): an idle
-    # agent daemon in a clone is about 58-68 MB PSS, a booted clone without it
-    # (systemd, journald, dbus, logind) about 9 MB, its systemd-nspawn
-    # supervisor about 2.7 MB; one agent run peaks at about 100 MB.
     module Capacity
-      MIB = 1024 * 1024
-      GIB = 1024 * MIB
-
       # Left to the OS and the host's own Puppet agent.
-      RESERVE_BYTES = 2 * GIB
+      RESERVE_BYTES = Schema.fetch('capacity', 'reserve_bytes')
 
       # What one clone is given, per run mode.
-      COST_BYTES = {
-        # The idle agent daemon (~68 MB PSS with the clone around it) plus
-        # what a run takes on top of it, up to its ~100 MB peak: every clone
-        # may run at once.
-        'daemon' => 100 * MIB,
-        # No resident agent: ~10 MB PSS idle per clone, plus a tenth of a
-        # ~100 MB run peak, since phased runs overlap about 10 % (one clone
-        # in ten is running at a time). `manual` clones cost the same and
-        # count as `timer` (the class maps them).
-        'timer' => 20 * MIB,
-      }.freeze
+      COST_BYTES = Schema.fetch('capacity', 'cost_bytes')
 
       MODES = COST_BYTES.keys.freeze
 

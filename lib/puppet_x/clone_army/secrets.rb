@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative 'schema'
+
 require 'tmpdir'
 
 module PuppetX
@@ -35,11 +37,21 @@ module PuppetX
               '(make one with `mkpasswd -m yescrypt` or `openssl passwd -6`); the value given is not one (not shown)'
       end
 
-      def self.validate_secret(attribute, value)
-        plain = unwrap(value)
-        return if plain.is_a?(String) && !plain.empty? && !plain.match?(%r{[\r\n]})
+      # What a CSR's challengePassword attribute holds, at most (the helper's figure).
+      CHALLENGE_PASSWORD_MAX_BYTES = Schema.fetch('challenge_password_max_bytes')
 
-        raise ArgumentError, "#{attribute} must be a non-empty string on one line; the value given is not (not shown)"
+      # A challenge password: one line of printable text, 1 to
+      # CHALLENGE_PASSWORD_MAX_BYTES bytes, as the helper accepts it.
+      def self.validate_challenge_password(attribute, value)
+        plain = unwrap(value)
+        if plain.is_a?(String) && !plain.empty? && plain.bytesize <= CHALLENGE_PASSWORD_MAX_BYTES &&
+           !plain.match?(%r{[[:cntrl:]]})
+          return
+        end
+
+        raise ArgumentError,
+              "#{attribute} must be one line of 1 to #{CHALLENGE_PASSWORD_MAX_BYTES} bytes without control " \
+              'characters; the value given is not (not shown)'
       end
 
       # Writes each non-nil secret of `secrets` ({ name => value }) into its

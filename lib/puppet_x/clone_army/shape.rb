@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative 'schema'
+
 module PuppetX
   module CloneArmy
     # A clone's load shape: its run mode, schedule, limits and facts
@@ -15,36 +17,35 @@ module PuppetX
         :facts, :generated_facts, :churn_percent, :apply_source
       ].freeze
 
-      RUN_MODES = [:daemon, :timer, :manual, :apply].freeze
+      RUN_MODES = Schema.fetch('run_modes', 'values').map(&:to_sym).freeze
+
+      NONE = Schema.fetch('limits', 'none')
+
+      # The helper's ranges, inclusive.
+      RANGES = [:runinterval, :splay, :phase_index, :phase_count, :tasks_max, :generated_facts, :churn_percent]
+               .to_h { |name| [name, Schema.range(name)] }.freeze
 
       # What `clone create` sets when a flag is not given.
       CREATE_DEFAULTS = {
-        run_mode: :daemon, runinterval: 1800, splay: 0, phase_index: 0, phase_count: 1,
-        memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0, churn_percent: 0,
-        apply_source: nil
-      }.freeze
-
-      # The helper's ranges (PROTOCOL.md's table), inclusive.
-      RANGES = {
-        runinterval: 60..604_800,
-        splay: 0..604_800,
-        phase_index: 0..99_999,
-        phase_count: 1..100_000,
-        tasks_max: 1..4_194_304,
-        generated_facts: 0..9999,
-        churn_percent: 0..100,
-      }.freeze
+        run_mode: Schema.fetch('run_modes', 'default').to_sym,
+        memory_max: NONE, cpu_quota: NONE, tasks_max: NONE, facts: {}, apply_source: nil
+      }.merge(
+        [:runinterval, :splay, :phase_index, :phase_count, :generated_facts, :churn_percent]
+          .to_h { |name| [name, Schema.default(name)] },
+      ).freeze
 
       # Properties that only mean something while the clone has a schedule:
       # the helper reads them back as null in manual mode.
       SCHEDULE = [:runinterval, :splay, :phase_index, :phase_count].freeze
 
-      NONE = 'none'
-      MEMORY = %r{\A([1-9][0-9]{0,14})([KMGT]?)\z}.freeze
-      MEMORY_UNITS = { '' => 1, 'K' => 1024, 'M' => 1024**2, 'G' => 1024**3, 'T' => 1024**4 }.freeze
-      CPU_QUOTA = %r{\A([1-9][0-9]{0,5})%\z}.freeze
-      FACT_NAME = %r{\A[a-z0-9_]{1,128}\z}.freeze
-      MAX_FACT_STRING = 4096
+      MEMORY_SUFFIXES = Schema.fetch('limits', 'memory_suffixes')
+      MEMORY = %r{\A([1-9][0-9]{0,#{Schema.fetch('limits', 'memory_max_digits') - 1}})([#{MEMORY_SUFFIXES.join}]?)\z}.freeze
+      MEMORY_UNITS = ([''] + MEMORY_SUFFIXES).each_with_index.to_h { |suffix, power| [suffix, 1024**power] }.freeze
+      CPU_QUOTA_PERCENT = Schema.fetch('limits', 'cpu_quota_percent').then { |r| r.fetch('min')..r.fetch('max') }
+      CPU_QUOTA = %r{\A([1-9][0-9]{0,#{CPU_QUOTA_PERCENT.max.to_s.length - 1}})%\z}.freeze
+      FACT_NAME = Schema.anchored(Schema.fetch('facts', 'name_pattern'))
+      MAX_FACT_NAME = Schema.fetch('facts', 'max_name_length')
+      MAX_FACT_STRING = Schema.fetch('facts', 'max_string_length')
       # What the helper binds as an apply source: absolute, no '..', and only
       # characters that go into a unit's command line as they are.
       APPLY_SOURCE = %r{\A/[A-Za-z0-9._+@/-]*\z}.freeze
@@ -87,10 +88,11 @@ module PuppetX
         return NONE if value == NONE
 
         text = value.is_a?(Integer) ? "#{value}%" : value.to_s
-        return text if scalar?(value) && cpu_percent(text).to_i.between?(1, 100_000)
+        return text if scalar?(value) && CPU_QUOTA_PERCENT.cover?(cpu_percent(text).to_i)
 
         raise ArgumentError,
-              "cpu_quota must be a percentage of one CPU from '1%' to '100000%' (e.g. '50%', or the integer 50), " \
+              "cpu_quota must be a percentage of one CPU from '#{CPU_QUOTA_PERCENT.min}%' to '#{CPU_QUOTA_PERCENT.max}%' " \
+              "(e.g. '50%', or the integer 50), " \
               "or 'none' for no limit; got #{value.inspect}"
       end
 
@@ -98,20 +100,20 @@ module PuppetX
         value.is_a?(Integer) || value.is_a?(String)
       end
 
-      # `tasks_max`: an Integer from 1 to 4194304, or 'none'.
+      # `tasks_max`: an Integer in the helper's range, or 'none'.
       def self.tasks_max(value)
         value == NONE ? NONE : integer(:tasks_max, value)
       end
 
-      # `facts`: a Hash of fact names (a-z, 0-9, '_'; 1 to 128 characters)
-      # to strings (at most 4096 characters), numbers or booleans.
+      # `facts`: a Hash of fact names (FACT_NAME) to strings (at most
+      # MAX_FACT_STRING characters), numbers or booleans.
       def self.facts(attribute, value)
         raise ArgumentError, "#{attribute} must be a Hash of fact names to values; got #{value.inspect}" unless value.is_a?(Hash)
 
         value.each do |name, fact|
           unless name.is_a?(String) && name.match?(FACT_NAME)
             raise ArgumentError,
-                  "#{attribute}: fact name #{name.inspect} is invalid; allowed: 1 to 128 characters of a-z, 0-9 and '_'"
+                  "#{attribute}: fact name #{name.inspect} is invalid; allowed: 1 to #{MAX_FACT_NAME} characters of a-z, 0-9 and '_'"
           end
           next if fact_value?(fact)
 

@@ -2,6 +2,7 @@
 
 require 'json'
 require 'open3'
+require_relative 'schema'
 
 module PuppetX
   module CloneArmy
@@ -16,8 +17,8 @@ module PuppetX
     module Task
       DEFAULT_HELPER = '/usr/local/sbin/clone-army'
 
-      # Clone names, as the helper accepts them (helper/PROTOCOL.md).
-      CLONE_NAME = %r{\A[a-z0-9][a-z0-9-]{0,63}\z}.freeze
+      # Clone names, as the helper accepts them.
+      CLONE_NAME = Schema.name_pattern(:clone)
       REPORT_FORMATS = ['json', 'table', 'prometheus'].freeze
       FLEET_ACTIONS = ['start', 'stop', 'status'].freeze
 

@@ -23,7 +23,7 @@ describe Puppet::Type.type(:clone_army_base) do
     ['Debian-12', '-debian', 'debian_12', 'debian.12', 'deb ian', '', 'x' * 65, '../etc'].each do |name|
       it "refuses #{name.inspect}, naming the attribute and what is allowed" do
         expect { base(name: name) }.to raise_error(
-          Puppet::ResourceError, %r{name must be 1 to 64 characters of lower-case letters, digits and '-'}
+          Puppet::ResourceError, %r{name must be 1 to 64 characters of a-z, 0-9 and '-'}
         )
       end
     end
@@ -88,7 +88,7 @@ describe Puppet::Type.type(:clone_army_base) do
     it 'takes master, a host name, with puppet_source pe' do
       expect(base(puppet_source: 'pe', master: 'puppet.example.com')[:master]).to eq('puppet.example.com')
       expect { base(puppet_source: 'pe', master: 'puppet example') }
-        .to raise_error(Puppet::ResourceError, %r{master must be a host name})
+        .to raise_error(Puppet::ResourceError, %r{master must be a hostname})
     end
 
     it 'needs master with puppet_source pe, except to remove the base' do

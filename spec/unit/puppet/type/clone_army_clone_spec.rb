@@ -30,7 +30,7 @@ describe Puppet::Type.type(:clone_army_clone) do
     ['Clone1', '-clone', 'clone_1', 'clone.1', '', 'x' * 65, 'a/b', '--start'].each do |name|
       it "refuses #{name.inspect}, naming the attribute and what is allowed" do
         expect { clone(name: name) }.to raise_error(
-          Puppet::ResourceError, %r{name must be 1 to 64 characters of lower-case letters, digits and '-'}
+          Puppet::ResourceError, %r{name must be 1 to 64 characters of a-z, 0-9 and '-'}
         )
       end
     end
@@ -172,7 +172,7 @@ describe Puppet::Type.type(:clone_army_clone) do
          "#{'a' * 64}.example.com", '--master'].each do |value|
           it "refuses #{value[0, 30].inspect}, naming the attribute" do
             expect { clone(attribute.to_sym => value) }.to raise_error(
-              Puppet::ResourceError, %r{#{attribute} must be a host name}
+              Puppet::ResourceError, %r{#{attribute} must be a hostname}
             )
           end
         end
@@ -409,13 +409,17 @@ describe Puppet::Type.type(:clone_army_clone), 'secrets' do
       expect(clone(challenge_password: 's3cret').parameter(:challenge_password).sensitive).to be true
     end
 
-    ['', "two\nlines"].each do |bad|
-      it "refuses #{bad.inspect} without showing it" do
+    ['', "two\nlines", "tab\there", 'p' * 256, 'ä' * 128].each do |bad|
+      it "refuses #{bad.inspect[0, 40]} without showing it" do
         expect {
           clone(challenge_password: bad)
         }.to raise_error(Puppet::ResourceError,
-                         %r{challenge_password must be a non-empty string on one line.*\(not shown\)})
+                         %r{challenge_password must be one line of 1 to 255 bytes without control characters.*\(not shown\)})
       end
+    end
+
+    it 'takes 255 bytes, as the helper does' do
+      expect(clone(challenge_password: 'p' * 255)[:challenge_password]).to eq('p' * 255)
     end
   end
 

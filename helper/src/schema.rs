@@ -1,0 +1,294 @@
+//! `clone-army schema`: the rules the Puppet side must agree with, as the helper applies
+//! them: name patterns, ranges and defaults, the values of every enumerated flag, the
+//! capacity figures, and the error and problem kinds.
+//!
+//! Each figure here is read from the constant the helper's own check uses; nothing is
+//! restated. The module ships the answer as `lib/puppet_x/clone_army/schema.json`, from
+//! which the Ruby side takes its ranges and defaults, and against which its specs check
+//! the type aliases in `types/` ([`tests::the_shipped_schema_is_current`] keeps the file
+//! in step).
+
+use std::collections::BTreeMap;
+
+use clap::ValueEnum;
+use serde::Serialize;
+
+use crate::base::{Os, PuppetSource};
+use crate::clone::run_mode::{
+    RunMode, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL, MIN_RUNINTERVAL,
+};
+use crate::clone::{facts, limits, problems, secrets};
+use crate::{error, exec, host_limits, names, paths};
+
+#[derive(Debug, Serialize)]
+pub struct Schema {
+    pub names: NameRules,
+    pub run_modes: Choice,
+    pub os: Vec<&'static str>,
+    pub puppet_sources: Choice,
+    /// Inclusive ranges of the integer flags, by the class's and type's attribute name.
+    pub ranges: BTreeMap<&'static str, Range>,
+    pub limits: LimitRules,
+    pub facts: FactRules,
+    pub challenge_password_max_bytes: usize,
+    pub capacity: Capacity,
+    pub error_kinds: Vec<&'static str>,
+    pub problem_kinds: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct NameRules {
+    pub clone: NameRule,
+    pub base: NameRule,
+    pub hostname: NameRule,
+}
+
+/// A name's rule: an anchored regular expression in the syntax Ruby and most engines
+/// share, what a refusal says is allowed, and examples that the helper's check accepts
+/// and refuses (its tests hold the check to them; the Ruby specs hold Ruby's too).
+#[derive(Debug, Serialize)]
+pub struct NameRule {
+    pub pattern: String,
+    pub max_length: usize,
+    /// Endings a name may not have (a clone's own directories beside the bases).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reserved_suffixes: Vec<&'static str>,
+    pub rule: &'static str,
+    pub valid: Vec<&'static str>,
+    pub invalid: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Choice {
+    pub values: Vec<&'static str>,
+    pub default: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Range {
+    pub min: u64,
+    pub max: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LimitRules {
+    /// What each limit takes for "no limit" (and its default).
+    pub none: &'static str,
+    pub memory_max_digits: usize,
+    pub memory_suffixes: Vec<&'static str>,
+    pub cpu_quota_percent: Range,
+    pub tasks_max: Range,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FactRules {
+    pub name_pattern: String,
+    pub max_name_length: usize,
+    pub max_string_length: usize,
+}
+
+/// `capacity = max(0, floor((total memory - reserve) / cost of the run mode))`.
+#[derive(Debug, Serialize)]
+pub struct Capacity {
+    pub reserve_bytes: u64,
+    pub cost_bytes: BTreeMap<&'static str, u64>,
+}
+
+const NAME_EXAMPLES_VALID: &[&str] = &["clone1", "debian-12", "0a", "a"];
+const NAME_EXAMPLES_INVALID: &[&str] = &["", "-clone", "Clone1", "clone_1", "a.b", "a/b", "ä"];
+const BASE_EXAMPLES_INVALID: &[&str] = &["clone1-overlay", "clone1-workdir", "clone1-config"];
+const HOSTNAME_EXAMPLES_VALID: &[&str] = &["puppet", "puppet.example.com", "Agent-1.lab", "a1"];
+const HOSTNAME_EXAMPLES_INVALID: &[&str] =
+    &["", "-a", "a-", "a..b", ".a", "a_b", "a b", "a/b", "a:8140"];
+
+fn name_pattern() -> String {
+    format!("^[a-z0-9][a-z0-9-]{{0,{}}}$", names::MAX_NAME_LEN - 1)
+}
+
+pub fn schema() -> Schema {
+    let label = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+    Schema {
+        names: NameRules {
+            clone: NameRule {
+                pattern: name_pattern(),
+                max_length: names::MAX_NAME_LEN,
+                reserved_suffixes: Vec::new(),
+                rule: names::NAME_RULE,
+                valid: NAME_EXAMPLES_VALID.to_vec(),
+                invalid: NAME_EXAMPLES_INVALID.to_vec(),
+            },
+            base: NameRule {
+                pattern: name_pattern(),
+                max_length: names::MAX_NAME_LEN,
+                reserved_suffixes: paths::CLONE_DIR_SUFFIXES.to_vec(),
+                rule: names::NAME_RULE,
+                valid: NAME_EXAMPLES_VALID.to_vec(),
+                invalid: [NAME_EXAMPLES_INVALID, BASE_EXAMPLES_INVALID].concat(),
+            },
+            hostname: NameRule {
+                pattern: format!("^{label}(\\.{label})*$"),
+                max_length: names::MAX_HOSTNAME_LEN,
+                reserved_suffixes: Vec::new(),
+                rule: names::HOSTNAME_RULE,
+                valid: HOSTNAME_EXAMPLES_VALID.to_vec(),
+                invalid: HOSTNAME_EXAMPLES_INVALID.to_vec(),
+            },
+        },
+        run_modes: Choice {
+            values: RunMode::value_variants().iter().map(|m| m.name()).collect(),
+            default: RunMode::Daemon.name(),
+        },
+        os: Os::value_variants().iter().map(|os| os.as_str()).collect(),
+        puppet_sources: Choice {
+            values: PuppetSource::value_variants()
+                .iter()
+                .map(|source| source.as_str())
+                .collect(),
+            default: PuppetSource::Distro.as_str(),
+        },
+        ranges: ranges(),
+        limits: LimitRules {
+            none: limits::NO_LIMIT,
+            memory_max_digits: limits::MAX_MEMORY_DIGITS,
+            memory_suffixes: limits::MEMORY_SUFFIXES.to_vec(),
+            cpu_quota_percent: Range {
+                min: 1,
+                max: limits::MAX_CPU_QUOTA_PERCENT,
+                default: None,
+            },
+            tasks_max: Range {
+                min: 1,
+                max: limits::MAX_TASKS,
+                default: None,
+            },
+        },
+        facts: FactRules {
+            name_pattern: format!("^[a-z0-9_]{{1,{}}}$", facts::MAX_FACT_NAME),
+            max_name_length: facts::MAX_FACT_NAME,
+            max_string_length: facts::MAX_FACT_STRING,
+        },
+        challenge_password_max_bytes: secrets::MAX_CHALLENGE_PASSWORD_BYTES,
+        capacity: Capacity {
+            reserve_bytes: host_limits::RESERVE_BYTES,
+            cost_bytes: BTreeMap::from([
+                (RunMode::Daemon.name(), host_limits::DAEMON_COST_BYTES),
+                (RunMode::Timer.name(), host_limits::TIMER_COST_BYTES),
+            ]),
+        },
+        error_kinds: error::KINDS.to_vec(),
+        problem_kinds: problems::KINDS.to_vec(),
+    }
+}
+
+fn ranges() -> BTreeMap<&'static str, Range> {
+    let range = |min: u64, max: u64, default: Option<u64>| Range { min, max, default };
+    BTreeMap::from([
+        (
+            "runinterval",
+            range(MIN_RUNINTERVAL, MAX_RUNINTERVAL, Some(DEFAULT_RUNINTERVAL)),
+        ),
+        ("splay", range(0, MAX_RUNINTERVAL, Some(0))),
+        (
+            "phase_index",
+            range(0, u64::from(MAX_PHASE_COUNT) - 1, Some(0)),
+        ),
+        ("phase_count", range(1, u64::from(MAX_PHASE_COUNT), Some(1))),
+        ("tasks_max", range(1, limits::MAX_TASKS, None)),
+        (
+            "generated_facts",
+            range(0, u64::from(facts::MAX_GENERATED_FACTS), Some(0)),
+        ),
+        (
+            "churn_percent",
+            range(0, u64::from(facts::MAX_CHURN_PERCENT), Some(0)),
+        ),
+        (
+            "exec_concurrency",
+            range(
+                1,
+                exec::MAX_CONCURRENCY as u64,
+                Some(exec::DEFAULT_CONCURRENCY as u64),
+            ),
+        ),
+        (
+            "exec_timeout",
+            range(
+                1,
+                exec::MAX_TIMEOUT_SECONDS,
+                Some(exec::DEFAULT_TIMEOUT_SECONDS),
+            ),
+        ),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file the module ships, relative to the crate.
+    const SHIPPED: &str = "../lib/puppet_x/clone_army/schema.json";
+
+    /// Rewrites the shipped file with `CLONE_ARMY_WRITE_SCHEMA=1 cargo test schema`.
+    #[test]
+    fn the_shipped_schema_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(SHIPPED);
+        let want = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
+        if std::env::var_os("CLONE_ARMY_WRITE_SCHEMA").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "{} is not what `clone-army schema` says; rewrite it with \
+             CLONE_ARMY_WRITE_SCHEMA=1 cargo test schema",
+            path.display()
+        );
+    }
+
+    #[test]
+    fn the_name_checks_agree_with_their_examples() {
+        let rules = schema().names;
+        for name in &rules.clone.valid {
+            assert!(
+                names::validate_name("clone", "name", name).is_ok(),
+                "{name}"
+            );
+        }
+        for name in &rules.clone.invalid {
+            assert!(
+                names::validate_name("clone", "name", name).is_err(),
+                "{name}"
+            );
+        }
+        let long = "a".repeat(rules.clone.max_length);
+        assert!(names::validate_name("clone", "name", &long).is_ok());
+        assert!(names::validate_name("clone", "name", &(long + "a")).is_err());
+        for name in &rules.base.valid {
+            assert!(names::validate_base_name("name", name).is_ok(), "{name}");
+        }
+        for name in &rules.base.invalid {
+            assert!(names::validate_base_name("name", name).is_err(), "{name}");
+        }
+        for name in &rules.hostname.valid {
+            assert!(names::validate_hostname("master", name).is_ok(), "{name}");
+        }
+        for name in &rules.hostname.invalid {
+            assert!(names::validate_hostname("master", name).is_err(), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_run_mode_has_a_capacity_cost_or_runs_no_agent_daemon() {
+        let schema = schema();
+        assert!(schema.run_modes.values.contains(&schema.run_modes.default));
+        for mode in schema.capacity.cost_bytes.keys() {
+            assert!(schema.run_modes.values.contains(mode), "{mode}");
+        }
+        assert!(schema
+            .puppet_sources
+            .values
+            .contains(&schema.puppet_sources.default));
+    }
+}
