@@ -79,10 +79,10 @@ pub enum HostVerb {
 #[derive(Debug, Args)]
 pub struct HostSelinuxArgs {
     /// The clones' processes' context (systemd-nspawn --selinux-context).
-    #[arg(long, value_name = "CTX", default_value = crate::host_selinux::DEFAULT_CONTEXT)]
+    #[arg(long, value_name = "CTX", default_value = crate::host::selinux::DEFAULT_CONTEXT)]
     pub context: String,
     /// The context of the API file systems nspawn mounts (--selinux-apifs-context).
-    #[arg(long, value_name = "CTX", default_value = crate::host_selinux::DEFAULT_APIFS_CONTEXT)]
+    #[arg(long, value_name = "CTX", default_value = crate::host::selinux::DEFAULT_APIFS_CONTEXT)]
     pub apifs_context: String,
     /// Change nothing; fail with kind not-in-place unless the drop-in is exactly this.
     #[arg(long)]

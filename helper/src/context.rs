@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use crate::error::Result;
-use crate::lock::{self, Lock};
-use crate::paths::Layout;
+use crate::protocol::error::Result;
+use crate::sys::lock::{self, Lock};
+use crate::sys::paths::Layout;
 use crate::systemd::{Systemd, STATE_WAIT_TIMEOUT};
 
 pub struct Context<'a> {

@@ -1,45 +1,22 @@
 //! `clone-army`: parses the command line, checks it runs as root, dispatches to one
-//! verb, and answers with exactly one JSON document on stdout.
-
-mod base;
-mod bus_limits;
-mod cli;
-mod clone;
-mod confined;
-mod context;
-mod error;
-mod escape;
-mod exec;
-mod faults;
-mod fsutil;
-mod host;
-mod host_limits;
-mod host_selinux;
-mod leftovers;
-mod lock;
-mod mounts;
-mod names;
-mod output;
-mod paths;
-mod puppet_conf;
-mod reload;
-mod report;
-mod schema;
-mod systemd;
-mod systemd_fake;
-mod units;
+//! verb, and answers with exactly one JSON document on stdout. The work is the
+//! library's ([`clone_army`]); its crate documentation maps the modules.
 
 use clap::error::ErrorKind;
 use clap::Parser;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::{BaseVerb, Cli, CloneVerb, Command, HostVerb, ReportArgs};
-use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::output::Envelope;
-use crate::paths::Layout;
-use crate::report::render::Format;
+use clone_army::cli::{self, BaseVerb, Cli, CloneVerb, Command, HostVerb, ReportArgs};
+use clone_army::context::Context;
+use clone_army::protocol::answers;
+use clone_army::protocol::answers::Envelope;
+use clone_army::protocol::error::{Error, Result};
+use clone_army::report::render::Format;
+use clone_army::sys::escape;
+use clone_army::sys::paths::Layout;
+use clone_army::systemd::fake_file;
+use clone_army::{base, clone, exec, host, report, schema};
 
 fn main() {
     std::process::exit(run());
@@ -63,12 +40,12 @@ fn run() -> i32 {
     }
     // Rules only: nothing on the host is read, so anyone may ask.
     if let Command::Schema = &cli.command {
-        output::print(&Envelope::success(schema::schema()));
+        answers::print(&Envelope::success(schema::schema()));
         return 0;
     }
     match dispatch(cli) {
         Ok(result) => {
-            output::print(&Envelope::success(result));
+            answers::print(&Envelope::success(result));
             0
         }
         Err(e) => fail(&e),
@@ -78,7 +55,7 @@ fn run() -> i32 {
 /// `report` may answer in another format than JSON; its errors are still the envelope.
 fn run_report(args: &ReportArgs) -> i32 {
     let result = check_root().and_then(|()| {
-        let systemd = systemd_fake::from_env()?;
+        let systemd = fake_file::from_env()?;
         let ctx = Context::new(Layout::from_env(), systemd.as_ref());
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -97,7 +74,7 @@ fn run_report(args: &ReportArgs) -> i32 {
     match result {
         Ok(report) => {
             match args.format {
-                Format::Json => output::print(&Envelope::success(report)),
+                Format::Json => answers::print(&Envelope::success(report)),
                 Format::Table => print_text(&report::render::table(&report)),
                 Format::Prometheus => print_text(&report::render::prometheus(&report)),
             }
@@ -127,13 +104,13 @@ fn check_root() -> Result<()> {
 
 fn fail(error: &Error) -> i32 {
     eprintln!("clone-army: {}", escape::visible(&error.to_string()));
-    output::print(&Envelope::failure(error));
+    answers::print(&Envelope::failure(error));
     error.exit_code()
 }
 
 fn dispatch(cli: Cli) -> Result<Value> {
     check_root()?;
-    let systemd = systemd_fake::from_env()?;
+    let systemd = fake_file::from_env()?;
     let ctx = Context::new(Layout::from_env(), systemd.as_ref());
     match cli.command {
         Command::Base { verb } => match verb {
@@ -191,10 +168,10 @@ fn dispatch(cli: Cli) -> Result<Value> {
             },
         )),
         Command::Host { verb } => match verb {
-            HostVerb::Limits => json(Ok(host_limits::report(&ctx.layout))),
-            HostVerb::Selinux(args) => json(host_selinux::apply(
+            HostVerb::Limits => json(Ok(host::limits::report(&ctx.layout))),
+            HostVerb::Selinux(args) => json(host::selinux::apply(
                 &ctx,
-                &host_selinux::SelinuxRequest {
+                &host::selinux::SelinuxRequest {
                     context: &args.context,
                     apifs_context: &args.apifs_context,
                     check: args.check,

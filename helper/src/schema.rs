@@ -17,8 +17,12 @@ use crate::base::{Os, PuppetSource};
 use crate::clone::run_mode::{
     RunMode, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL, MIN_RUNINTERVAL,
 };
-use crate::clone::{facts, limits, problems, secrets};
-use crate::{error, exec, host_limits, names, paths};
+use crate::clone::{facts, limits, secrets};
+use crate::exec;
+use crate::host::limits as host_limits;
+use crate::inventory::problems;
+use crate::protocol::error;
+use crate::sys::{names, paths};
 
 #[derive(Debug, Serialize)]
 pub struct Schema {

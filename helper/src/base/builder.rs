@@ -21,9 +21,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{Family, Os, PuppetSource};
-use crate::error::{Error, Result};
-use crate::fsutil::{ensure_symlink, read_optional, remove_dir_all, write_atomic};
-use crate::units::header;
+use crate::protocol::error::{Error, Result};
+use crate::sys::fsutil::{ensure_symlink, read_optional, remove_dir_all, write_atomic};
+use crate::systemd::units::header;
 
 /// Everything a builder needs, resolved and validated before any command runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -932,7 +932,7 @@ mod tests {
             Path::new("/lib/systemd/system/puppet.service")
         );
         let journald = fs::read_to_string(root.join(JOURNALD_DROPIN)).unwrap();
-        assert!(crate::units::is_ours(&journald), "{journald}");
+        assert!(crate::systemd::units::is_ours(&journald), "{journald}");
         assert!(
             journald
                 .ends_with("[Journal]\nSystemMaxUse=8M\nSystemMaxFileSize=2M\nRuntimeMaxUse=4M\n"),

@@ -8,15 +8,16 @@ use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::builder::{release_package_url, BuildSpec, PeSpec};
-use super::{builder_for, disk_space, info, rfc3339_utc, BaseMetadata, Family, Os, PuppetSource};
+use super::{builder_for, disk_space, info, BaseMetadata, Family, Os, PuppetSource};
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::faults;
-use crate::fsutil::{create_dir_all, remove_dir_all, write_atomic};
-use crate::host;
-use crate::names::{validate_base_name, validate_hostname};
-use crate::output::BaseCreated;
-use crate::paths::{Layout, BASE_METADATA, STATE_DIR};
+use crate::host::os as host;
+use crate::protocol::answers::BaseCreated;
+use crate::protocol::error::{Error, Result};
+use crate::sys::faults;
+use crate::sys::fsutil::{create_dir_all, remove_dir_all, write_atomic};
+use crate::sys::names::{validate_base_name, validate_hostname};
+use crate::sys::paths::{Layout, BASE_METADATA, STATE_DIR};
+use crate::sys::time::rfc3339_utc;
 
 /// What the caller asked for; `None` means "like the host".
 #[derive(Debug, Clone)]
@@ -36,7 +37,7 @@ pub struct BaseRequest {
 /// A base is built only from packages the build can verify: its trust anchors (an
 /// archive keyring, say) must be on the host before anything is touched.
 fn refuse_unverifiable(
-    layout: &crate::paths::Layout,
+    layout: &crate::sys::paths::Layout,
     builder: &dyn super::builder::RootfsBuilder,
     spec: &super::builder::BuildSpec,
 ) -> Result<()> {

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use crate::protocol::error::Error;
 
 /// Below this much free space on its file system a base build is refused, and a failed
 /// build is reported as `no-space`.
@@ -57,6 +57,7 @@ pub fn build_failure(base: &str, fs_path: &Path, free: Option<u64>, error: Error
             base: base.to_owned(),
             path: fs_path.to_path_buf(),
             free_mib: free.map(|f| f / (1024 * 1024)),
+            needed_mib: MIN_FREE_BYTES / (1024 * 1024),
             source: Some(Box::new(error)),
         }
     } else {
@@ -74,6 +75,7 @@ pub fn check_before_build(base: &str, fs_path: &Path) -> Result<(), Error> {
             base: base.to_owned(),
             path: PathBuf::from(fs_path),
             free_mib: Some(free / (1024 * 1024)),
+            needed_mib: MIN_FREE_BYTES / (1024 * 1024),
             source: None,
         }),
         _ => Ok(()),

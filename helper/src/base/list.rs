@@ -3,43 +3,21 @@
 use std::collections::BTreeMap;
 
 use super::{read_metadata_in, BaseMetadata};
-use crate::clone::discover;
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::output::{BaseInfo, BaseList, Problem};
-use crate::paths::{Layout, STATE_DIR};
+use crate::inventory::bases::complete_bases;
+use crate::inventory::discover;
+use crate::protocol::answers::{BaseInfo, BaseList, Problem};
+use crate::protocol::error::Result;
+use crate::sys::paths::Layout;
 
 pub fn list(ctx: &Context) -> Result<BaseList> {
     let layout = &ctx.layout;
     let mut clones_by_lowerdir = clones_by_lowerdir(layout)?;
     let problems = problems(layout)?;
-    let state_dir = layout.fs(STATE_DIR);
-    let entries = match std::fs::read_dir(&state_dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(BaseList {
-                bases: Vec::new(),
-                problems,
-            })
-        }
-        Err(e) => return Err(Error::io("read", state_dir, e)),
-    };
-    let mut bases = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io("read", &state_dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        // Staging dirs and the lock file start with a dot; a clone's directories end in
-        // `-overlay`, `-workdir` or `-config`, and its upper layer, which the clone writes,
-        // may well hold a base.json: none of them is ever a base.
-        if !crate::names::is_base_name(&name) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let Some(metadata) = read_metadata_in(&entry.path())? else {
-            continue;
-        };
-        bases.push(describe(layout, &name, metadata, &mut clones_by_lowerdir));
-    }
-    bases.sort_by(|a, b| a.name.cmp(&b.name));
+    let bases = complete_bases(layout)?
+        .into_iter()
+        .map(|(name, metadata)| describe(layout, &name, metadata, &mut clones_by_lowerdir))
+        .collect();
     Ok(BaseList { bases, problems })
 }
 
@@ -48,10 +26,10 @@ pub fn list(ctx: &Context) -> Result<BaseList> {
 fn problems(layout: &Layout) -> Result<Vec<Problem>> {
     let mounts = discover(layout)?;
     let owned = mounts.iter().map(|m| m.clone.clone()).collect();
-    let mut found = crate::clone::problems::orphan_mounts(layout, &owned)?;
+    let mut found = crate::inventory::problems::orphan_mounts(layout, &owned)?;
     for mount in &mounts {
         found.extend(
-            crate::clone::problems::of_clone(layout, mount, None, None)
+            crate::inventory::problems::of_clone(layout, mount, None, None)
                 .into_iter()
                 .filter(|p| p.kind == "base-missing"),
         );

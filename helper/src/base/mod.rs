@@ -12,13 +12,7 @@ pub use disk_space::MIN_FREE_BYTES;
 pub use list::{info, list};
 pub use remove::remove;
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
-
-use crate::error::{Error, Result};
-use crate::fsutil::read_optional;
-use crate::paths::{Layout, BASE_METADATA};
 
 /// The operating systems a base can be built for. Each belongs to one [`Family`], which
 /// decides the builder: debootstrap, `dnf --installroot` or `zypper --root`.
@@ -140,108 +134,21 @@ impl PuppetSource {
     }
 }
 
-/// `etc/clone-army/base.json` inside every complete base; written last.
-///
-/// Fields added after the first release carry serde defaults, so bases built by an older
-/// helper still read (as the Debian package's agent, which was all it could build).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BaseMetadata {
-    pub name: String,
-    pub os: String,
-    pub release: String,
-    pub mirror: String,
-    #[serde(default = "default_puppet_source")]
-    pub puppet_source: String,
-    #[serde(default = "default_confdir")]
-    pub puppet_confdir: String,
-    /// Empty when read from an older base.json; see [`BaseMetadata::publicdir`].
-    #[serde(default)]
-    pub puppet_publicdir: String,
-    pub created_at: String,
-    pub builder: String,
-}
-
-impl BaseMetadata {
-    /// The agent's publicdir: as recorded, else what the recorded confdir implies.
-    pub fn publicdir(&self) -> String {
-        if !self.puppet_publicdir.is_empty() {
-            return self.puppet_publicdir.clone();
-        }
-        if self.puppet_confdir == AIO_PUPPET_CONFDIR {
-            AIO_PUPPET_PUBLICDIR.to_owned()
-        } else {
-            DISTRO_PUPPET_PUBLICDIR.to_owned()
-        }
-    }
-}
-
-fn default_puppet_source() -> String {
-    PuppetSource::Distro.as_str().to_owned()
-}
-
-fn default_confdir() -> String {
-    DISTRO_PUPPET_CONFDIR.to_owned()
-}
-
-/// Debian's and Ubuntu's `puppet-agent` package keep the agent's config here.
-pub const DISTRO_PUPPET_CONFDIR: &str = "/etc/puppet";
-/// ... and its run summaries here.
-pub const DISTRO_PUPPET_PUBLICDIR: &str = "/var/cache/puppet/public";
-/// The all-in-one packages (Puppet's, OpenVox's, PE's) keep the agent's config here.
-pub const AIO_PUPPET_CONFDIR: &str = "/etc/puppetlabs/puppet";
-/// ... and its run summaries here.
-pub const AIO_PUPPET_PUBLICDIR: &str = "/opt/puppetlabs/puppet/public";
-
-/// The metadata of base `name`, `None` when there is no complete base of that name.
-pub fn read_metadata(layout: &Layout, name: &str) -> Result<Option<BaseMetadata>> {
-    read_metadata_in(&layout.fs(layout.base_dir(name)))
-}
-
-pub fn read_metadata_in(base_fs_dir: &Path) -> Result<Option<BaseMetadata>> {
-    let path = base_fs_dir.join(BASE_METADATA);
-    let Some(text) = read_optional(&path)? else {
-        return Ok(None);
-    };
-    serde_json::from_str(&text).map(Some).map_err(|e| {
-        Error::io(
-            "parse",
-            path,
-            std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-        )
-    })
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the epoch (no date crate for one timestamp).
-pub fn rfc3339_utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
+pub use crate::inventory::bases::{
+    read_metadata, read_metadata_in, BaseMetadata, AIO_PUPPET_CONFDIR, AIO_PUPPET_PUBLICDIR,
+    DISTRO_PUPPET_CONFDIR, DISTRO_PUPPET_PUBLICDIR,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn timestamps() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339_utc(1_795_145_400), "2026-11-20T03:30:00Z");
+    fn bases_without_a_recorded_source_have_the_distros_package() {
+        assert_eq!(
+            crate::inventory::bases::DEFAULT_PUPPET_SOURCE,
+            PuppetSource::Distro.as_str()
+        );
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! `base remove`: only a base no clone uses.
 
-use crate::clone::discover;
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::fsutil::remove_dir_all;
-use crate::mounts::MountTable;
-use crate::names::validate_base_name;
-use crate::output::BaseRemoved;
+use crate::inventory::discover;
+use crate::protocol::answers::BaseRemoved;
+use crate::protocol::error::{Error, Result};
+use crate::sys::fsutil::remove_dir_all;
+use crate::sys::mounts::MountTable;
+use crate::sys::names::validate_base_name;
 
 pub fn remove(ctx: &Context, name: &str) -> Result<BaseRemoved> {
     validate_base_name("name", name)?;

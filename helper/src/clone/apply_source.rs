@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
-use crate::paths::{Layout, MACHINES_DIR, STATE_DIR};
+use crate::protocol::error::{Error, Result};
+use crate::sys::paths::{Layout, MACHINES_DIR, STATE_DIR};
 
 /// Where the source appears inside a clone.
 pub const APPLY_DIR: &str = "/srv/clone-army-apply";

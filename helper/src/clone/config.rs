@@ -23,10 +23,10 @@
 
 use std::path::PathBuf;
 
-use crate::confined::CloneTree;
-use crate::error::{Error, Result};
-use crate::fsutil::create_dir_all;
-use crate::paths::Layout;
+use crate::protocol::error::{Error, Result};
+use crate::sys::confined::CloneTree;
+use crate::sys::fsutil::create_dir_all;
+use crate::sys::paths::Layout;
 
 pub const PUPPET_CONF: &str = "puppet.conf";
 pub const HOSTNAME: &str = "hostname";
@@ -58,7 +58,7 @@ const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The dir itself is the host's, but what is bound into the clone (the bound files'
 /// text, the bound directories' entries) a clone's root can change: it can remount a
 /// read-only bind read-write in its own mount namespace (README, "Security model"). So
-/// every read and write in it goes through [`crate::confined`], and a file that is not
+/// every read and write in it goes through [`crate::sys::confined`], and a file that is not
 /// what the helper wrote (a symlink, a FIFO, a huge file) reads as missing, with a
 /// warning, and is replaced on the next write.
 pub struct CloneConfig {
@@ -110,7 +110,10 @@ impl CloneConfig {
         }
         match self.tree.read_to_string(name, MAX_FILE_BYTES) {
             Err(e @ Error::UnsafePath { .. }) => {
-                eprintln!("clone-army: {}", crate::escape::visible(&e.to_string()));
+                eprintln!(
+                    "clone-army: {}",
+                    crate::sys::escape::visible(&e.to_string())
+                );
                 Ok(None)
             }
             other => other,
@@ -151,7 +154,7 @@ impl CloneConfig {
 
 /// Where a clone's settings are read back from: its config dir, or, for a clone an
 /// older clone-army made (settings in its upper layer), that layer, read through
-/// [`crate::confined`]. `clone list` and `clone configure` ask this, never the clone.
+/// [`crate::sys::confined`]. `clone list` and `clone configure` ask this, never the clone.
 pub trait SettingsSource {
     /// The text of the clone's puppet.conf.
     fn puppet_conf(&self) -> Result<Option<String>>;

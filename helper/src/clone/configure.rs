@@ -9,11 +9,11 @@ use super::nspawn_settings;
 use super::run_mode::{self, RunMode};
 use super::shape::{apply_source_refused, Current, ShapeChange, ShapeRequest};
 use super::{confdir_of, describe_one, find, settings_of};
+use crate::clone::puppet_conf;
 use crate::context::Context;
-use crate::error::Result;
-use crate::names::{validate_hostname, validate_name};
-use crate::output::CloneChanged;
-use crate::puppet_conf;
+use crate::protocol::answers::CloneChanged;
+use crate::protocol::error::Result;
+use crate::sys::names::{validate_hostname, validate_name};
 
 #[cfg_attr(not(test), allow(dead_code))]
 pub fn configure(
@@ -51,7 +51,7 @@ pub fn configure_with(
     let confdir = confdir_of(layout, &mount.base())?;
     // A clone an older clone-army made is moved over first: from here on its config dir
     // is what it is given.
-    let reload_due = crate::reload::begin(layout)? | super::shared::ensure(ctx)?;
+    let reload_due = crate::sys::reload::begin(layout)? | super::shared::ensure(ctx)?;
     let config = CloneConfig::of(layout, clone);
 
     let current_conf = config.read(PUPPET_CONF)?;
@@ -75,7 +75,7 @@ pub fn configure_with(
     if reload_due || units_changed {
         ctx.systemd.daemon_reload()?;
     }
-    crate::reload::done(layout)?;
+    crate::sys::reload::done(layout)?;
     changed |= units_changed;
     Ok(CloneChanged {
         clone: describe_one(ctx, clone)?,
@@ -87,7 +87,7 @@ pub fn configure_with(
 /// before the lock is taken, so that nothing (not even the lock file) is written. The
 /// plan checks it again under the lock.
 fn refuse_source_outside_apply_mode(
-    layout: &crate::paths::Layout,
+    layout: &crate::sys::paths::Layout,
     clone: &str,
     change: &ShapeChange,
 ) -> Result<()> {

@@ -6,17 +6,17 @@ use super::config::{CloneConfig, HOSTNAME, PUPPET_CONF};
 use super::nspawn_settings;
 use super::secrets::{self, SecretFiles};
 use super::{confdir_of, describe_one};
-use crate::base::read_metadata;
+use crate::clone::puppet_conf;
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::faults;
-use crate::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
-use crate::names::{validate_base_name, validate_hostname, validate_name};
-use crate::output::{CloneChanged, CloneCreated};
-use crate::paths::SERVICE_TEMPLATE;
-use crate::puppet_conf;
+use crate::inventory::bases::read_metadata;
+use crate::protocol::answers::{CloneChanged, CloneCreated};
+use crate::protocol::error::{Error, Result};
+use crate::sys::faults;
+use crate::sys::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
+use crate::sys::names::{validate_base_name, validate_hostname, validate_name};
+use crate::sys::paths::SERVICE_TEMPLATE;
+use crate::systemd::units::{self, parse_clone_mount};
 use crate::systemd::wait_for_state;
-use crate::units::{self, parse_clone_mount};
 
 #[derive(Debug, Clone)]
 pub struct CloneRequest {
@@ -111,8 +111,8 @@ fn create_clone(
         return Err(unknown_base(ctx, &request.base));
     };
     // Before anything can start: a clone beyond the host's kernel limits dies at boot.
-    let host_limits = crate::host_limits::ensure(layout);
-    let bus_limits = crate::bus_limits::ensure(layout, ctx.systemd);
+    let host_limits = crate::host::limits::ensure(layout);
+    let bus_limits = crate::host::bus::ensure(layout, ctx.systemd);
     let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     if let Some(text) = read_optional(&mount_unit_path)? {
         match parse_clone_mount(&text) {
@@ -167,8 +167,8 @@ fn create_clone(
     changed |= nspawn_settings::write(&config, &settings)?;
     faults::after("clone-create:clone-files-written");
 
-    crate::reload::sweep_clone_dirs(layout, clone)?;
-    let mut units_changed = crate::reload::begin(layout)?;
+    crate::sys::reload::sweep_clone_dirs(layout, clone)?;
+    let mut units_changed = crate::sys::reload::begin(layout)?;
     units_changed |= super::shared::ensure(ctx)?;
     faults::after("clone-create:shared-units-written");
     units_changed |= write_atomic(
@@ -190,7 +190,7 @@ fn create_clone(
     if units_changed {
         ctx.systemd.daemon_reload()?;
     }
-    crate::reload::done(layout)?;
+    crate::sys::reload::done(layout)?;
     faults::after("clone-create:daemon-reloaded");
     changed |= units_changed;
 
@@ -222,8 +222,8 @@ fn create_clone(
 
 /// `not-found` for `--base`, naming the bases that do exist.
 fn unknown_base(ctx: &Context, base: &str) -> Error {
-    let existing = crate::base::list(ctx)
-        .map(|list| list.bases.into_iter().map(|b| b.name).collect())
+    let existing = crate::inventory::bases::complete_bases(&ctx.layout)
+        .map(|bases| bases.into_iter().map(|(name, _)| name).collect())
         .unwrap_or_default();
     Error::NotFoundAmong {
         what: "base",

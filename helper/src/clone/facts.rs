@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::config::{CloneConfig, SettingsSource, FACTS_DIR};
-use crate::error::{Error, Result};
-use crate::units::header;
+use crate::protocol::error::{Error, Result};
+use crate::systemd::units::header;
 
 /// The facts file and the generated facts' script, by their names in the facts directory.
 pub const FACTS_JSON: &str = "clone_army.json";
@@ -180,7 +180,10 @@ pub fn read_back(source: &dyn SettingsSource) -> Result<(Facts, Option<Generated
         .and_then(|value| validate(value).ok())
         .unwrap_or_default();
     let generated = source.facts_file(GENERATED_SCRIPT)?.and_then(|text| {
-        let ours = text.lines().nth(1).is_some_and(crate::units::is_ours);
+        let ours = text
+            .lines()
+            .nth(1)
+            .is_some_and(crate::systemd::units::is_ours);
         let get = |key: &str| {
             text.lines()
                 .find_map(|l| l.strip_prefix(key)?.strip_prefix('=')?.parse::<u32>().ok())
@@ -318,7 +321,7 @@ mod tests {
         let script = generated_script(&generated);
         insta::assert_snapshot!(script.replace(env!("CARGO_PKG_VERSION"), "[version]"));
         let dir = tempfile::tempdir().unwrap();
-        let config = CloneConfig::of(&crate::paths::Layout::under(dir.path()), "c1");
+        let config = CloneConfig::of(&crate::sys::paths::Layout::under(dir.path()), "c1");
         config.create().unwrap();
         assert!(apply_generated(&config, &generated).unwrap());
         assert!(apply_facts(

@@ -3,7 +3,7 @@
 //! the apply source was bound by a drop-in that repeated nspawn's command line.
 //!
 //! Such a clone has no `.nspawn` settings of ours. Until it is moved over, `clone list`
-//! reads its settings from its upper layer through [`crate::confined`] (a file the
+//! reads its settings from its upper layer through [`crate::sys::confined`] (a file the
 //! clone planted or made unreadable reads as missing); [`move_over`] writes its config
 //! dir and `.nspawn` settings from what it reads there, validated, and removes the old
 //! drop-in. Nothing in the clone is changed or removed: a running clone goes on with
@@ -16,11 +16,11 @@ use std::path::PathBuf;
 use super::config::{CloneConfig, SettingsSource};
 use super::nspawn_settings::{self, NspawnSettings};
 use super::{facts, run_mode};
-use crate::confined::CloneTree;
-use crate::error::Result;
-use crate::fsutil::remove_dropin;
-use crate::paths::Layout;
-use crate::units::read_ours;
+use crate::protocol::error::Result;
+use crate::sys::confined::CloneTree;
+use crate::sys::fsutil::remove_dropin;
+use crate::sys::paths::Layout;
+use crate::systemd::units::read_ours;
 
 /// Where an older clone-army kept run units inside the clone.
 const UNIT_DIR_IN_CLONE: &str = "/etc/systemd/system";
@@ -71,7 +71,10 @@ impl LegacySettings {
         match self.tree.read_to_string(path, MAX_FILE_BYTES) {
             Ok(text) => text,
             Err(e) => {
-                eprintln!("clone-army: {}", crate::escape::visible(&e.to_string()));
+                eprintln!(
+                    "clone-army: {}",
+                    crate::sys::escape::visible(&e.to_string())
+                );
                 None
             }
         }
@@ -133,9 +136,9 @@ pub fn move_over(layout: &Layout, clone: &str, confdir: &str) -> Result<bool> {
     let legacy = LegacySettings::open(layout, clone, confdir)?;
     config.create()?;
     let conf = legacy.puppet_conf()?.unwrap_or_default();
-    let certname = crate::puppet_conf::parse(&conf)
+    let certname = crate::clone::puppet_conf::parse(&conf)
         .certname
-        .filter(|c| crate::names::validate_hostname("certname", c).is_ok());
+        .filter(|c| crate::sys::names::validate_hostname("certname", c).is_ok());
     config.write_bound(super::config::PUPPET_CONF, &conf, 0o644)?;
     let hostname = certname.unwrap_or_else(|| clone.to_owned());
     config.write_bound(super::config::HOSTNAME, &format!("{hostname}\n"), 0o644)?;

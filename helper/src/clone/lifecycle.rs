@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use super::{describe_named, find};
 use crate::context::Context;
-use crate::error::Result;
-use crate::names::validate_name;
-use crate::output::CloneNames;
+use crate::protocol::answers::CloneNames;
+use crate::protocol::error::Result;
+use crate::sys::names::validate_name;
 use crate::systemd::{literal_pattern, SystemdError, STATE_POLL_INTERVAL};
 
 pub fn stop(ctx: &Context, clones: &[String]) -> Result<CloneNames> {

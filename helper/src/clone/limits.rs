@@ -4,10 +4,10 @@
 //! Every value is checked against a strict pattern before it can reach the file, so no
 //! input can add a line or a directive to a unit.
 
-use crate::error::{Error, Result};
-use crate::fsutil::{remove_dropin, write_atomic};
-use crate::paths::Layout;
-use crate::units::{header, read_ours, refuse_foreign};
+use crate::protocol::error::{Error, Result};
+use crate::sys::fsutil::{remove_dropin, write_atomic};
+use crate::sys::paths::Layout;
+use crate::systemd::units::{header, read_ours, refuse_foreign};
 
 /// The limits of one clone; `None` is systemd's default (the template's, for TasksMax).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

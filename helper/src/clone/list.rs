@@ -3,14 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use super::{confdir_of, discover, find, problems, settings_of};
+use super::{confdir_of, discover, find, settings_of};
+use crate::clone::puppet_conf;
 use crate::context::Context;
-use crate::error::Result;
-use crate::mounts::MountTable;
-use crate::output::{CloneInfo, CloneList, CloneState};
-use crate::puppet_conf;
+use crate::inventory::problems;
+use crate::protocol::answers::{CloneInfo, CloneList, CloneState};
+use crate::protocol::error::Result;
+use crate::sys::mounts::MountTable;
+use crate::systemd::units::CloneMount;
 use crate::systemd::SystemdError;
-use crate::units::CloneMount;
 
 pub const SERVICE_PATTERN: &str = "puppet-clone-army@*.service";
 

@@ -24,10 +24,10 @@ use super::config::{
     CloneConfig, CLONE_FACTS_DIR, CLONE_UNITS_DIR, CSR_ATTRIBUTES, FACTS_DIR, HOSTNAME,
     PUPPET_CONF, ROOT_PASSWORD_CREDENTIAL, ROOT_PASSWORD_HASH, UNITS_DIR,
 };
-use crate::error::Result;
-use crate::fsutil::{remove_dropin, remove_file, write_atomic};
-use crate::paths::Layout;
-use crate::units::{header, read_ours, refuse_foreign};
+use crate::protocol::error::Result;
+use crate::sys::fsutil::{remove_dropin, remove_file, write_atomic};
+use crate::sys::paths::Layout;
+use crate::systemd::units::{header, read_ours, refuse_foreign};
 
 /// What one clone's settings say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,9 +69,7 @@ pub fn render(config: &CloneConfig, settings: &NspawnSettings) -> String {
     )
 }
 
-/// The environment variable at the end of the template's `ExecStart=` that carries a
-/// clone's `--load-credential=` (unset, systemd expands it to no argument at all).
-pub const CREDENTIALS_ENV_VAR: &str = "CLONE_ARMY_NSPAWN_CREDENTIALS";
+pub use crate::systemd::units::CREDENTIALS_ENV_VAR;
 
 /// The drop-in of the clone's service that sets [`CREDENTIALS_ENV_VAR`].
 pub fn credentials_dropin(layout: &Layout, clone: &str) -> PathBuf {
@@ -167,7 +165,7 @@ pub fn read(config: &CloneConfig, confdir: &str) -> Result<NspawnSettings> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::paths::Layout;
+    use crate::sys::paths::Layout;
 
     fn settings() -> NspawnSettings {
         NspawnSettings {
@@ -194,7 +192,8 @@ mod tests {
         assert!(render_credentials(&config).ends_with(
             "[Service]\nEnvironment=CLONE_ARMY_NSPAWN_CREDENTIALS=--load-credential=clone-army.root-password-hash:/var/lib/puppet-clone-army/clone-1-config/root-password-hash\n"
         ));
-        assert!(crate::units::service_template().contains(&format!(" ${CREDENTIALS_ENV_VAR} ")));
+        assert!(crate::systemd::units::service_template()
+            .contains(&format!(" ${CREDENTIALS_ENV_VAR} ")));
         assert!(!render(&config, &settings()).contains("Credential"));
     }
 

@@ -11,13 +11,13 @@ use std::path::PathBuf;
 
 use super::lifecycle::{reset_failed, stop_all};
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::faults;
-use crate::fsutil::{read_optional, remove_dir_all, remove_file};
-use crate::mounts::MountTable;
-use crate::names::validate_name;
-use crate::output::ClonesRemoved;
-use crate::units::is_ours;
+use crate::protocol::answers::ClonesRemoved;
+use crate::protocol::error::{Error, Result};
+use crate::sys::faults;
+use crate::sys::fsutil::{read_optional, remove_dir_all, remove_file};
+use crate::sys::mounts::MountTable;
+use crate::sys::names::validate_name;
+use crate::systemd::units::is_ours;
 
 pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
     for clone in clones {
@@ -36,7 +36,7 @@ pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
         check_ours(ctx, clone)?;
     }
     let mut removed = Vec::new();
-    let mut units_changed = crate::reload::begin(&ctx.layout)?;
+    let mut units_changed = crate::sys::reload::begin(&ctx.layout)?;
     let mut result = stop_clones(ctx, &unique);
     if result.is_ok() {
         for clone in &unique {
@@ -58,7 +58,7 @@ pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
     if units_changed {
         ctx.systemd.daemon_reload()?;
     }
-    crate::reload::done(&ctx.layout)?;
+    crate::sys::reload::done(&ctx.layout)?;
     faults::after("clone-remove:daemon-reloaded");
     result?;
     Ok(ClonesRemoved {
@@ -84,7 +84,7 @@ fn check_ours(ctx: &Context, clone: &str) -> Result<()> {
 fn stop_clones(ctx: &Context, clones: &[&String]) -> Result<()> {
     let layout = &ctx.layout;
     for clone in clones {
-        crate::reload::sweep_clone_dirs(layout, clone)?;
+        crate::sys::reload::sweep_clone_dirs(layout, clone)?;
     }
     let services: Vec<String> = clones.iter().map(|c| layout.service_unit_name(c)).collect();
     stop_all(ctx, &services)?;

@@ -29,18 +29,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::config::{CloneConfig, SettingsSource, CLONE_UNITS_DIR, UNITS_DIR};
-use crate::error::{Error, Result};
-use crate::puppet_conf;
-use crate::units::{header, is_ours};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunMode {
-    Daemon,
-    Timer,
-    Manual,
-    Apply,
-}
+use crate::clone::puppet_conf;
+pub use crate::protocol::answers::RunMode;
+use crate::protocol::error::{Error, Result};
+use crate::systemd::units::{header, is_ours};
 
 impl RunMode {
     pub fn name(self) -> &'static str {

@@ -21,8 +21,8 @@ use super::config::{
     CloneConfig, CLONE_UNITS_DIR, CSR_ATTRIBUTES, ROOT_PASSWORD_CREDENTIAL, ROOT_PASSWORD_HASH,
     UNITS_DIR,
 };
-use crate::error::{Error, Result};
-use crate::units::header;
+use crate::protocol::error::{Error, Result};
+use crate::systemd::units::header;
 
 /// The OID of PKCS#9 challengePassword, the CSR attribute Puppet's policy-based
 /// autosigning hands to the policy executable.
@@ -288,7 +288,7 @@ mod tests {
     fn secrets_are_kept_on_the_host_and_passed_on() {
         use crate::clone::config::SettingsSource;
         let dir = tempfile::tempdir().unwrap();
-        let config = CloneConfig::of(&crate::paths::Layout::under(dir.path()), "c1");
+        let config = CloneConfig::of(&crate::sys::paths::Layout::under(dir.path()), "c1");
         config.create().unwrap();
         assert_eq!(report(&config), (false, false));
         let secrets = CloneSecrets {
@@ -301,7 +301,7 @@ mod tests {
         assert_eq!(config.read(ROOT_PASSWORD_HASH).unwrap().unwrap(), "$6$s$h");
         let mode = |name: &str| {
             use std::os::unix::fs::MetadataExt;
-            let layout = crate::paths::Layout::under(dir.path());
+            let layout = crate::sys::paths::Layout::under(dir.path());
             fs::metadata(layout.fs(layout.config_dir("c1")).join(name))
                 .unwrap()
                 .mode()

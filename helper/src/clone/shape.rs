@@ -13,9 +13,9 @@ use super::facts::{self, Facts, Generated};
 use super::limits::{self, Limits, LimitsChange};
 use super::nspawn_settings::NspawnSettings;
 use super::run_mode::{self, RunChange, RunMode, RunSettings};
-use crate::error::Result;
-use crate::output::CloneShape;
-use crate::paths::Layout;
+use crate::protocol::answers::CloneShape;
+use crate::protocol::error::Result;
+use crate::sys::paths::Layout;
 
 /// The flags as given on the command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -89,8 +89,8 @@ impl ShapeRequest {
 }
 
 /// `--apply-source` for a clone that is not (and is not being put) in apply mode.
-pub fn apply_source_refused(source: &Path, mode: Option<RunMode>) -> crate::error::Error {
-    crate::error::Error::InvalidArgument {
+pub fn apply_source_refused(source: &Path, mode: Option<RunMode>) -> crate::protocol::error::Error {
+    crate::protocol::error::Error::InvalidArgument {
         field: "apply-source",
         value: source.display().to_string(),
         reason: format!(

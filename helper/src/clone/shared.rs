@@ -10,10 +10,10 @@
 use std::path::Path;
 
 use crate::context::Context;
-use crate::error::Result;
-use crate::fsutil::{ensure_symlink, write_atomic};
-use crate::paths::{Layout, SERVICE_TEMPLATE, TARGET};
-use crate::units;
+use crate::protocol::error::Result;
+use crate::sys::fsutil::{ensure_symlink, write_atomic};
+use crate::sys::paths::{Layout, SERVICE_TEMPLATE, TARGET};
+use crate::systemd::units;
 
 /// Moves every legacy clone over, then writes the template and the target. Returns
 /// whether a unit file changed (a daemon-reload is due). Called under the lock.

@@ -13,8 +13,8 @@
 
 use super::config::{CloneConfig, CLONE_UNITS_DIR, UNITS_DIR};
 use super::run_mode::{AGENT_SERVICE, PUPPET_SERVICE};
-use crate::error::Result;
-use crate::units::header;
+use crate::protocol::error::Result;
+use crate::systemd::units::header;
 
 pub const STALE_LOCKS_SERVICE: &str = "clone-army-stale-locks.service";
 const STALE_LOCKS_LINK: &str = "sysinit.target.wants/clone-army-stale-locks.service";

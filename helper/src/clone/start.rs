@@ -11,14 +11,12 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::{describe_named, find};
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::host_limits::{self, LimitStatus};
-use crate::names::validate_name;
-use crate::output::CloneInfo;
+use crate::host::limits::{self as host_limits};
+pub use crate::protocol::answers::ClonesStarted;
+use crate::protocol::error::{Error, Result};
+use crate::sys::names::validate_name;
 use crate::systemd::{JournalTail, SystemdError, STATE_POLL_INTERVAL};
 
 /// About how far apart the waves of a ramp-up are.
@@ -51,20 +49,6 @@ impl Pace for RealPace {
     fn sleep(&self, duration: Duration) {
         std::thread::sleep(duration);
     }
-}
-
-/// `clone start`'s answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClonesStarted {
-    /// In the order given, with their states after the wait.
-    pub clones: Vec<CloneInfo>,
-    /// The clones of each wave, in order (one wave without `--ramp-up`).
-    pub waves: Vec<Vec<String>>,
-    pub ramp_up_seconds: u64,
-    pub host_limits: Vec<LimitStatus>,
-    /// The system bus's connection limits (`null` from a helper before they existed).
-    #[serde(default)]
-    pub bus_limits: Option<crate::bus_limits::BusLimits>,
 }
 
 /// The waves: `min(N, max(1, ramp_up / 5))` of them, each of `ceil(N / waves)` clones,
@@ -114,7 +98,7 @@ pub fn start_paced(
         }
     }
     let host_limits = host_limits::ensure(&ctx.layout);
-    let bus_limits = crate::bus_limits::ensure(&ctx.layout, ctx.systemd);
+    let bus_limits = crate::host::bus::ensure(&ctx.layout, ctx.systemd);
     let waves = plan_waves(&unique, ramp_up_seconds);
     let mut failures: Vec<(String, Error)> = Vec::new();
     for (at, wave) in &waves {

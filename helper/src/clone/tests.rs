@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::base;
-use crate::output::CloneState;
+use crate::protocol::answers::CloneState;
 use crate::systemd::RecordingSystemd;
 
 pub(crate) struct Fixture {
@@ -71,7 +71,7 @@ impl Fixture {
         self.layout.fs(system_path)
     }
 
-    pub(crate) fn create(&self, name: &str, start: bool) -> crate::output::CloneChanged {
+    pub(crate) fn create(&self, name: &str, start: bool) -> crate::protocol::answers::CloneChanged {
         create(
             &self.ctx(),
             &CloneRequest {
@@ -426,7 +426,7 @@ fn configure_a_running_clone_keeps_the_bound_files_inodes() {
 }
 
 fn puppet_conf_settings(text: &str) -> (Option<String>, Option<String>) {
-    let s = crate::puppet_conf::parse(text);
+    let s = crate::clone::puppet_conf::parse(text);
     (s.server, s.certname)
 }
 
@@ -699,7 +699,7 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
     fs::write(
         f.layout
             .fs(f.layout.unit_path(&f.layout.mount_unit_name("c9"))),
-        crate::units::clone_mount(&f.layout, "c9", "gone"),
+        crate::systemd::units::clone_mount(&f.layout, "c9", "gone"),
     )
     .unwrap();
     // c3's own mount, an overlay of ours no unit owns, and another tool's machine.
@@ -765,7 +765,7 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
     assert!(listed.clones[0].problems[0]
         .message
         .contains("/var/lib/puppet-clone-army/c1-overlay"));
-    let orphan = |problems: &[crate::output::Problem]| {
+    let orphan = |problems: &[crate::protocol::answers::Problem]| {
         problems
             .iter()
             .map(|p| (p.kind.clone(), p.fix.clone()))
@@ -805,7 +805,11 @@ const UPPER_C1: &str = "/var/lib/puppet-clone-army/c1-overlay";
 const CONFIG_C1: &str = "/var/lib/puppet-clone-army/c1-config";
 
 impl Fixture {
-    fn create_shaped(&self, name: &str, shape: ShapeRequest) -> crate::output::CloneChanged {
+    fn create_shaped(
+        &self,
+        name: &str,
+        shape: ShapeRequest,
+    ) -> crate::protocol::answers::CloneChanged {
         create_with(
             &self.ctx(),
             &CloneRequest {
@@ -820,7 +824,11 @@ impl Fixture {
         .unwrap()
     }
 
-    fn configure_shape(&self, name: &str, shape: ShapeRequest) -> crate::output::CloneChanged {
+    fn configure_shape(
+        &self,
+        name: &str,
+        shape: ShapeRequest,
+    ) -> crate::protocol::answers::CloneChanged {
         configure_with(&self.ctx(), name, None, None, &shape).unwrap()
     }
 
@@ -904,9 +912,11 @@ fn apply_shape(source: Option<&str>) -> ShapeRequest {
     }
 }
 
-fn invalid_field(result: crate::error::Result<crate::output::CloneChanged>) -> &'static str {
+fn invalid_field(
+    result: crate::protocol::error::Result<crate::protocol::answers::CloneChanged>,
+) -> &'static str {
     match result {
-        Err(crate::error::Error::InvalidArgument { field, .. }) => field,
+        Err(crate::protocol::error::Error::InvalidArgument { field, .. }) => field,
         other => panic!("{other:?}"),
     }
 }
@@ -1105,7 +1115,7 @@ fn switching_modes_removes_the_other_modes_files() {
         "{conf}"
     );
     assert_eq!(
-        crate::puppet_conf::parse(&conf).server.as_deref(),
+        crate::clone::puppet_conf::parse(&conf).server.as_deref(),
         Some("puppet.example.com")
     );
 
@@ -1291,7 +1301,9 @@ fn bad_shape_values_are_refused_before_anything_is_written() {
             start: false,
         };
         match create_with(&f.ctx(), &request, &shape) {
-            Err(crate::error::Error::InvalidArgument { field: got, .. }) => assert_eq!(got, field),
+            Err(crate::protocol::error::Error::InvalidArgument { field: got, .. }) => {
+                assert_eq!(got, field)
+            }
             other => panic!("{field}: {other:?}"),
         }
     }
@@ -1380,7 +1392,7 @@ fn run_mode_of_a_running_clone_changes_on_the_host_only() {
 mod secrets {
     use super::*;
     use crate::clone::SecretFiles;
-    use crate::output::Envelope;
+    use crate::protocol::answers::Envelope;
 
     const HASH: &str = "$6$c2FsdA$SECRETHASHc2VjcmV0aGFzaA";
     const PASSWORD: &str = "SECRET-challenge \"pw\"";
@@ -1552,7 +1564,11 @@ mod legacy {
         let layout = &f.layout;
         let unit = layout.fs(layout.unit_path(&layout.mount_unit_name(name)));
         fs::create_dir_all(unit.parent().unwrap()).unwrap();
-        fs::write(&unit, crate::units::clone_mount(layout, name, "debian-12")).unwrap();
+        fs::write(
+            &unit,
+            crate::systemd::units::clone_mount(layout, name, "debian-12"),
+        )
+        .unwrap();
         let upper = layout.fs(layout.upper_dir(name));
         let settings = RunSettings {
             mode: RunMode::Timer,

@@ -19,9 +19,11 @@ use runner::run_bounded;
 
 use crate::clone::{describe_named, list};
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::names::validate_name;
-use crate::output::{CloneInfo, CloneState, ExecEntry, ExecProblem, ExecResult, ExecSummary};
+use crate::protocol::answers::{
+    CloneInfo, CloneState, ExecEntry, ExecProblem, ExecResult, ExecSummary,
+};
+use crate::protocol::error::{Error, Result};
+use crate::sys::names::validate_name;
 
 pub const DEFAULT_CONCURRENCY: usize = 10;
 pub const MAX_CONCURRENCY: usize = 1000;

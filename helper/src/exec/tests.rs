@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::paths::Layout;
+use crate::sys::paths::Layout;
 use crate::systemd::RecordingSystemd;
 
 struct Fixture {

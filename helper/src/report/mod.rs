@@ -20,13 +20,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use crate::base::rfc3339_utc;
 use crate::clone;
-use crate::confined::CloneTree;
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::output::{CloneReport, CloneState, FleetReport, Report, ReportState};
-use crate::units::CloneMount;
+use crate::protocol::answers::{CloneReport, CloneState, FleetReport, Report, ReportState};
+use crate::protocol::error::{Error, Result};
+use crate::sys::confined::CloneTree;
+use crate::sys::time::rfc3339_utc;
+use crate::systemd::units::CloneMount;
 
 use self::last_report::{statedirs_for, REPORT_FILE};
 use self::stats::{is_silent, Distribution};
@@ -114,7 +114,7 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
     })
 }
 
-/// The clone's upper layer, read through [`crate::confined`]: the clone's root writes
+/// The clone's upper layer, read through [`crate::sys::confined`]: the clone's root writes
 /// there.
 fn upper_tree(ctx: &Context, mount: &CloneMount) -> CloneTree {
     CloneTree::new(

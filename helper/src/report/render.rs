@@ -4,11 +4,11 @@
 
 use std::fmt::Write;
 
-use crate::escape::visible;
-use crate::output::{CloneReport, Report};
+use crate::protocol::answers::{CloneReport, Report};
 use crate::report::server::{Figure, ServerView};
 use crate::report::stats::Distribution;
 use crate::report::summary::RunStatus;
+use crate::sys::escape::visible;
 
 /// Output format of `report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::answers::{Figure, JrubyMetrics, ServerView, Timing};
 use serde_json::Value;
 
 /// The whole request, connecting included, gives up after this long.
@@ -32,55 +32,6 @@ pub const DEFAULT_CA_CERTS: [&str; 2] = [
     "/etc/puppet/ssl/certs/ca.pem",
     "/etc/puppetlabs/puppet/ssl/certs/ca.pem",
 ];
-
-/// The server section of the report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ServerView {
-    /// The URL that was asked.
-    pub url: String,
-    /// Whether an answer came and parsed as JSON (an HTTP 503 with a JSON body counts:
-    /// it is how the server says a service is not running).
-    pub ok: bool,
-    /// Why not, when `ok` is false.
-    pub error: Option<String>,
-    /// The CA certificate the server was verified against.
-    pub ca_cert: Option<String>,
-    pub http_status: Option<u16>,
-    /// The services' `state` values, by service name.
-    pub states: std::collections::BTreeMap<String, String>,
-    pub jruby: Option<JrubyMetrics>,
-    /// The catalog compile, from the profiler (`catalog-metrics`, metric `compile`).
-    pub compile: Option<Timing>,
-    /// Catalog requests as the HTTP layer saw them (route `puppet-v3-catalog-/*/`).
-    pub catalog_requests: Option<Timing>,
-    /// All requests (route `total`).
-    pub all_requests: Option<Timing>,
-    /// The answer as the server gave it.
-    pub raw: Option<Value>,
-}
-
-/// A figure as the server gave it (an integer stays an integer).
-pub type Figure = serde_json::Number;
-
-/// The JRuby pool, from `jruby-metrics`. Times in milliseconds, as the server gives them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JrubyMetrics {
-    pub num_jrubies: Option<Figure>,
-    pub num_free_jrubies: Option<Figure>,
-    pub borrow_count: Option<Figure>,
-    pub borrow_timeout_count: Option<Figure>,
-    pub average_borrow_time_ms: Option<Figure>,
-    pub average_wait_time_ms: Option<Figure>,
-    pub average_free_jrubies: Option<Figure>,
-    pub average_requested_jrubies: Option<Figure>,
-}
-
-/// A count and mean time (milliseconds) of one kind of request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Timing {
-    pub count: Option<Figure>,
-    pub mean_ms: Option<Figure>,
-}
 
 /// `--server` as a full URL of the status endpoint. A bare host (or `host:port`) means
 /// `https://host:8140`; a URL without a path gets the status path. Only `https` is taken.

@@ -1,16 +1,6 @@
 //! Fleet figures: nearest-rank percentiles and silent clones.
 
-use serde::{Deserialize, Serialize};
-
-/// p50, p95 and max of one figure over the clones that have it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Distribution {
-    /// How many clones the figures are taken over.
-    pub count: usize,
-    pub p50: Option<f64>,
-    pub p95: Option<f64>,
-    pub max: Option<f64>,
-}
+pub use crate::protocol::answers::Distribution;
 
 impl Distribution {
     pub fn of(values: impl IntoIterator<Item = f64>) -> Self {

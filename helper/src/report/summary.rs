@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+pub use crate::protocol::answers::RunStatus;
+use serde::Deserialize;
 
 /// Where Debian's and Ubuntu's `puppet-agent` keep the summary (`$publicdir`).
 pub const DISTRO_PUBLICDIR: &str = "/var/cache/puppet/public";
@@ -27,23 +28,6 @@ pub fn publicdirs_for(confdir: &str) -> [&'static str; 2] {
     } else {
         [DISTRO_PUBLICDIR, AIO_PUBLICDIR]
     }
-}
-
-/// How a clone's last run went, as the report classifies it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunStatus {
-    /// Resources or events failed, or the run never applied a catalog (no server, no
-    /// catalog, a catalog that did not convert).
-    Failed,
-    /// The catalog was applied and changed something.
-    Changed,
-    /// The catalog was applied and nothing needed changing.
-    Unchanged,
-    /// No summary: the agent has not finished a run in this clone.
-    Never,
-    /// A summary is there but cannot be read or parsed (the clone's `error` says why).
-    Unreadable,
 }
 
 impl RunStatus {

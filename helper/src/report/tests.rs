@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use super::*;
-use crate::paths::Layout;
+use crate::sys::paths::Layout;
+use crate::systemd::units::clone_mount;
 use crate::systemd::RecordingSystemd;
-use crate::units::clone_mount;
 
 /// A little after the fixtures' runs (1795318947 .. 1795318974).
 const NOW: u64 = 1_795_319_000;
@@ -396,10 +396,11 @@ fn sample_with_server() -> Report {
 #[test]
 fn json_snapshot() {
     let r = sample_with_server();
-    let text = serde_json::to_string_pretty(&crate::output::Envelope::success(&r)).unwrap();
+    let text =
+        serde_json::to_string_pretty(&crate::protocol::answers::Envelope::success(&r)).unwrap();
     insta::assert_snapshot!(text);
     // And it decodes back.
-    let back: crate::output::Envelope<Report> = serde_json::from_str(&text).unwrap();
+    let back: crate::protocol::answers::Envelope<Report> = serde_json::from_str(&text).unwrap();
     assert_eq!(back.result.unwrap(), r);
 }
 

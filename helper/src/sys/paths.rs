@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::escape::escape_path;
+use crate::sys::escape::escape_path;
 
 pub const ROOT_ENV: &str = "CLONE_ARMY_ROOT";
 

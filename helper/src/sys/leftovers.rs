@@ -12,8 +12,8 @@ use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 
-use crate::error::Result;
-use crate::fsutil::remove_file;
+use crate::protocol::error::Result;
+use crate::sys::fsutil::remove_file;
 
 /// The writer's pid, when `name` is one of the helper's temporary names.
 pub fn writer_of(name: &str) -> Option<i32> {

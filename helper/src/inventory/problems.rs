@@ -7,13 +7,13 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::error::Result;
-use crate::fsutil::read_optional;
-use crate::mounts::parse_mounts;
-use crate::names::{validate_hostname, validate_name};
-use crate::output::Problem;
-use crate::paths::{Layout, MACHINES_DIR, STATE_DIR};
-use crate::units::CloneMount;
+use crate::protocol::answers::Problem;
+use crate::protocol::error::Result;
+use crate::sys::fsutil::read_optional;
+use crate::sys::mounts::parse_mounts;
+use crate::sys::names::{validate_hostname, validate_name};
+use crate::sys::paths::{Layout, MACHINES_DIR, STATE_DIR};
+use crate::systemd::units::CloneMount;
 
 /// Every problem kind found here; `clone-army schema` lists them.
 pub const KINDS: &[&str] = &[

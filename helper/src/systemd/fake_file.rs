@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-use crate::paths::ROOT_ENV;
+use crate::protocol::error::{Error, Result};
+use crate::sys::paths::ROOT_ENV;
 use crate::systemd::{DbusSystemd, Systemd, SystemdError};
 
 pub const SYSTEMD_ENV: &str = "CLONE_ARMY_SYSTEMD";

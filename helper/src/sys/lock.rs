@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::error::{Error, Result};
-use crate::fsutil::create_dir_all;
-use crate::paths::{Layout, STATE_DIR};
+use crate::protocol::error::{Error, Result};
+use crate::sys::fsutil::create_dir_all;
+use crate::sys::paths::{Layout, STATE_DIR};
 
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(300);
 /// The state directory (bases, upper layers, what clones are given): root's alone.

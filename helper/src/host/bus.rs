@@ -17,10 +17,9 @@
 //! bus would refuse to start), so the names here are dbus 1.14's own and a test runs
 //! the real dbus-daemon on the file where it is installed.
 
-use serde::{Deserialize, Serialize};
-
-use crate::fsutil::{read_optional, write_atomic};
-use crate::paths::Layout;
+pub use crate::protocol::answers::BusLimits;
+use crate::sys::fsutil::{read_optional, write_atomic};
+use crate::sys::paths::Layout;
 use crate::systemd::{Systemd, SystemdError};
 
 pub const DBUS_DROPIN: &str = "/etc/dbus-1/system.d/puppet-clone-army.conf";
@@ -38,20 +37,6 @@ pub const LIMITS: &[(&str, u64, u64)] = &[
     // Connections still authenticating: a wave of clones booting opens many at once.
     ("max_incomplete_connections", 64, 256),
 ];
-
-/// What `clone create` and `clone start` did about the bus limits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BusLimits {
-    pub file: String,
-    /// The drop-in holds clone-army's values now.
-    pub applied: bool,
-    /// It was written in this call.
-    pub changed: bool,
-    /// The bus was asked to reload its configuration in this call.
-    pub reloaded: bool,
-    /// Why the drop-in was not written or the bus not reloaded.
-    pub error: Option<String>,
-}
 
 pub fn is_ours(text: &str) -> bool {
     text.lines().any(|line| line.starts_with(MARKER))

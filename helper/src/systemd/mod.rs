@@ -8,6 +8,9 @@
 //! the connection has a method timeout, and the whole operation (connecting included)
 //! runs under a deadline, so an absent or wedged bus is an error, never a hang.
 
+pub mod fake_file;
+pub mod units;
+
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -25,60 +28,7 @@ pub const STATE_POLL_INTERVAL: Duration = Duration::from_millis(250);
 
 const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
 
-#[derive(Debug, thiserror::Error)]
-pub enum SystemdError {
-    #[error("cannot reach systemd over D-Bus: the system bus ({bus}) did not answer: {detail}")]
-    Unavailable { bus: String, detail: String },
-
-    #[error("systemd {method}{} failed over D-Bus (system bus {bus}): {detail}", unit_suffix(.unit))]
-    Call {
-        method: &'static str,
-        unit: Option<String>,
-        bus: String,
-        detail: String,
-    },
-
-    #[error("systemd {method}{} did not answer over D-Bus within {} s (system bus {bus})", unit_suffix(.unit), .seconds)]
-    Timeout {
-        method: &'static str,
-        unit: Option<String>,
-        bus: String,
-        seconds: u64,
-    },
-
-    #[error("unit {unit} is not loaded")]
-    NoSuchUnit { unit: String },
-
-    #[error("unit {unit} failed (ActiveState=failed); see `journalctl -u {unit}`")]
-    UnitFailed {
-        unit: String,
-        /// The unit's last journal lines, when they could be read.
-        #[source]
-        journal: Option<JournalTail>,
-    },
-
-    #[error("unit {unit} did not become {wanted} within {seconds} s (ActiveState={last})")]
-    WaitTimeout {
-        unit: String,
-        wanted: &'static str,
-        last: String,
-        seconds: u64,
-    },
-}
-
-/// The last lines a failed unit logged, carried as the cause of its failure.
-#[derive(Debug, thiserror::Error)]
-#[error("last journal lines of {unit}:\n{}", lines.join("\n"))]
-pub struct JournalTail {
-    pub unit: String,
-    pub lines: Vec<String>,
-}
-
-fn unit_suffix(unit: &Option<String>) -> String {
-    unit.as_ref()
-        .map(|u| format!(" of {u}"))
-        .unwrap_or_default()
-}
+pub use crate::protocol::error::{JournalTail, SystemdError};
 
 /// The manager operations the helper uses.
 pub trait Systemd {

@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
-use crate::fsutil::read_optional;
-use crate::paths::Layout;
+use crate::protocol::error::Result;
+use crate::sys::fsutil::read_optional;
+use crate::sys::paths::Layout;
 
 /// The mount points listed in a mountinfo text (field 5, octal escapes undone).
 pub fn parse_mount_points(mountinfo: &str) -> Vec<PathBuf> {

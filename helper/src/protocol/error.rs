@@ -6,8 +6,6 @@
 
 use std::path::PathBuf;
 
-use crate::systemd::SystemdError;
-
 /// Exit code for an operation that failed (systemd, disk, a command).
 pub const EXIT_FAILED: i32 = 1;
 /// Exit code for bad input or usage.
@@ -67,11 +65,13 @@ pub enum Error {
 
     /// A base build on a full (or nearly full) file system; `source` is how the build
     /// failed, `None` when it was refused before it started.
-    #[error("no space left to build base {base:?} on the file system of {}: {} free, at least {} MiB needed; free some space there and apply again (no staging directory was left behind, other bases are untouched)", path.display(), free_text(.free_mib), crate::base::MIN_FREE_BYTES / (1024 * 1024))]
+    #[error("no space left to build base {base:?} on the file system of {}: {} free, at least {} MiB needed; free some space there and apply again (no staging directory was left behind, other bases are untouched)", path.display(), free_text(.free_mib), .needed_mib)]
     NoSpace {
         base: String,
         path: PathBuf,
         free_mib: Option<u64>,
+        /// What a build needs free at least (the base builder's floor).
+        needed_mib: u64,
         #[source]
         source: Option<Box<Error>>,
     },
@@ -217,6 +217,63 @@ impl Error {
             source,
         }
     }
+}
+
+// --- systemd's errors, as the systemd layer reports them ------------------------------
+
+#[derive(Debug, thiserror::Error)]
+pub enum SystemdError {
+    #[error("cannot reach systemd over D-Bus: the system bus ({bus}) did not answer: {detail}")]
+    Unavailable { bus: String, detail: String },
+
+    #[error("systemd {method}{} failed over D-Bus (system bus {bus}): {detail}", unit_suffix(.unit))]
+    Call {
+        method: &'static str,
+        unit: Option<String>,
+        bus: String,
+        detail: String,
+    },
+
+    #[error("systemd {method}{} did not answer over D-Bus within {} s (system bus {bus})", unit_suffix(.unit), .seconds)]
+    Timeout {
+        method: &'static str,
+        unit: Option<String>,
+        bus: String,
+        seconds: u64,
+    },
+
+    #[error("unit {unit} is not loaded")]
+    NoSuchUnit { unit: String },
+
+    #[error("unit {unit} failed (ActiveState=failed); see `journalctl -u {unit}`")]
+    UnitFailed {
+        unit: String,
+        /// The unit's last journal lines, when they could be read.
+        #[source]
+        journal: Option<JournalTail>,
+    },
+
+    #[error("unit {unit} did not become {wanted} within {seconds} s (ActiveState={last})")]
+    WaitTimeout {
+        unit: String,
+        wanted: &'static str,
+        last: String,
+        seconds: u64,
+    },
+}
+
+/// The last lines a failed unit logged, carried as the cause of its failure.
+#[derive(Debug, thiserror::Error)]
+#[error("last journal lines of {unit}:\n{}", lines.join("\n"))]
+pub struct JournalTail {
+    pub unit: String,
+    pub lines: Vec<String>,
+}
+
+fn unit_suffix(unit: &Option<String>) -> String {
+    unit.as_ref()
+        .map(|u| format!(" of {u}"))
+        .unwrap_or_default()
 }
 
 /// Every error kind, as [`Error::kind`] names them; `clone-army schema` lists them.

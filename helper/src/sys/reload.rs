@@ -9,9 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
-use crate::fsutil::{remove_file, write_atomic};
-use crate::paths::{Layout, STATE_DIR};
+use crate::protocol::error::Result;
+use crate::sys::fsutil::{remove_file, write_atomic};
+use crate::sys::paths::{Layout, STATE_DIR};
 
 pub fn marker(layout: &Layout) -> PathBuf {
     layout.fs(Path::new(STATE_DIR).join(".daemon-reload-pending"))
@@ -33,9 +33,9 @@ pub fn done(layout: &Layout) -> Result<()> {
 }
 
 /// Sweeps the temporary files killed helpers left in the directories a clone's
-/// create and remove write on the host (see [`crate::leftovers`]).
+/// create and remove write on the host (see [`crate::sys::leftovers`]).
 pub fn sweep_clone_dirs(layout: &Layout, clone: &str) -> Result<()> {
-    use crate::paths::{MULTI_USER_TARGET, TARGET, UNIT_DIR};
+    use crate::sys::paths::{MULTI_USER_TARGET, TARGET, UNIT_DIR};
     let service_dropins = layout.unit_path(&format!("{}.d", layout.service_unit_name(clone)));
     for dir in [
         PathBuf::from(UNIT_DIR),
@@ -44,7 +44,7 @@ pub fn sweep_clone_dirs(layout: &Layout, clone: &str) -> Result<()> {
         service_dropins,
         PathBuf::from(STATE_DIR),
     ] {
-        crate::leftovers::sweep(&layout.fs(dir))?;
+        crate::sys::leftovers::sweep(&layout.fs(dir))?;
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! Names are checked before anything is touched on disk, so a bad name never creates
 //! (or removes) a file.
 
-use crate::error::{Error, Result};
+use crate::protocol::error::{Error, Result};
 
 pub const MAX_NAME_LEN: usize = 64;
 pub const MAX_HOSTNAME_LEN: usize = 253;
@@ -48,7 +48,7 @@ pub fn validate_name(what: &'static str, field: &'static str, name: &str) -> Res
 /// layer can be taken for a base, nor a base for a clone's directory.
 pub fn validate_base_name(field: &'static str, name: &str) -> Result<()> {
     validate_name("base", field, name)?;
-    match crate::paths::CLONE_DIR_SUFFIXES
+    match crate::sys::paths::CLONE_DIR_SUFFIXES
         .iter()
         .find(|suffix| name.ends_with(*suffix))
     {
@@ -59,7 +59,7 @@ pub fn validate_base_name(field: &'static str, name: &str) -> Result<()> {
             reason: format!(
                 "it ends in {suffix:?}, which names a clone's directory; allowed: {NAME_RULE}, \
                  not ending in {}",
-                crate::paths::CLONE_DIR_SUFFIXES.join(", ")
+                crate::sys::paths::CLONE_DIR_SUFFIXES.join(", ")
             ),
         }),
         None => Ok(()),

@@ -11,7 +11,7 @@ use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::protocol::error::{Error, Result};
 
 /// Writes `content` to `path` with `mode` through a temporary file and a rename, unless
 /// the file already has exactly that content and mode. Returns whether it wrote.
@@ -201,7 +201,7 @@ mod tests {
         assert_ne!(first, second);
         let name = first.file_name().unwrap().to_string_lossy().into_owned();
         assert_eq!(
-            crate::leftovers::writer_of(&name),
+            crate::sys::leftovers::writer_of(&name),
             Some(std::process::id() as i32)
         );
         // Even a correctly guessed name that is a symlink is refused, not followed.

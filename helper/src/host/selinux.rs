@@ -25,13 +25,12 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::fsutil::{read_optional, write_atomic};
-use crate::paths::SERVICE_TEMPLATE;
-use crate::units::header;
+use crate::protocol::error::{Error, Result};
+use crate::sys::fsutil::{read_optional, write_atomic};
+use crate::sys::paths::SERVICE_TEMPLATE;
+use crate::systemd::units::header;
 
-/// The environment variable the template's `ExecStart=` expands (see the module's docs).
-pub const ENV_VAR: &str = "CLONE_ARMY_NSPAWN_SELINUX";
+pub use crate::systemd::units::SELINUX_ENV_VAR as ENV_VAR;
 /// The drop-in's file name in the template's `.d` directory.
 pub const DROPIN_NAME: &str = "60-selinux.conf";
 /// container-selinux's domain for container processes.
@@ -46,7 +45,7 @@ const CONTEXT_ALLOWED: &str = "allowed: an SELinux context user:role:type[:level
 
 /// The drop-in's system path.
 pub fn dropin_path() -> PathBuf {
-    Path::new(crate::paths::UNIT_DIR)
+    Path::new(crate::sys::paths::UNIT_DIR)
         .join(format!("{SERVICE_TEMPLATE}.d"))
         .join(DROPIN_NAME)
 }
@@ -156,19 +155,19 @@ pub fn apply(ctx: &Context, request: &SelinuxRequest) -> Result<SelinuxDropin> {
     }
 
     let _lock = ctx.lock()?;
-    let pending = crate::reload::begin(layout)?;
+    let pending = crate::sys::reload::begin(layout)?;
     let changed = write_atomic(&layout.fs(&path), wanted.as_bytes(), 0o644)?;
     if changed || pending {
         ctx.systemd.daemon_reload()?;
     }
-    crate::reload::done(layout)?;
+    crate::sys::reload::done(layout)?;
     Ok(answer(changed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::paths::Layout;
+    use crate::sys::paths::Layout;
     use crate::systemd::RecordingSystemd;
 
     fn with_selinux(enforce: bool) -> tempfile::TempDir {
@@ -201,8 +200,8 @@ mod tests {
              Environment=\"CLONE_ARMY_NSPAWN_SELINUX=--selinux-context=system_u:system_r:container_t:s0 \
              --selinux-apifs-context=system_u:object_r:container_file_t:s0\"\n"
         );
-        assert!(crate::units::is_ours(&text));
-        assert!(crate::units::service_template().contains(&format!(" ${ENV_VAR}\n")));
+        assert!(crate::systemd::units::is_ours(&text));
+        assert!(crate::systemd::units::service_template().contains(&format!(" ${ENV_VAR}\n")));
         assert_eq!(
             dropin_path(),
             Path::new("/etc/systemd/system/puppet-clone-army@.service.d/60-selinux.conf")

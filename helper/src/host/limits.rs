@@ -25,11 +25,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-use crate::fsutil::{read_optional, write_atomic};
-use crate::paths::Layout;
-use crate::units::{header, is_ours};
+pub use crate::protocol::answers::{Capacity, HostReport, LimitStatus};
+use crate::sys::fsutil::{read_optional, write_atomic};
+use crate::sys::paths::Layout;
+use crate::systemd::units::{header, is_ours};
 
 pub const SYSCTL_FILE: &str = "/etc/sysctl.d/60-puppet-clone-army.conf";
 pub const PROC_SYS: &str = "/proc/sys";
@@ -78,21 +77,6 @@ pub const LIMITS: &[KernelLimit] = &[
         per_clone: 500,
     },
 ];
-
-/// One limit as the result reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LimitStatus {
-    pub name: String,
-    /// The running kernel's value before anything was done; `null` when unreadable.
-    pub current: Option<u64>,
-    pub wanted: u64,
-    /// The running kernel holds at least `wanted` now (it already did, or was raised).
-    pub applied: bool,
-    /// About how many booted clones the current value holds, when it is below `wanted`.
-    pub caps_clones: Option<u64>,
-    /// Why it could not be read or raised.
-    pub error: Option<String>,
-}
 
 /// `/proc/sys/fs/inotify/max_user_instances` for `fs.inotify.max_user_instances`.
 pub fn proc_path(name: &str) -> PathBuf {
@@ -238,12 +222,6 @@ pub const RESERVE_BYTES: u64 = 2 * 1024 * MIB;
 pub const DAEMON_COST_BYTES: u64 = 100 * MIB;
 pub const TIMER_COST_BYTES: u64 = 20 * MIB;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Capacity {
-    pub daemon: u64,
-    pub timer: u64,
-}
-
 /// floor((MemTotal − 2 GiB) / cost), the formula of the `clone_army` fact.
 pub fn capacity(total_bytes: u64) -> Capacity {
     let usable = total_bytes.saturating_sub(RESERVE_BYTES);
@@ -266,23 +244,6 @@ pub fn parse_mem_total(meminfo: &str) -> Option<u64> {
     })
 }
 
-/// `clone-army host limits`: the limits and the capacity, read-only.
-#[derive(Debug, Serialize)]
-pub struct HostReport {
-    pub limits: Vec<LimitStatus>,
-    pub sysctl_file: String,
-    /// Whether the sysctl.d file exists and was written by clone-army.
-    pub sysctl_file_present: bool,
-    /// The system bus's drop-in with its connection limits (`crate::bus_limits`).
-    pub dbus_file: String,
-    /// Whether it exists and was written by clone-army.
-    pub dbus_file_present: bool,
-    pub memory_total_bytes: Option<u64>,
-    /// `null` when MemTotal could not be read.
-    pub capacity: Option<Capacity>,
-    pub memory_error: Option<String>,
-}
-
 pub fn report(layout: &Layout) -> HostReport {
     let meminfo = layout.fs(MEMINFO);
     let (total, memory_error) = match std::fs::read_to_string(&meminfo) {
@@ -303,8 +264,8 @@ pub fn report(layout: &Layout) -> HostReport {
         limits: read(layout),
         sysctl_file: SYSCTL_FILE.to_owned(),
         sysctl_file_present,
-        dbus_file: crate::bus_limits::DBUS_DROPIN.to_owned(),
-        dbus_file_present: crate::bus_limits::present(layout),
+        dbus_file: crate::host::bus::DBUS_DROPIN.to_owned(),
+        dbus_file_present: crate::host::bus::present(layout),
         memory_total_bytes: total,
         capacity: total.map(capacity),
         memory_error,

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use crate::error::Result;
-use crate::fsutil::read_optional;
-use crate::paths::Layout;
+use crate::protocol::error::Result;
+use crate::sys::fsutil::read_optional;
+use crate::sys::paths::Layout;
 
 /// `ID`, `ID_LIKE`, `VERSION_ID` and `VERSION_CODENAME` of an os-release file.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
-use crate::fsutil::read_optional;
-use crate::paths::{Layout, MACHINES_DIR, MULTI_USER_TARGET, STATE_DIR, TARGET};
+use crate::protocol::error::{Error, Result};
+use crate::sys::fsutil::read_optional;
+use crate::sys::paths::{Layout, MACHINES_DIR, MULTI_USER_TARGET, STATE_DIR, TARGET};
 
 pub const HEADER_PREFIX: &str = "# Managed by clone-army ";
 
@@ -41,6 +41,12 @@ pub fn refuse_foreign(path: &Path, what: &'static str) -> Result<()> {
         _ => Ok(()),
     }
 }
+
+/// Set by a clone's credentials drop-in to nspawn's `--load-credential=` (the root
+/// password), empty otherwise: the template's `ExecStart=` ends with it.
+pub const CREDENTIALS_ENV_VAR: &str = "CLONE_ARMY_NSPAWN_CREDENTIALS";
+/// Set by the SELinux drop-in to nspawn's `--selinux-context=`/`--selinux-apifs-context=`.
+pub const SELINUX_ENV_VAR: &str = "CLONE_ARMY_NSPAWN_SELINUX";
 
 /// `puppet-clone-army@.service`, modelled on systemd's own `systemd-nspawn@.service`.
 ///
@@ -95,8 +101,8 @@ TasksMax=16384
 WantedBy={TARGET}
 ",
         header = header(),
-        credentials = crate::clone::nspawn_settings::CREDENTIALS_ENV_VAR,
-        selinux = crate::host_selinux::ENV_VAR,
+        credentials = CREDENTIALS_ENV_VAR,
+        selinux = SELINUX_ENV_VAR,
     )
 }
 
@@ -178,7 +184,7 @@ pub fn parse_clone_mount(content: &str) -> Option<CloneMount> {
         .to_owned();
     // Only names clone-army could have written: a hand-edited `Where=/var/lib/machines/..`
     // must not become a clone whose paths leave the machines directory.
-    if crate::names::validate_name("clone", "name", &clone).is_err() {
+    if crate::sys::names::validate_name("clone", "name", &clone).is_err() {
         return None;
     }
     let mut mount = CloneMount {
@@ -267,7 +273,7 @@ mod properties {
             let text = format!("{HEADER_PREFIX}0.1.0.\n[Mount]\nWhere={where_}\n{body}");
             if let Some(mount) = parse_clone_mount(&text) {
                 prop_assert!(
-                    crate::names::validate_name("clone", "name", &mount.clone).is_ok(),
+                    crate::sys::names::validate_name("clone", "name", &mount.clone).is_ok(),
                     "{:?}",
                     mount.clone
                 );

@@ -36,7 +36,7 @@ use nix::fcntl::{openat, renameat, OFlag};
 use nix::sys::stat::{mkdirat, Mode};
 use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
 
-use crate::error::{Error, Result};
+use crate::protocol::error::{Error, Result};
 
 /// One clone's tree as the host sees it: its upper layer (or any directory the clone
 /// can write into).
@@ -190,7 +190,7 @@ impl CloneTree {
         let (dir, name) = self.parent_made(path)?;
         let shown = self.shown(path);
         for _ in 0..16 {
-            let tmp = format!(".clone-army-link-{}", crate::fsutil::random_suffix());
+            let tmp = format!(".clone-army-link-{}", crate::sys::fsutil::random_suffix());
             match symlinkat(target, &dir, tmp.as_str()) {
                 Ok(()) => {
                     return renameat(&dir, tmp.as_str(), &dir, name)
@@ -295,7 +295,7 @@ impl CloneTree {
         let flags =
             OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
         for _ in 0..16 {
-            let name = format!(".clone-army-{}", crate::fsutil::random_suffix());
+            let name = format!(".clone-army-{}", crate::sys::fsutil::random_suffix());
             match openat(dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
                 Ok(fd) => return Ok((name, fd)),
                 Err(Errno::EEXIST) => continue,

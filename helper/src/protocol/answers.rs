@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
-use crate::report::server::ServerView;
-use crate::report::stats::Distribution;
-use crate::report::summary::RunStatus;
+use serde_json::Value;
+
+use crate::protocol::error::Error;
 
 /// Bumped when a change to the envelope or a result is not backwards compatible.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -131,10 +130,10 @@ pub struct CloneCreated {
     pub challenge_password: bool,
     /// The kernel limits for a large fleet, as `clone-army host limits` reports them.
     #[serde(default)]
-    pub host_limits: Vec<crate::host_limits::LimitStatus>,
+    pub host_limits: Vec<LimitStatus>,
     /// The system bus's connection limits (`null` from a helper before they existed).
     #[serde(default)]
-    pub bus_limits: Option<crate::bus_limits::BusLimits>,
+    pub bus_limits: Option<BusLimits>,
 }
 
 /// `clone list`.
@@ -190,7 +189,7 @@ pub struct CloneInfo {
 pub struct CloneShape {
     /// `daemon`, `timer`, `manual` or `apply`; `null` when the clone has none of clone-army's run
     /// files (then runinterval, splay and the phase are `null` too; so they are in `manual`).
-    pub run_mode: Option<crate::clone::run_mode::RunMode>,
+    pub run_mode: Option<RunMode>,
     pub runinterval: Option<u64>,
     pub splay: Option<u64>,
     pub phase_index: Option<u32>,
@@ -394,6 +393,171 @@ pub fn print<T: Serialize>(envelope: &Envelope<T>) {
     let _ = stdout.flush();
 }
 
+// --- answered by report (report/server.rs) --------------------
+
+/// The server section of the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerView {
+    /// The URL that was asked.
+    pub url: String,
+    /// Whether an answer came and parsed as JSON (an HTTP 503 with a JSON body counts:
+    /// it is how the server says a service is not running).
+    pub ok: bool,
+    /// Why not, when `ok` is false.
+    pub error: Option<String>,
+    /// The CA certificate the server was verified against.
+    pub ca_cert: Option<String>,
+    pub http_status: Option<u16>,
+    /// The services' `state` values, by service name.
+    pub states: std::collections::BTreeMap<String, String>,
+    pub jruby: Option<JrubyMetrics>,
+    /// The catalog compile, from the profiler (`catalog-metrics`, metric `compile`).
+    pub compile: Option<Timing>,
+    /// Catalog requests as the HTTP layer saw them (route `puppet-v3-catalog-/*/`).
+    pub catalog_requests: Option<Timing>,
+    /// All requests (route `total`).
+    pub all_requests: Option<Timing>,
+    /// The answer as the server gave it.
+    pub raw: Option<Value>,
+}
+
+/// A figure as the server gave it (an integer stays an integer).
+pub type Figure = serde_json::Number;
+
+/// The JRuby pool, from `jruby-metrics`. Times in milliseconds, as the server gives them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JrubyMetrics {
+    pub num_jrubies: Option<Figure>,
+    pub num_free_jrubies: Option<Figure>,
+    pub borrow_count: Option<Figure>,
+    pub borrow_timeout_count: Option<Figure>,
+    pub average_borrow_time_ms: Option<Figure>,
+    pub average_wait_time_ms: Option<Figure>,
+    pub average_free_jrubies: Option<Figure>,
+    pub average_requested_jrubies: Option<Figure>,
+}
+
+/// A count and mean time (milliseconds) of one kind of request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub count: Option<Figure>,
+    pub mean_ms: Option<Figure>,
+}
+
+// --- answered by report (report/stats.rs) --------------------
+
+/// p50, p95 and max of one figure over the clones that have it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    /// How many clones the figures are taken over.
+    pub count: usize,
+    pub p50: Option<f64>,
+    pub p95: Option<f64>,
+    pub max: Option<f64>,
+}
+
+// --- answered by report (report/summary.rs) --------------------
+
+/// How a clone's last run went, as the report classifies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Resources or events failed, or the run never applied a catalog (no server, no
+    /// catalog, a catalog that did not convert).
+    Failed,
+    /// The catalog was applied and changed something.
+    Changed,
+    /// The catalog was applied and nothing needed changing.
+    Unchanged,
+    /// No summary: the agent has not finished a run in this clone.
+    Never,
+    /// A summary is there but cannot be read or parsed (the clone's `error` says why).
+    Unreadable,
+}
+
+// --- answered by host (host/limits.rs) --------------------
+
+/// One limit as the result reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitStatus {
+    pub name: String,
+    /// The running kernel's value before anything was done; `null` when unreadable.
+    pub current: Option<u64>,
+    pub wanted: u64,
+    /// The running kernel holds at least `wanted` now (it already did, or was raised).
+    pub applied: bool,
+    /// About how many booted clones the current value holds, when it is below `wanted`.
+    pub caps_clones: Option<u64>,
+    /// Why it could not be read or raised.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Capacity {
+    pub daemon: u64,
+    pub timer: u64,
+}
+
+/// `clone-army host limits`: the limits and the capacity, read-only.
+#[derive(Debug, Serialize)]
+pub struct HostReport {
+    pub limits: Vec<LimitStatus>,
+    pub sysctl_file: String,
+    /// Whether the sysctl.d file exists and was written by clone-army.
+    pub sysctl_file_present: bool,
+    /// The system bus's drop-in with its connection limits (written by the host layer's `bus` module).
+    pub dbus_file: String,
+    /// Whether it exists and was written by clone-army.
+    pub dbus_file_present: bool,
+    pub memory_total_bytes: Option<u64>,
+    /// `null` when MemTotal could not be read.
+    pub capacity: Option<Capacity>,
+    pub memory_error: Option<String>,
+}
+
+// --- answered by host (host/bus.rs) --------------------
+
+/// What `clone create` and `clone start` did about the bus limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BusLimits {
+    pub file: String,
+    /// The drop-in holds clone-army's values now.
+    pub applied: bool,
+    /// It was written in this call.
+    pub changed: bool,
+    /// The bus was asked to reload its configuration in this call.
+    pub reloaded: bool,
+    /// Why the drop-in was not written or the bus not reloaded.
+    pub error: Option<String>,
+}
+
+// --- answered by clone (clone/run_mode.rs) --------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunMode {
+    Daemon,
+    Timer,
+    Manual,
+    Apply,
+}
+
+// --- answered by clone (clone/start.rs) --------------------
+
+/// `clone start`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClonesStarted {
+    /// In the order given, with their states after the wait.
+    pub clones: Vec<CloneInfo>,
+    /// The clones of each wave, in order (one wave without `--ramp-up`).
+    pub waves: Vec<Vec<String>>,
+    pub ramp_up_seconds: u64,
+    pub host_limits: Vec<LimitStatus>,
+    /// The system bus's connection limits (`null` from a helper before they existed).
+    #[serde(default)]
+    pub bus_limits: Option<BusLimits>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,7 +609,7 @@ mod tests {
             mounted: true,
             problems: Vec::new(),
             shape: CloneShape {
-                run_mode: Some(crate::clone::run_mode::RunMode::Timer),
+                run_mode: Some(RunMode::Timer),
                 runinterval: Some(1800),
                 splay: Some(0),
                 phase_index: Some(3),
@@ -486,7 +650,7 @@ mod tests {
             changed: true,
             root_password: true,
             challenge_password: false,
-            host_limits: vec![crate::host_limits::LimitStatus {
+            host_limits: vec![LimitStatus {
                 name: "fs.inotify.max_user_instances".into(),
                 current: Some(128),
                 wanted: 8192,
@@ -494,15 +658,15 @@ mod tests {
                 caps_clones: Some(21),
                 error: Some("cannot write /proc/sys/fs/inotify/max_user_instances: Read-only file system (os error 30)".into()),
             }],
-            bus_limits: Some(crate::bus_limits::BusLimits {
-                file: crate::bus_limits::DBUS_DROPIN.into(),
+            bus_limits: Some(BusLimits {
+                file: "/etc/dbus-1/system.d/clone-army.conf".into(),
                 applied: true,
                 changed: true,
                 reloaded: true,
                 error: None,
             }),
         });
-        round_trip(crate::clone::ClonesStarted {
+        round_trip(ClonesStarted {
             clones: vec![running.clone()],
             waves: vec![vec!["clone1".into()]],
             ramp_up_seconds: 0,

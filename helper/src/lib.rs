@@ -1,0 +1,46 @@
+//! clone_army's helper: turns one systemd host into a fleet of `puppet-agent` clones, each
+//! a `systemd-nspawn` container over an OverlayFS base, and answers the Puppet module in
+//! JSON (PROTOCOL.md). `main.rs` only parses and dispatches; everything is here.
+//!
+//! # Layers
+//!
+//! Each layer uses only the layers below it (`tests/layers.rs` checks this and that there
+//! are no cycles):
+//!
+//! ```text
+//!   cli, schema             the command line and the rules the Puppet side reads
+//!   exec, report            verbs over a running fleet: bursts of commands, run reports
+//!   base, clone             the domain: building bases; creating, shaping, starting clones
+//!   inventory               what is on the host, read-only: clones, base.json, problems
+//!   host                    the load host: OS, kernel limits and capacity, bus, SELinux
+//!   context                 what every verb is given: the layout and a systemd
+//!   systemd                 the manager over D-Bus, unit files, the test fakes
+//!   sys                     files that never follow links, mounts, lock, paths, names
+//!   protocol                answers and errors: the wire, uses nothing else
+//! ```
+//!
+//! # Where things go
+//!
+//! - A new **run mode**: `clone/run_mode.rs` (its units, masks and read-back), its
+//!   capacity cost in `host/limits.rs`; the Puppet face is `types/run_mode.pp` and the
+//!   class's `run_mode`, both held to `clone-army schema` by the specs.
+//! - A new **base OS**: `base/mod.rs` (`Os`, its family) and `base/builder.rs` (the build
+//!   commands, with snapshots); the Puppet face is `clone_army_base`'s `os`, read from
+//!   the schema.
+//! - A new **report format**: `report/render.rs` (and `Format` in it); the Puppet face is
+//!   the `clone_army::report` task's `format`.
+//! - A new **rule** the Puppet side must share (a range, a name, a default): a constant
+//!   where the helper checks it, exported by [`schema`]; Ruby reads `schema.json`.
+
+pub mod base;
+pub mod cli;
+pub mod clone;
+pub mod context;
+pub mod exec;
+pub mod host;
+pub mod inventory;
+pub mod protocol;
+pub mod report;
+pub mod schema;
+pub mod sys;
+pub mod systemd;

@@ -1,0 +1,6 @@
+//! The wire: every answer the helper prints ([`answers`]) and every error it can fail
+//! with ([`error`]), as PROTOCOL.md documents them. The bottom layer: it uses nothing
+//! else in the crate, and everything else speaks through it.
+
+pub mod answers;
+pub mod error;

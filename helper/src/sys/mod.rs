@@ -1,0 +1,16 @@
+//! Low-level host plumbing with no knowledge of clones or bases: file writes that never
+//! follow a link ([`fsutil`], [`confined`]), mounts, the lock, the on-disk layout
+//! ([`paths`]), names, escaping for terminals, fault injection points, leftovers of
+//! killed runs, and time.
+
+pub mod confined;
+pub mod escape;
+pub mod faults;
+pub mod fsutil;
+pub mod leftovers;
+pub mod lock;
+pub mod mounts;
+pub mod names;
+pub mod paths;
+pub mod reload;
+pub mod time;
