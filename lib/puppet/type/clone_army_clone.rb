@@ -465,10 +465,11 @@ Puppet::Type.newtype(:clone_army_clone) do
     desc <<-DOC
       Seconds over which the clones created in one Puppet run are started
       (0 to 86400; default 0). They are not started one by one as each is
-      created: after all clones are evaluated, the provider starts them in
+      created: after all clones are evaluated, the provider starts them with
+      one `clone-army clone start --ramp-up N`, and the helper starts them in
       waves of `ceil(N / max(1, ramp_up / 5))` clones about every 5
       seconds, so a large fleet does not hit the server as one herd. With
-      0, all are started with one `clone-army clone start`. When the
+      0, all are started at once. When the
       clones of a run give different values, the largest is used. A clone
       that then fails to start is reported as failed in the run.
     DOC

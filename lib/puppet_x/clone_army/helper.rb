@@ -158,8 +158,11 @@ module PuppetX
       end
 
       # The clones acted on: each as `clone list` reports it, or its name.
-      def clone_start(*names)
-        clones_result(run('clone', 'start', '--', *names), names, ['clone', 'start'])
+      # With a ramp_up (seconds), the helper starts them in waves spread
+      # over it.
+      def clone_start(*names, ramp_up: 0)
+        options = ramp_up.to_i.positive? ? ['--ramp-up', ramp_up.to_i.to_s] : []
+        clones_result(run('clone', 'start', *options, '--', *names), names, ['clone', 'start'])
       end
 
       # As clone_start.

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative '../../../puppet_x/clone_army/batch'
 require_relative '../../../puppet_x/clone_army/helper'
 require_relative '../../../puppet_x/clone_army/secrets'
 require_relative '../../../puppet_x/clone_army/shape'
@@ -13,8 +14,8 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     clones are evaluated, the clones removed in the run go with one
     `clone-army clone remove`, the running clones whose schedule or certname
     changed are stopped with one `clone-army clone stop`, and those and the
-    clones created in the run are started in waves spread over `ramp_up`
-    seconds.
+    clones created in the run are started with one `clone-army clone start
+    --ramp-up N` (N the largest `ramp_up`), which spreads them over N seconds.
   DOC
 
   confine kernel: 'Linux'
@@ -99,8 +100,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # queued in the run with one `clone remove` (one batch of stops and one
   # daemon-reload instead of one each per clone).
   def destroy
-    # (Providers of one class are all == to each other: compare identities.)
-    self.class.remove_queue << self unless self.class.remove_queue.any? { |provider| provider.equal?(self) }
+    self.class.batch.remove(self)
     @property_hash = { name: name, ensure: :absent }
     @property_flush = {}
   end
@@ -123,7 +123,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # restart verb). A clone already queued for a restart (a changed
   # restart_on property) is restarted once, with the others.
   def restart
-    return if self.class.restart_queue.any? { |provider, _| provider.equal?(self) }
+    return if self.class.batch.restarting?(self)
 
     update_from(helper.clone_stop(name), :stopped)
     update_from(helper.clone_start(name), :running)
@@ -171,125 +171,48 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   def queue_restart
-    queue = self.class.restart_queue
-    queue << [self, resource[:ramp_up].to_i] unless queue.any? { |provider, _| provider.equal?(self) }
+    self.class.batch.restart(self, resource[:ramp_up])
+  end
+
+  # What is left to do after all clones are evaluated (PuppetX::CloneArmy::Batch).
+  def self.batch
+    @batch ||= PuppetX::CloneArmy::Batch.new
   end
 
   # The new clones waiting to be started, as [provider, ramp_up] pairs.
   def self.start_queue
-    @start_queue ||= []
+    batch.starts
   end
 
   # The running clones waiting to be restarted, as [provider, ramp_up] pairs.
   def self.restart_queue
-    @restart_queue ||= []
+    batch.restarts
   end
 
   # The clones waiting to be removed.
   def self.remove_queue
-    @remove_queue ||= []
+    batch.removals
   end
 
   # Puppet calls this once per run for this provider, after all clones are
-  # evaluated: the clones removed in the run go with one `clone remove`;
-  # the clones to be restarted are stopped with one `clone stop`, then
-  # started with the clones created in the run, in waves over the largest
-  # ramp_up.
+  # evaluated: the batch does what was queued (removals, then restarts and
+  # starts, see PuppetX::CloneArmy::Batch).
   def self.post_resource_eval
-    unreported = flush_removals
-    restarting = restart_queue.dup
-    restart_queue.clear
-    queued = start_queue.dup
-    start_queue.clear
-    unreported += stop_for_restart(restarting.map(&:first))
-    queued += restarting.select { |provider, _| provider.state == :stopped }
-    unreported += start_in_waves(queued) unless queued.empty?
-    # Outside a transaction's report (no status to mark), the failures end
-    # the call, after every clone was tried.
-    raise Puppet::Error, unreported.join('; ') unless unreported.empty?
+    report_failures(batch.run)
   end
 
   # Removes the queued clones with one `clone remove`. Also called before a
   # base is removed (clone_army_base's provider), so that its clones are
   # gone by then. Returns the failures that could not be put into a report.
   def self.flush_removals
-    queued = remove_queue.dup
-    remove_queue.clear
-    return [] if queued.empty?
-
-    in_batch(queued, 'remove') { |providers| providers.first.helper.clone_remove(*providers.map(&:name)) }
+    batch.run_removals.filter_map { |failure| failure.provider.batch_failed(failure.verb, failure.error) }
   end
 
-  # Stops the clones to be restarted with one `clone stop`.
-  def self.stop_for_restart(providers)
-    return [] if providers.empty?
-
-    in_batch(providers, 'restart') do |batch|
-      clones = batch.first.helper.clone_stop(*batch.map(&:name))
-      batch.each { |provider| provider.update_from(clones, :stopped) }
-    end
-  end
-
-  def self.start_in_waves(queued)
-    ramp_up = queued.map(&:last).max
-    providers = queued.map(&:first)
-    waves, interval = waves(providers.size, ramp_up)
-    started_at = monotonic_now
-    waves.each_with_index.flat_map do |(first, size), index|
-      pause(started_at + (index * interval) - monotonic_now) if index.positive?
-      start_wave(providers[first, size])
-    end
-  end
-
-  # How `count` clones are started over `ramp_up` seconds: waves of
-  # ceil(count / max(1, ramp_up / 5)) clones (as [first, size] pairs) and
-  # the seconds from the start of one wave to the next, about 5. With
-  # ramp_up 0 (or below 5 s) one wave starts all of them.
-  def self.waves(count, ramp_up)
-    slots = [1, ramp_up.to_i / 5].max
-    size = (count + slots - 1) / slots
-    starts = (0...count).step([size, 1].max).to_a
-    interval = starts.size > 1 ? ramp_up.to_f / slots : 0.0
-    [starts.map { |first| [first, [size, count - first].min] }, interval]
-  end
-
-  def self.monotonic_now
-    Process.clock_gettime(Process::CLOCK_MONOTONIC)
-  end
-
-  # Sleeps between waves; the specs replace it.
-  def self.pause(seconds)
-    sleep(seconds) if seconds.positive?
-  end
-
-  # One `clone start` for the wave.
-  def self.start_wave(providers)
-    in_batch(providers, 'start') do |batch|
-      batch.first.started(batch.first.helper.clone_start(*batch.map(&:name)), batch)
-    end
-  end
-
-  # Runs the block with all `providers` (one helper call for all). When it
-  # fails, it runs once for each provider on its own, so that the failure is
-  # reported against the clone that failed (starting a running clone,
-  # stopping a stopped one or removing a removed one changes nothing).
-  # Returns the failures that could not be put into a report.
-  def self.in_batch(providers, verb)
-    yield providers
-    []
-  rescue Puppet::Error => e
-    Puppet.debug("clone_army: #{verb} of #{providers.map(&:name).join(' ')} failed (#{e.message}); one clone at a time")
-    providers.filter_map do |provider|
-      yield [provider]
-      nil
-    rescue Puppet::Error => error
-      provider.batch_failed(verb, error)
-    end
-  end
-
-  # Takes in a `clone start` answer for the clones of `providers`.
-  def started(clones, providers)
-    providers.each { |provider| provider.update_from(clones, :running) }
+  # Logs each failure against its clone; outside a transaction's report (no
+  # status to mark), the failures end the call, after every clone was tried.
+  def self.report_failures(failures)
+    unreported = failures.filter_map { |failure| failure.provider.batch_failed(failure.verb, failure.error) }
+    raise Puppet::Error, unreported.join('; ') unless unreported.empty?
   end
 
   # A queued start, restart or removal that failed: an error logged against
@@ -400,7 +323,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
                      else
                        { name: name, ensure: :stopped }.merge(wanted)
                      end
-    self.class.start_queue << [self, resource[:ramp_up].to_i] if start
+    self.class.batch.start(self, resource[:ramp_up]) if start
   end
 
   # Yields `shape` as the helper takes it: the facts (a Hash) written as

@@ -123,6 +123,11 @@ describe PuppetX::CloneArmy::Helper do
       expect(helper.clone_stop('clone1').first['state']).to eq('stopped')
       expect(helper.clone_remove('clone1')['removed']).to eq(['clone1'])
     end
+
+    it 'clone start over a ramp-up' do
+      expect_run(['clone', 'start', '--ramp-up', '30', '--', 'clone1', 'clone2', 'clone3'], 'clone_start_names_wave.json')
+      expect(helper.clone_start('clone1', 'clone2', 'clone3', ramp_up: 30)).to eq(['clone1', 'clone2', 'clone3'])
+    end
   end
 
   describe 'answers that name the clone or base instead of describing it' do

@@ -20,9 +20,9 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     provider
   end
 
-  # The queues of clones to start, restart and remove live on the provider class.
+  # The batch of clones to start, restart and remove lives on the provider class.
   before(:each) do
-    [described_class.start_queue, described_class.restart_queue, described_class.remove_queue].each(&:clear)
+    described_class.instance_variable_set(:@batch, nil)
   end
 
   let(:full) do
@@ -362,29 +362,12 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
   end
 
-  describe '.waves' do
-    it 'starts everything in one wave without ramp_up' do
-      expect(described_class.waves(500, 0)).to eq([[[0, 500]], 0.0])
-      expect(described_class.waves(500, 4)).to eq([[[0, 500]], 0.0])
-    end
-
-    it 'spreads the clones over ramp_up in waves about 5 s apart' do
-      expect(described_class.waves(10, 20)).to eq([[[0, 3], [3, 3], [6, 3], [9, 1]], 5.0])
-      expect(described_class.waves(500, 60)).to eq([(0...12).map { |wave| [wave * 42, [42, 500 - (wave * 42)].min] }, 5.0])
-    end
-
-    it 'makes no more waves than clones' do
-      expect(described_class.waves(2, 300)).to eq([[[0, 1], [1, 1]], 5.0])
-      expect(described_class.waves(1, 300)).to eq([[[0, 1]], 0.0])
-    end
-  end
-
   describe '.post_resource_eval' do
     def queued(name, ramp_up)
       resource = clone_resource(name, full.merge(certname: "#{name}.loadhost.example.com", ramp_up: ramp_up))
       provider = described_class.new(name: name, ensure: :stopped)
       resource.provider = provider
-      described_class.start_queue << [provider, ramp_up]
+      described_class.batch.start(provider, ramp_up)
       provider
     end
 
@@ -395,18 +378,14 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'starts all queued clones with one call without ramp_up' do
       providers = ['clone1', 'clone2', 'clone3'].map { |name| queued(name, 0) }
-      expect(described_class).not_to receive(:pause)
       expect_helper(['clone', 'start', '--', 'clone1', 'clone2', 'clone3'], 'clone_start_names_wave.json')
       described_class.post_resource_eval
       expect(providers.map(&:state)).to eq([:running, :running, :running])
     end
 
-    it 'starts them in waves over the largest ramp_up, pausing between waves' do
+    it 'leaves the waves over the largest ramp_up to the helper' do
       providers = ['clone1', 'clone2', 'clone3'].map { |name| queued(name, name == 'clone2' ? 10 : 0) }
-      allow(described_class).to receive(:monotonic_now).and_return(100.0)
-      expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'clone_start_names.json')
-      expect(described_class).to receive(:pause).with(5.0).ordered
-      expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
+      expect_helper(['clone', 'start', '--ramp-up', '10', '--', 'clone1', 'clone2', 'clone3'], 'clone_start_names_wave.json')
       described_class.post_resource_eval
       expect(providers.map(&:state)).to eq([:running, :running, :running])
       expect(described_class.start_queue).to eq([])
@@ -429,10 +408,9 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect(providers.map(&:state)).to eq([:running, :stopped])
       end
 
-      it 'tries every clone, and the later waves, before failing' do
+      it 'tries every clone before failing' do
         providers << queued('clone3', 10)
-        allow(described_class).to receive(:pause)
-        expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
+        expect_helper(['clone', 'start', '--ramp-up', '10', '--', 'clone1', 'clone2', 'clone3'], 'error_systemd.json', 1)
         expect_helper(['clone', 'start', '--', 'clone1'], 'error_systemd.json', 1)
         expect_helper(['clone', 'start', '--', 'clone2'], 'error_systemd.json', 1)
         expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
@@ -556,20 +534,17 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       described_class.post_resource_eval
     end
 
-    it 'stops all of them with one call and starts them in waves over ramp_up, with the new clones' do
+    it 'stops all of them with one call and starts them over ramp_up with the new clones' do
       restarted = ['clone1', 'clone2'].map do |name|
         resource = clone_resource(name, ensure: 'present', ramp_up: 10)
         described_class.new(name: name, ensure: :running).tap { |provider| resource.provider = provider }
       end
-      restarted.each { |provider| described_class.restart_queue << [provider, 10] }
+      restarted.each { |provider| described_class.batch.restart(provider, 10) }
       created = described_class.new(name: 'clone3', ensure: :stopped)
       clone_resource('clone3', full.merge(ensure: 'present')).provider = created
-      described_class.start_queue << [created, 0]
-      allow(described_class).to receive(:monotonic_now).and_return(100.0)
+      described_class.batch.start(created, 0)
       expect_helper(['clone', 'stop', '--', 'clone1', 'clone2'], 'clone_stop_names.json')
-      expect_helper(['clone', 'start', '--', 'clone3', 'clone1'], 'clone_start_names_wave.json')
-      expect(described_class).to receive(:pause).with(5.0).ordered
-      expect_helper(['clone', 'start', '--', 'clone2'], 'clone_start_names.json')
+      expect_helper(['clone', 'start', '--ramp-up', '10', '--', 'clone3', 'clone1', 'clone2'], 'clone_start_names_wave.json')
       described_class.post_resource_eval
       expect((restarted + [created]).map(&:state)).to eq([:running, :running, :running])
     end

@@ -1,0 +1,132 @@
+# frozen_string_literal: true
+
+module PuppetX
+  module CloneArmy
+    # The clone provider's end-of-run work, gathered during a Puppet run and
+    # done with one helper call per kind, so that 500 clones cost three
+    # helper calls (and three daemon-reloads), not 1500.
+    #
+    # Lifecycle in one run, as Puppet drives the clone_army_clone provider:
+    #
+    # - prefetch: once, before any clone resource; one `clone list` gives
+    #   every resource its provider.
+    # - each resource's create, destroy or flush: what can be done at once is
+    #   (`clone create` without starting, `clone configure`); what should go
+    #   together is queued here: a new clone to start, a running clone to
+    #   restart (a changed run mode, interval, certname or apply source is
+    #   read only at boot), a clone to remove.
+    # - post_resource_eval: once, after every clone resource; #run empties
+    #   the batch in this order: one `clone remove` of the removals, one
+    #   `clone stop` of the clones to restart, then one `clone start
+    #   --ramp-up N` of the new and the restarted clones, N the largest
+    #   ramp_up asked for. The helper spreads the starts over N seconds in
+    #   waves; this side plans nothing.
+    #
+    # A call that fails is made again for each clone on its own (starting a
+    # running clone, stopping a stopped one or removing a removed one
+    # changes nothing), so each failure is known by the clone that failed.
+    #
+    # The queued providers are duck-typed: #name, #state, #helper and
+    # #update_from(answered_clones, reached_state).
+    class Batch
+      # One clone the batch could not act on: the provider, what was tried
+      # ('remove', 'restart' or 'start') and the Puppet::Error.
+      Failure = Struct.new(:provider, :verb, :error)
+
+      # [provider, ramp_up] pairs.
+      attr_reader :starts, :restarts
+      # Providers.
+      attr_reader :removals
+
+      def initialize
+        @starts = []
+        @restarts = []
+        @removals = []
+      end
+
+      # Queues a clone to be started (once) after the run.
+      def start(provider, ramp_up)
+        @starts << [provider, ramp_up.to_i] unless queued?(@starts.map(&:first), provider)
+      end
+
+      # Queues a running clone to be stopped and started (once) after the run.
+      def restart(provider, ramp_up)
+        @restarts << [provider, ramp_up.to_i] unless restarting?(provider)
+      end
+
+      def restarting?(provider)
+        queued?(@restarts.map(&:first), provider)
+      end
+
+      # Queues a clone to be removed (once) after the run.
+      def remove(provider)
+        @removals << provider unless queued?(@removals, provider)
+      end
+
+      def empty?
+        @starts.empty? && @restarts.empty? && @removals.empty?
+      end
+
+      # Does the queued work and empties the batch. Returns the Failures.
+      def run
+        failures = run_removals
+        restarts = @restarts.dup
+        starts = @starts.dup
+        @restarts.clear
+        @starts.clear
+        failures += stop(restarts.map(&:first)) unless restarts.empty?
+        # A clone whose stop failed is still running: it is not started again.
+        starting = starts + restarts.select { |provider, _| provider.state == :stopped }
+        failures += start_all(starting) unless starting.empty?
+        failures
+      end
+
+      # Removes the queued clones now (a base about to be removed needs its
+      # clones gone first). Returns the Failures.
+      def run_removals
+        removals = @removals.dup
+        @removals.clear
+        return [] if removals.empty?
+
+        each_or_one_by_one(removals, 'remove') { |batch| batch.first.helper.clone_remove(*batch.map(&:name)) }
+      end
+
+      private
+
+      # (Providers of one class are all == to each other: compare identities.)
+      def queued?(providers, provider)
+        providers.any? { |queued| queued.equal?(provider) }
+      end
+
+      def stop(providers)
+        each_or_one_by_one(providers, 'restart') do |batch|
+          stopped = batch.first.helper.clone_stop(*batch.map(&:name))
+          batch.each { |provider| provider.update_from(stopped, :stopped) }
+        end
+      end
+
+      def start_all(pairs)
+        ramp_up = pairs.map(&:last).max
+        each_or_one_by_one(pairs.map(&:first), 'start') do |batch|
+          # One clone on its own (a retry) has nothing to spread out.
+          started = batch.first.helper.clone_start(*batch.map(&:name), ramp_up: batch.size > 1 ? ramp_up : 0)
+          batch.each { |provider| provider.update_from(started, :running) }
+        end
+      end
+
+      # Yields all `providers` at once; when that fails, each on its own.
+      def each_or_one_by_one(providers, verb)
+        yield providers
+        []
+      rescue Puppet::Error => e
+        Puppet.debug("clone_army: #{verb} of #{providers.map(&:name).join(' ')} failed (#{e.message}); one clone at a time")
+        providers.filter_map do |provider|
+          yield [provider]
+          nil
+        rescue Puppet::Error => error
+          Failure.new(provider, verb, error)
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,103 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+require 'puppet_x/clone_army/batch'
+
+describe PuppetX::CloneArmy::Batch do
+  subject(:batch) { described_class.new }
+
+  # Records the helper calls of every clone (one helper, shared, as the
+  # providers of one run share the helper's path) and fails those told to.
+  let(:calls) { [] }
+  let(:failing) { {} }
+  let(:helper) do
+    calls = self.calls
+    failing = self.failing
+    Class.new {
+      define_method(:call) do |verb, names, options = {}|
+        calls << [verb, names, options]
+        raise Puppet::Error, "#{verb} of #{names.join(' ')} failed" if names.any? { |name| failing[verb]&.include?(name) }
+
+        names
+      end
+      define_method(:clone_remove) { |*names| call('remove', names) }
+      define_method(:clone_stop) { |*names| call('stop', names) }
+      define_method(:clone_start) { |*names, ramp_up: 0| call('start', names, ramp_up: ramp_up) }
+    }.new
+  end
+
+  # A provider as the batch sees one: a name, a state, the helper, and
+  # update_from.
+  def clone(name, state)
+    helper = self.helper
+    Struct.new(:name, :state) {
+      define_method(:helper) { helper }
+      define_method(:update_from) { |answered, reached| self.state = reached if answered.include?(name) }
+    }.new(name, state)
+  end
+
+  it 'does nothing when nothing is queued' do
+    expect(batch.run).to eq([])
+    expect(calls).to eq([])
+  end
+
+  it 'removes, then stops the restarts, then starts the new and restarted clones with the largest ramp_up' do
+    gone = clone('c0', :running)
+    restarted = clone('c1', :running)
+    created = clone('c2', :stopped)
+    batch.start(created, 30)
+    batch.restart(restarted, 60)
+    batch.remove(gone)
+    expect(batch.run).to eq([])
+    expect(calls).to eq([['remove', ['c0'], {}], ['stop', ['c1'], {}], ['start', ['c2', 'c1'], { ramp_up: 60 }]])
+    expect([restarted.state, created.state]).to eq([:running, :running])
+    expect(batch).to be_empty
+  end
+
+  it 'queues each clone once' do
+    created = clone('c2', :stopped)
+    2.times { batch.start(created, 0) }
+    2.times { batch.remove(created) }
+    expect(batch.starts.size).to eq(1)
+    expect(batch.removals.size).to eq(1)
+    expect(batch.restarting?(created)).to be(false)
+  end
+
+  it 'makes one call per kind however many clones are queued' do
+    clones = (1..500).map { |index| clone("c#{index}", :stopped) }
+    clones.each { |c| batch.start(c, 0) }
+    batch.run
+    expect(calls.size).to eq(1)
+    expect(calls.first).to eq(['start', clones.map(&:name), { ramp_up: 0 }])
+  end
+
+  it 'tries a failed call one clone at a time and names the clones that failed' do
+    failing['start'] = ['c2']
+    clones = ['c1', 'c2', 'c3'].map { |name| clone(name, :stopped) }
+    clones.each { |c| batch.start(c, 20) }
+    failures = batch.run
+    expect(failures.map { |f| [f.provider.name, f.verb] }).to eq([['c2', 'start']])
+    expect(failures.first.error.message).to match(%r{start of c2 failed})
+    expect(clones.map(&:state)).to eq([:running, :stopped, :running])
+    # The retries are single clones: nothing to spread over the ramp-up.
+    expect(calls.drop(1)).to eq([['start', ['c1'], { ramp_up: 0 }], ['start', ['c2'], { ramp_up: 0 }], ['start', ['c3'], { ramp_up: 0 }]])
+  end
+
+  it 'does not start a clone whose stop for a restart failed' do
+    failing['stop'] = ['c1']
+    stuck = clone('c1', :running)
+    batch.restart(stuck, 0)
+    failures = batch.run
+    expect(failures.map(&:verb)).to eq(['restart'])
+    expect(calls.map(&:first)).to eq(['stop', 'stop'])
+  end
+
+  it 'runs the removals alone when asked (before a base goes)' do
+    gone = clone('c0', :running)
+    batch.remove(gone)
+    batch.start(clone('c2', :stopped), 0)
+    expect(batch.run_removals).to eq([])
+    expect(calls).to eq([['remove', ['c0'], {}]])
+    expect(batch.starts.size).to eq(1)
+  end
+end
