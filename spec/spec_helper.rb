@@ -28,8 +28,18 @@ module HelperFixtures
   end
 
   # What PuppetX::CloneArmy::Runner.run returns: stdout, stderr, exit status.
-  def helper_output(name, exitstatus = 0)
-    PuppetX::CloneArmy::Runner::Result.new(helper_fixture(name), '', exitstatus)
+  # `changes` ({ 'base' => 'debian-13' }) are merged into the one object the
+  # answer describes (`result.clone` or `result.base`), for a scene the
+  # generated fixtures do not hold.
+  def helper_output(name, exitstatus = 0, changes = {})
+    text = helper_fixture(name)
+    unless changes.empty?
+      document = JSON.parse(text)
+      entity = document['result']['clone'] || document['result']['base']
+      entity.merge!(changes)
+      text = document.to_json
+    end
+    PuppetX::CloneArmy::Runner::Result.new(text, '', exitstatus)
   end
 end
 
@@ -57,12 +67,13 @@ RSpec.shared_context 'with a helper binary' do
 
   let(:helper_path) { File.join(@helper_dir, 'clone-army') }
 
-  # Expects exactly one run of the helper with `args`, answering `fixture`.
-  def expect_helper(args, fixture, exitstatus = 0)
+  # Expects exactly one run of the helper with `args`, answering `fixture`
+  # (with `changes`, see helper_output).
+  def expect_helper(args, fixture, exitstatus = 0, changes = {})
     expect(PuppetX::CloneArmy::Runner).to receive(:run)
       .with([helper_path, *args], timeout: PuppetX::CloneArmy::Helper.timeout_for(args))
       .once
       .ordered
-      .and_return(helper_output(fixture, exitstatus))
+      .and_return(helper_output(fixture, exitstatus, changes))
   end
 end

@@ -14,6 +14,8 @@ mod list;
 pub mod nspawn_settings;
 pub mod puppet_conf;
 mod remove;
+#[cfg(test)]
+mod ruby_fixtures;
 pub mod run_mode;
 pub mod secrets;
 pub mod shape;

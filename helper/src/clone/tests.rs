@@ -67,6 +67,10 @@ impl Fixture {
         ctx
     }
 
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
     fn path(&self, system_path: &str) -> PathBuf {
         self.layout.fs(system_path)
     }
@@ -86,7 +90,7 @@ impl Fixture {
     }
 
     /// Makes the fake mount table list `/var/lib/machines/<clone>` as mounted.
-    fn mount(&self, clones: &[&str]) {
+    pub(crate) fn mount(&self, clones: &[&str]) {
         let mut text = String::from("22 1 8:1 / / rw - ext4 /dev/vda rw\n");
         for (i, clone) in clones.iter().enumerate() {
             text.push_str(&format!(

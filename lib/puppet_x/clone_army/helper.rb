@@ -76,8 +76,7 @@ module PuppetX
         list_of_hashes(result, 'bases', ['base', 'list'])
       end
 
-      # The base as `base list` reports it, or nil when the helper answered
-      # with the base's name only.
+      # The base as `base list` reports it.
       def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil, master: nil, pe_ca_cert: nil)
         options = []
         options += ['--os', os.to_s] if os
@@ -128,8 +127,7 @@ module PuppetX
         SHAPE_FLAGS.flat_map { |key, flag| shape[key].nil? ? [] : [flag, shape[key].to_s] }
       end
 
-      # The clone as `clone list` reports it, or nil when the helper answered
-      # with the clone's name only. The secrets are passed as paths of files
+      # The clone as `clone list` reports it. The secrets are passed as paths of files
       # that hold them (PuppetX::CloneArmy::Secrets.with_files), never as
       # values.
       def clone_create(name, base:, master:, certname:, start:, shape: {},
@@ -142,8 +140,7 @@ module PuppetX
         options += ['--challenge-password-file', challenge_password_file] if challenge_password_file
         options << '--start' if start
         result = run('clone', 'create', *options, '--', name)
-        clone = entity(result, 'clone', name, ['clone', 'create'])
-        clone && check_clone(clone, ['clone', 'create'])
+        check_clone(entity(result, 'clone', name, ['clone', 'create']), ['clone', 'create'])
       end
 
       # As clone_create; only the settings given change.
@@ -153,11 +150,10 @@ module PuppetX
         options += ['--certname', certname] if certname
         options += self.class.shape_options(shape)
         result = run('clone', 'configure', *options, '--', name)
-        clone = entity(result, 'clone', name, ['clone', 'configure'])
-        clone && check_clone(clone, ['clone', 'configure'])
+        check_clone(entity(result, 'clone', name, ['clone', 'configure']), ['clone', 'configure'])
       end
 
-      # The clones acted on: each as `clone list` reports it, or its name.
+      # The clones acted on, each as `clone list` reports it.
       # With a ramp_up (seconds), the helper starts them in waves spread
       # over it.
       def clone_start(*names, ramp_up: 0)
@@ -275,10 +271,9 @@ module PuppetX
       # long as it is the thing asked for.
       def entity(result, key, name, verb)
         value = result[key]
-        return nil if value == name
         return value if value.is_a?(Hash) && value['name'] == name
 
-        malformed([path, *verb], 0, "\"result\".\"#{key}\" is neither #{name.inspect} nor an object with that name: " +
+        malformed([path, *verb], 0, "\"result\".\"#{key}\" is not an object with the name #{name.inspect}: " +
                                     excerpt(value.to_json))
       end
 
@@ -290,23 +285,22 @@ module PuppetX
         list
       end
 
-      # `clone start|stop` answer with the clones (or their names), every name
-      # asked for among them.
+      # `clone start|stop` answer with the clones, every name asked for among
+      # them.
       def clones_result(result, names, verb)
         clones = result['clones']
         malformed([path, *verb], 0, '"result"."clones" is not a list') unless clones.is_a?(Array)
-        answered = clones.map { |clone| clone_or_name(clone, verb) }
+        answered = clones.map { |clone| answered_clone(clone, verb) }
         missing = names.map(&:to_s) - answered
         malformed([path, *verb], 0, "\"result\".\"clones\" lacks #{missing.join(', ')}") unless missing.empty?
         clones
       end
 
       # The name of one entry of a `clone start|stop` answer.
-      def clone_or_name(clone, verb)
-        return clone if clone.is_a?(String)
+      def answered_clone(clone, verb)
         return check_clone(clone, verb)['name'] if clone.is_a?(Hash)
 
-        malformed([path, *verb], 0, "\"result\".\"clones\" holds #{excerpt(clone.to_json)}, neither a clone nor a name")
+        malformed([path, *verb], 0, "\"result\".\"clones\" holds #{excerpt(clone.to_json)}, not a clone")
       end
 
       def check_clone(clone, verb)

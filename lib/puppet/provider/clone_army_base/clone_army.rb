@@ -44,7 +44,7 @@ Puppet::Type.type(:clone_army_base).provide(:clone_army) do
     base = helper.base_create(name, os: resource[:os], release: resource[:release], mirror: resource[:mirror],
                                     puppet_source: resource[:puppet_source], master: resource[:master],
                                     pe_ca_cert: resource[:pe_ca_cert])
-    @property_hash = base ? self.class.from_helper(base) : { name: name, ensure: :present }
+    @property_hash = self.class.from_helper(base)
   end
 
   # Clones removed in the same run wait in clone_army_clone's queue until

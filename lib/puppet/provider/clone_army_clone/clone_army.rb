@@ -236,12 +236,13 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # Takes in the answer of `clone start|stop`: the clone as the helper
-  # reports it, or (when it answers with names) the state just reached.
-  def update_from(clones, reached)
-    clone = clones.find { |entry| (entry.is_a?(Hash) ? entry['name'] : entry) == name }
+  # reports it (`reached` is what the caller waited for; the answer says
+  # what the clone is).
+  def update_from(clones, _reached)
+    clone = clones.find { |entry| entry['name'] == name }
     raise Puppet::Error, "clone-army did not report clone #{name} in its answer: #{clones.to_json}" unless clone
 
-    @property_hash = clone.is_a?(Hash) ? self.class.from_helper(clone) : @property_hash.merge(ensure: reached)
+    @property_hash = self.class.from_helper(clone)
   end
 
   def helper
@@ -262,7 +263,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     clone = with_facts_file(shape) do |options|
       helper.clone_configure(name, **changes.slice(:master, :certname), shape: options)
     end
-    @property_hash = clone ? self.class.from_helper(clone) : @property_hash.merge(changes)
+    @property_hash = self.class.from_helper(clone)
   end
 
   # Removes the clone and creates it again on the new base, keeping (or
@@ -305,8 +306,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # Runs `clone create` without starting the clone; a clone to be started
-  # is queued for post_resource_eval. The helper may answer with the clone
-  # or its name. The root password hash and challenge password go to the
+  # is queued for post_resource_eval. The root password hash and challenge password go to the
   # helper in files of mode 0600 that exist only while it runs, as do the
   # facts.
   def create_clone(wanted, shape, start)
@@ -318,11 +318,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
                                             challenge_password_file: files[:challenge_password])
       end
     end
-    @property_hash = if clone
-                       self.class.from_helper(clone)
-                     else
-                       { name: name, ensure: :stopped }.merge(wanted)
-                     end
+    @property_hash = self.class.from_helper(clone)
     self.class.batch.start(self, resource[:ramp_up]) if start
   end
 

@@ -63,7 +63,7 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
       resource = base_resource('ubuntu-jammy', os: 'ubuntu', release: 'jammy', mirror: 'http://mirror.example.com/ubuntu',
                                                puppet_source: 'distro')
       expect_helper(['base', 'create', '--os', 'ubuntu', '--release', 'jammy', '--mirror', 'http://mirror.example.com/ubuntu',
-                     '--puppet-source', 'distro', '--', 'ubuntu-jammy'], 'base_create_name_ubuntu-jammy.json')
+                     '--puppet-source', 'distro', '--', 'ubuntu-jammy'], 'base_create_ubuntu-jammy.json')
       resource.provider.create
       expect(resource.provider.exists?).to be true
     end

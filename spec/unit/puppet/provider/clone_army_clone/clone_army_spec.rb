@@ -354,7 +354,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
                               '--certname', 'clone1.loadhost.example.com', '--run-mode', 'timer', '--phase-index', '0',
                               '--phase-count', '2', '--memory-max', '1G', '--cpu-quota', '50%', '--tasks-max', '4096',
                               '--facts-file', facts_file, '--generated-facts', '500', '--churn-percent', '15', '--', 'clone1'])
-          helper_output('clone_create_name_clone1.json')
+          helper_output('generated/clone_create_clone1.json')
         end
         provider.flush
         expect(described_class.start_queue.map(&:first)).to eq([provider])
@@ -378,14 +378,15 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'starts all queued clones with one call without ramp_up' do
       providers = ['clone1', 'clone2', 'clone3'].map { |name| queued(name, 0) }
-      expect_helper(['clone', 'start', '--', 'clone1', 'clone2', 'clone3'], 'clone_start_names_wave.json')
+      expect_helper(['clone', 'start', '--', 'clone1', 'clone2', 'clone3'], 'generated/clone_start_clone1_clone2_clone3.json')
       described_class.post_resource_eval
       expect(providers.map(&:state)).to eq([:running, :running, :running])
     end
 
     it 'leaves the waves over the largest ramp_up to the helper' do
       providers = ['clone1', 'clone2', 'clone3'].map { |name| queued(name, name == 'clone2' ? 10 : 0) }
-      expect_helper(['clone', 'start', '--ramp-up', '10', '--', 'clone1', 'clone2', 'clone3'], 'clone_start_names_wave.json')
+      expect_helper(['clone', 'start', '--ramp-up', '10', '--', 'clone1', 'clone2', 'clone3'],
+                    'generated/clone_start_clone1_clone2_clone3.json')
       described_class.post_resource_eval
       expect(providers.map(&:state)).to eq([:running, :running, :running])
       expect(described_class.start_queue).to eq([])
@@ -543,8 +544,9 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       created = described_class.new(name: 'clone3', ensure: :stopped)
       clone_resource('clone3', full.merge(ensure: 'present')).provider = created
       described_class.batch.start(created, 0)
-      expect_helper(['clone', 'stop', '--', 'clone1', 'clone2'], 'clone_stop_names.json')
-      expect_helper(['clone', 'start', '--ramp-up', '10', '--', 'clone3', 'clone1', 'clone2'], 'clone_start_names_wave.json')
+      expect_helper(['clone', 'stop', '--', 'clone1', 'clone2'], 'generated/clone_stop_clone1_clone2.json')
+      expect_helper(['clone', 'start', '--ramp-up', '10', '--', 'clone3', 'clone1', 'clone2'],
+                    'generated/clone_start_clone3_clone1_clone2.json')
       described_class.post_resource_eval
       expect((restarted + [created]).map(&:state)).to eq([:running, :running, :running])
     end
@@ -588,7 +590,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'stops and starts the clone' do
       resource = clone_resource('clone2', ensure: 'present')
       provider = prefetched(resource, :running)
-      expect_helper(['clone', 'stop', '--', 'clone2'], 'clone_stop_names_clone2.json')
+      expect_helper(['clone', 'stop', '--', 'clone2'], 'generated/clone_stop_clone2.json')
       expect_helper(['clone', 'start', '--', 'clone2'], 'clone_start.json')
       provider.restart
       expect(provider.state).to eq(:running)
@@ -621,7 +623,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider.base = 'debian-13'
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
-                     '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'clone_create_name_clone1.json')
+                     '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'generated/clone_create_clone1.json', 0,
+                    'base' => 'debian-13')
       provider.flush
       expect(provider.base).to eq('debian-13')
       expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
@@ -636,7 +639,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider.master = 'puppet2.example.com'
       expect_helper(['clone', 'remove', '--', 'clone2'], 'clone_remove.json')
       expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet2.example.com',
-                     '--certname', 'clone2.loadhost.example.com', '--', 'clone2'], 'clone_create_name_clone2.json')
+                     '--certname', 'clone2.loadhost.example.com', '--', 'clone2'], 'generated/clone_create_clone2.json', 0,
+                    'base' => 'debian-13', 'master' => 'puppet2.example.com')
       provider.flush
       expect(provider.state).to eq(:stopped)
       expect(provider.master).to eq('puppet2.example.com')
@@ -650,11 +654,12 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect { provider.flush }.to raise_error(Puppet::Error, %r{cannot recreate clone clone2 on base debian-13: its master is unknown})
     end
 
-    it 're-points a clone when the helper answers with its name only' do
+    it 're-points a clone with clone configure' do
       resource = clone_resource('clone1', ensure: 'present')
       provider = prefetched(resource, :running)
       provider.certname = 'c1.example.com'
-      expect_helper(['clone', 'configure', '--certname', 'c1.example.com', '--', 'clone1'], 'clone_configure_name_clone1.json')
+      expect_helper(['clone', 'configure', '--certname', 'c1.example.com', '--', 'clone1'],
+                    'generated/clone_configure_clone1_certname.json')
       provider.flush
       expect(provider.certname).to eq('c1.example.com')
       expect(provider.master).to eq('puppet.example.com')
@@ -736,7 +741,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_helper(['clone', 'list'], 'clone_list_empty.json')
       ['clone1', 'clone2'].each do |name|
         expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
-                       '--certname', "#{name}.loadhost.example.com", '--', name], "clone_create_name_#{name}.json")
+                       '--certname', "#{name}.loadhost.example.com", '--', name], "generated/clone_create_#{name}.json")
       end
       expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
       expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
@@ -783,7 +788,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_helper(['clone', 'list'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
-                     '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'clone_create_name_clone1.json')
+                     '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'generated/clone_create_clone1.json')
       expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
       apply(clone_resource('clone1', ensure: 'present', base: 'debian-13'))
     end
@@ -792,7 +797,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_helper(['clone', 'list'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
-                     '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'clone_create_name_clone1.json')
+                     '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'generated/clone_create_clone1.json')
       apply(clone_resource('clone1', ensure: 'stopped', base: 'debian-13'))
     end
 

@@ -1,0 +1,106 @@
+//! The answers the Ruby side's specs decode, written by the helper itself: each verb is
+//! run against a temporary root and the recording systemd, and its envelope is compared
+//! with `spec/fixtures/helper/generated/<name>.json`. A change to an answer type fails
+//! here until the fixtures are rewritten (`CLONE_ARMY_WRITE_FIXTURES=1 cargo test
+//! ruby_fixtures`), and then the Ruby specs read what the helper really says.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::tests::Fixture;
+use super::*;
+use crate::protocol::answers::Envelope;
+
+const DIR: &str = "../spec/fixtures/helper/generated";
+
+/// The envelope as the helper prints it, with the test's temporary root taken out of
+/// any path in it.
+fn answer<T: Serialize>(result: T, root: &Path) -> String {
+    let text = serde_json::to_string_pretty(&Envelope::success(result)).unwrap();
+    text.replace(&root.display().to_string(), "") + "\n"
+}
+
+fn request(name: &str) -> CloneRequest {
+    CloneRequest {
+        name: name.into(),
+        base: "debian-12".into(),
+        master: Some("puppet.example.com".into()),
+        certname: format!("{name}.loadhost.example.com"),
+        start: false,
+    }
+}
+
+#[test]
+fn ruby_fixtures_are_current() {
+    let f = Fixture::new();
+    let root = f.root().to_owned();
+    let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut answers = Vec::new();
+
+    for name in ["clone1", "clone2", "clone3"] {
+        let created = create(&f.ctx(), &request(name)).unwrap();
+        answers.push((format!("clone_create_{name}"), answer(created, &root)));
+    }
+    answers.push((
+        "clone_list_stopped".to_owned(),
+        answer(list(&f.ctx()).unwrap(), &root),
+    ));
+
+    f.mount(&["clone1", "clone2", "clone3"]);
+    for (file, started) in [
+        ("clone_start_clone1", names(&["clone1"])),
+        ("clone_start_clone2", names(&["clone2"])),
+        ("clone_start_clone3", names(&["clone3"])),
+        (
+            "clone_start_clone1_clone2_clone3",
+            names(&["clone1", "clone2", "clone3"]),
+        ),
+        (
+            "clone_start_clone3_clone1_clone2",
+            names(&["clone3", "clone1", "clone2"]),
+        ),
+    ] {
+        answers.push((
+            file.to_owned(),
+            answer(start(&f.ctx(), &started, 0).unwrap(), &root),
+        ));
+    }
+    f.mount(&[]);
+    for (file, stopped) in [
+        ("clone_stop_clone1_clone2", names(&["clone1", "clone2"])),
+        ("clone_stop_clone2", names(&["clone2"])),
+    ] {
+        answers.push((
+            file.to_owned(),
+            answer(stop(&f.ctx(), &stopped).unwrap(), &root),
+        ));
+    }
+    let configured = configure(&f.ctx(), "clone1", None, Some("c1.example.com")).unwrap();
+    answers.push((
+        "clone_configure_clone1_certname".to_owned(),
+        answer(configured, &root),
+    ));
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(DIR);
+    let write = std::env::var_os("CLONE_ARMY_WRITE_FIXTURES").is_some();
+    if write {
+        std::fs::create_dir_all(&dir).unwrap();
+    }
+    let mut stale = Vec::new();
+    for (name, text) in &answers {
+        let path = dir.join(format!("{name}.json"));
+        if write {
+            std::fs::write(&path, text).unwrap();
+        }
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            stale.push(path.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "not what the helper answers now: {}; rewrite them with \
+         CLONE_ARMY_WRITE_FIXTURES=1 cargo test ruby_fixtures",
+        stale.join(", ")
+    );
+}
