@@ -1,6 +1,6 @@
 //! clone_army's helper: turns one systemd host into a fleet of `puppet-agent` clones, each
 //! a `systemd-nspawn` container over an OverlayFS base, and answers the Puppet module in
-//! JSON (PROTOCOL.md). `main.rs` only parses and dispatches; everything is here.
+//! JSON (PROTOCOL.md). `main.rs` only calls [`cli::dispatch::run`]; everything is here.
 //!
 //! # Layers
 //!
@@ -8,7 +8,8 @@
 //! are no cycles):
 //!
 //! ```text
-//!   cli, schema             the command line and the rules the Puppet side reads
+//!   cli                     the command line and its dispatch to the verbs
+//!   schema                  the rules the Puppet side reads (`clone-army schema`)
 //!   exec, report            verbs over a running fleet: bursts of commands, run reports
 //!   base, clone             the domain: building bases; creating, shaping, starting clones
 //!   inventory               what is on the host, read-only: clones, base.json, problems

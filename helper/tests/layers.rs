@@ -16,7 +16,8 @@ const LAYERS: &[&[&str]] = &[
     &["inventory"],
     &["base", "clone"],
     &["exec", "report"],
-    &["cli", "schema"],
+    &["schema"],
+    &["cli"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

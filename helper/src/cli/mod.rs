@@ -1,4 +1,7 @@
-//! The command line, as PROTOCOL.md documents it.
+//! The command line, as PROTOCOL.md documents it ([`Cli`]), and its dispatch to the verbs
+//! ([`dispatch`]).
+
+pub mod dispatch;
 
 use clap::{Args, Parser, Subcommand};
 

@@ -1,0 +1,189 @@
+//! From a parsed command line to one answer: the root check, one verb, and exactly one
+//! JSON document on stdout (or, for `report --format table|prometheus`, its text); the
+//! exit code PROTOCOL.md gives for the outcome.
+
+use clap::error::ErrorKind;
+use clap::Parser;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ReportArgs};
+use crate::context::Context;
+use crate::protocol::answers;
+use crate::protocol::answers::Envelope;
+use crate::protocol::error::{Error, Result};
+use crate::report::render::Format;
+use crate::sys::escape;
+use crate::sys::paths::Layout;
+use crate::systemd::fake_file;
+use crate::{base, clone, exec, host, report, schema};
+
+/// Parses the command line, runs the verb and prints its answer; the process's exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            return 0;
+        }
+        Err(e) => {
+            let rendered = e.render().to_string();
+            eprint!("{rendered}");
+            return fail(&Error::Usage(usage_message(&rendered)));
+        }
+    };
+    if let Command::Report(args) = &cli.command {
+        return run_report(args);
+    }
+    // Rules only: nothing on the host is read, so anyone may ask.
+    if let Command::Schema = &cli.command {
+        answers::print(&Envelope::success(schema::schema()));
+        return 0;
+    }
+    match dispatch(cli) {
+        Ok(result) => {
+            answers::print(&Envelope::success(result));
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// `report` may answer in another format than JSON; its errors are still the envelope.
+fn run_report(args: &ReportArgs) -> i32 {
+    let result = check_root().and_then(|()| {
+        let systemd = fake_file::from_env()?;
+        let ctx = Context::new(Layout::from_env(), systemd.as_ref());
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        report::report(
+            &ctx,
+            &report::ReportRequest {
+                interval: args.interval,
+                server: args.server.clone(),
+                ca_cert: args.ca_cert.clone(),
+            },
+            now,
+        )
+    });
+    match result {
+        Ok(report) => {
+            match args.format {
+                Format::Json => answers::print(&Envelope::success(report)),
+                Format::Table => print_text(&report::render::table(&report)),
+                Format::Prometheus => print_text(&report::render::prometheus(&report)),
+            }
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn print_text(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+fn check_root() -> Result<()> {
+    let euid = nix::unistd::geteuid();
+    if euid.is_root() {
+        Ok(())
+    } else {
+        Err(Error::NotRoot {
+            euid: euid.as_raw(),
+        })
+    }
+}
+
+fn fail(error: &Error) -> i32 {
+    eprintln!("clone-army: {}", escape::visible(&error.to_string()));
+    answers::print(&Envelope::failure(error));
+    error.exit_code()
+}
+
+fn dispatch(cli: Cli) -> Result<Value> {
+    check_root()?;
+    let systemd = fake_file::from_env()?;
+    let ctx = Context::new(Layout::from_env(), systemd.as_ref());
+    match cli.command {
+        Command::Base { verb } => match verb {
+            BaseVerb::Create(args) => json(base::create(
+                &ctx,
+                &base::BaseRequest {
+                    name: args.name,
+                    os: args.os,
+                    release: args.release,
+                    mirror: args.mirror,
+                    puppet_source: args.puppet_source,
+                    master: args.master,
+                    pe_ca_cert: args.pe_ca_cert,
+                },
+            )),
+            BaseVerb::List => json(base::list(&ctx)),
+            BaseVerb::Remove { name } => json(base::remove(&ctx, &name)),
+        },
+        Command::Clone { verb } => match verb {
+            CloneVerb::Create(args) => json(clone::create_full(
+                &ctx,
+                &clone::CloneRequest {
+                    name: args.name,
+                    base: args.base,
+                    master: args.master,
+                    certname: args.certname,
+                    start: args.start,
+                },
+                &args.shape.into_request(),
+                &clone::SecretFiles {
+                    root_password_hash_file: args.root_password_hash_file,
+                    challenge_password_file: args.challenge_password_file,
+                },
+            )),
+            CloneVerb::List => json(clone::list(&ctx)),
+            CloneVerb::Start { ramp_up, names } => json(clone::start(&ctx, &names, ramp_up)),
+            CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),
+            CloneVerb::Remove { names } => json(clone::remove(&ctx, &names)),
+            CloneVerb::Configure(args) => json(clone::configure_with(
+                &ctx,
+                &args.name,
+                args.master.as_deref(),
+                args.certname.as_deref(),
+                &args.shape.into_request(),
+            )),
+        },
+        Command::Exec(args) => json(exec::exec(
+            &ctx,
+            &exec::ExecRequest {
+                clones: args.clones,
+                all: args.all,
+                concurrency: args.concurrency,
+                timeout_seconds: args.timeout,
+                command: args.command,
+            },
+        )),
+        Command::Host { verb } => match verb {
+            HostVerb::Limits => json(Ok(host::limits::report(&ctx.layout))),
+            HostVerb::Selinux(args) => json(host::selinux::apply(
+                &ctx,
+                &host::selinux::SelinuxRequest {
+                    context: &args.context,
+                    apifs_context: &args.apifs_context,
+                    check: args.check,
+                },
+            )),
+        },
+        // Answered by `run_report`, which may print other formats than the envelope.
+        Command::Report(_) => Err(Error::Internal(
+            "report reached the JSON dispatcher".to_owned(),
+        )),
+        // Answered before the root check: it reads nothing on the host.
+        Command::Schema => json(Ok(schema::schema())),
+    }
+}
+
+fn json<T: Serialize>(result: Result<T>) -> Result<Value> {
+    serde_json::to_value(result?).map_err(|e| Error::Internal(e.to_string()))
+}
