@@ -5,7 +5,7 @@
 //! Each figure here is read from the constant the helper's own check uses; nothing is
 //! restated. The module ships the answer as `lib/puppet_x/clone_army/schema.json`, from
 //! which the Ruby side takes its ranges and defaults, and against which its specs check
-//! the type aliases in `types/` ([`tests::the_shipped_schema_is_current`] keeps the file
+//! the type aliases in `types/` (its test `the_shipped_schema_is_current` keeps the file
 //! in step).
 
 use std::collections::BTreeMap;
