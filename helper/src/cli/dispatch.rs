@@ -127,7 +127,7 @@ fn dispatch(cli: Cli) -> Result<Value> {
             BaseVerb::Remove { name } => json(base::remove(&ctx, &name)),
         },
         Command::Clone { verb } => match verb {
-            CloneVerb::Create(args) => json(clone::create_full(
+            CloneVerb::Create(args) => json(clone::create(
                 &ctx,
                 &clone::CloneRequest {
                     name: args.name,
@@ -135,23 +135,25 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     master: args.master,
                     certname: args.certname,
                     start: args.start,
-                },
-                &args.shape.into_request(),
-                &clone::SecretFiles {
-                    root_password_hash_file: args.root_password_hash_file,
-                    challenge_password_file: args.challenge_password_file,
+                    shape: Some(args.shape.into_request()),
+                    secret_files: clone::SecretFiles {
+                        root_password_hash_file: args.root_password_hash_file,
+                        challenge_password_file: args.challenge_password_file,
+                    },
                 },
             )),
             CloneVerb::List => json(clone::list(&ctx)),
             CloneVerb::Start { ramp_up, names } => json(clone::start(&ctx, &names, ramp_up)),
             CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),
             CloneVerb::Remove { names } => json(clone::remove(&ctx, &names)),
-            CloneVerb::Configure(args) => json(clone::configure_with(
+            CloneVerb::Configure(args) => json(clone::configure(
                 &ctx,
-                &args.name,
-                args.master.as_deref(),
-                args.certname.as_deref(),
-                &args.shape.into_request(),
+                &clone::ConfigureRequest {
+                    name: args.name,
+                    master: args.master,
+                    certname: args.certname,
+                    shape: args.shape.into_request(),
+                },
             )),
         },
         Command::Exec(args) => json(exec::exec(

@@ -15,27 +15,25 @@ use crate::protocol::answers::CloneChanged;
 use crate::protocol::error::Result;
 use crate::sys::names::{validate_hostname, validate_name};
 
-#[cfg_attr(not(test), allow(dead_code))]
-pub fn configure(
-    ctx: &Context,
-    clone: &str,
-    master: Option<&str>,
-    certname: Option<&str>,
-) -> Result<CloneChanged> {
-    configure_with(ctx, clone, master, certname, &ShapeRequest::default())
+/// `clone configure`: everything the verb takes; what is `None` (or an unset shape flag)
+/// is left as it is.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigureRequest {
+    pub name: String,
+    pub master: Option<String>,
+    pub certname: Option<String>,
+    pub shape: ShapeRequest,
 }
 
-/// `configure` with load-shape flags: only the parts whose flags are given change (see
+/// `clone configure`: only the parts whose flags are given change (see
 /// [`super::shape`]). The clone's systemd reads its new run units at its next start; facts
 /// are read at the next agent run; limits are reloaded on the host by the daemon-reload
 /// this does, and hold at the latest from the clone's next start.
-pub fn configure_with(
-    ctx: &Context,
-    clone: &str,
-    master: Option<&str>,
-    certname: Option<&str>,
-    shape: &ShapeRequest,
-) -> Result<CloneChanged> {
+pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChanged> {
+    let clone = request.name.as_str();
+    let master = request.master.as_deref();
+    let certname = request.certname.as_deref();
+    let shape = &request.shape;
     validate_name("clone", "name", clone)?;
     if let Some(master) = master {
         validate_hostname("master", master)?;

@@ -18,7 +18,8 @@ use crate::sys::paths::SERVICE_TEMPLATE;
 use crate::systemd::units::{self, parse_clone_mount};
 use crate::systemd::wait_for_state;
 
-#[derive(Debug, Clone)]
+/// `clone create`: everything the verb takes.
+#[derive(Debug, Clone, Default)]
 pub struct CloneRequest {
     pub name: String,
     pub base: String,
@@ -26,46 +27,18 @@ pub struct CloneRequest {
     pub master: Option<String>,
     pub certname: String,
     pub start: bool,
+    /// The load shape (run mode, limits, facts): the whole shape, unset flags at their
+    /// defaults (see [`super::shape`]). `None` leaves the base's own.
+    pub shape: Option<super::shape::ShapeRequest>,
+    /// `--root-password-hash-file` / `--challenge-password-file`: the secrets are read and
+    /// validated before anything is touched, written only into the clone's config, and
+    /// the answer says whether the clone has each, never what it is.
+    pub secret_files: SecretFiles,
 }
 
-/// `create` without load-shape flags or secrets: run mode, limits and facts are left
-/// as they are.
-#[cfg_attr(not(test), allow(dead_code))]
-pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneChanged> {
-    create_clone(ctx, request, None, &SecretFiles::default()).map(CloneChanged::from)
-}
-
-/// `create` with its load shape (run mode, limits, facts): the whole shape, unset flags
-/// at their defaults; see [`super::shape`].
-#[cfg_attr(not(test), allow(dead_code))]
-pub fn create_with(
-    ctx: &Context,
-    request: &CloneRequest,
-    shape: &super::shape::ShapeRequest,
-) -> Result<CloneChanged> {
-    create_clone(ctx, request, Some(shape), &SecretFiles::default()).map(CloneChanged::from)
-}
-
-/// `clone create` with `--root-password-hash-file` / `--challenge-password-file`: the
-/// secrets are read and validated before anything is touched, written only into the
-/// clone's view, and the answer says whether the clone has each, never what it is.
-#[cfg_attr(not(test), allow(dead_code))]
-pub fn create_with_secrets(
-    ctx: &Context,
-    request: &CloneRequest,
-    secret_files: &SecretFiles,
-) -> Result<CloneCreated> {
-    create_clone(ctx, request, None, secret_files)
-}
-
-/// What the CLI runs: the load shape and the secrets together.
-pub fn create_full(
-    ctx: &Context,
-    request: &CloneRequest,
-    shape: &super::shape::ShapeRequest,
-    secret_files: &SecretFiles,
-) -> Result<CloneCreated> {
-    create_clone(ctx, request, Some(shape), secret_files)
+/// `clone create`.
+pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneCreated> {
+    create_clone(ctx, request, request.shape.as_ref(), &request.secret_files)
 }
 
 fn create_clone(

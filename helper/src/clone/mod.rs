@@ -25,12 +25,8 @@ mod start;
 #[cfg(test)]
 mod tests;
 
-// The narrower forms serve the tests and any caller that leaves the load shape or the
-// secrets alone; the CLI runs `create_full`.
-#[cfg_attr(not(test), allow(unused_imports))]
-pub use configure::{configure, configure_with};
-#[cfg_attr(not(test), allow(unused_imports))]
-pub use create::{create, create_full, create_with, create_with_secrets, CloneRequest};
+pub use configure::{configure, ConfigureRequest};
+pub use create::{create, CloneRequest};
 pub use lifecycle::stop;
 pub use list::{describe_named, describe_without_systemd_failing, list};
 pub use remove::remove;

@@ -28,6 +28,7 @@ fn request(name: &str) -> CloneRequest {
         master: Some("puppet.example.com".into()),
         certname: format!("{name}.loadhost.example.com"),
         start: false,
+        ..Default::default()
     }
 }
 
@@ -76,7 +77,15 @@ fn ruby_fixtures_are_current() {
             answer(stop(&f.ctx(), &stopped).unwrap(), &root),
         ));
     }
-    let configured = configure(&f.ctx(), "clone1", None, Some("c1.example.com")).unwrap();
+    let configured = configure(
+        &f.ctx(),
+        &ConfigureRequest {
+            name: "clone1".into(),
+            certname: Some("c1.example.com".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     answers.push((
         "clone_configure_clone1_certname".to_owned(),
         answer(configured, &root),

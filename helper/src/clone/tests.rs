@@ -10,6 +10,65 @@ use crate::base;
 use crate::protocol::answers::CloneState;
 use crate::systemd::RecordingSystemd;
 
+/// `create` with a load shape, as the CLI passes one.
+fn create_with(
+    ctx: &Context,
+    request: &CloneRequest,
+    shape: &super::shape::ShapeRequest,
+) -> crate::protocol::error::Result<crate::protocol::answers::CloneCreated> {
+    create(
+        ctx,
+        &CloneRequest {
+            shape: Some(shape.clone()),
+            ..request.clone()
+        },
+    )
+}
+
+/// `create` with secret files.
+fn create_with_secrets(
+    ctx: &Context,
+    request: &CloneRequest,
+    secret_files: &SecretFiles,
+) -> crate::protocol::error::Result<crate::protocol::answers::CloneCreated> {
+    create(
+        ctx,
+        &CloneRequest {
+            secret_files: secret_files.clone(),
+            ..request.clone()
+        },
+    )
+}
+
+/// `configure` of the server and certname only.
+fn configure(
+    ctx: &Context,
+    clone: &str,
+    master: Option<&str>,
+    certname: Option<&str>,
+) -> crate::protocol::error::Result<crate::protocol::answers::CloneChanged> {
+    configure_with(ctx, clone, master, certname, &Default::default())
+}
+
+/// `configure` with a load shape.
+fn configure_with(
+    ctx: &Context,
+    clone: &str,
+    master: Option<&str>,
+    certname: Option<&str>,
+    shape: &super::shape::ShapeRequest,
+) -> crate::protocol::error::Result<crate::protocol::answers::CloneChanged> {
+    super::configure(
+        ctx,
+        &ConfigureRequest {
+            name: clone.to_owned(),
+            master: master.map(str::to_owned),
+            certname: certname.map(str::to_owned),
+            shape: shape.clone(),
+        },
+    )
+}
+
 pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
     root: PathBuf,
@@ -84,9 +143,11 @@ impl Fixture {
                 master: Some("puppet.example.com".into()),
                 certname: format!("{name}.load.example.com"),
                 start,
+                ..Default::default()
             },
         )
         .unwrap()
+        .into()
     }
 
     /// Makes the fake mount table list `/var/lib/machines/<clone>` as mounted.
@@ -261,6 +322,7 @@ fn a_failing_start_is_a_systemd_error_naming_the_unit() {
             master: Some("m".into()),
             certname: "c".into(),
             start: true,
+            ..Default::default()
         },
     )
     .unwrap_err();
@@ -286,6 +348,7 @@ fn create_refuses_a_missing_base_and_touches_nothing() {
             master: Some("m".into()),
             certname: "c".into(),
             start: false,
+            ..Default::default()
         },
     )
     .unwrap_err();
@@ -313,6 +376,7 @@ fn create_refuses_bad_input_before_touching_disk() {
                 master: Some(master.into()),
                 certname: "c".into(),
                 start: false,
+                ..Default::default()
             },
         )
         .unwrap_err();
@@ -822,10 +886,12 @@ impl Fixture {
                 master: Some("puppet.example.com".into()),
                 certname: format!("{name}.load.example.com"),
                 start: false,
+                ..Default::default()
             },
             &shape,
         )
         .unwrap()
+        .into()
     }
 
     fn configure_shape(
@@ -916,9 +982,7 @@ fn apply_shape(source: Option<&str>) -> ShapeRequest {
     }
 }
 
-fn invalid_field(
-    result: crate::protocol::error::Result<crate::protocol::answers::CloneChanged>,
-) -> &'static str {
+fn invalid_field<T: std::fmt::Debug>(result: crate::protocol::error::Result<T>) -> &'static str {
     match result {
         Err(crate::protocol::error::Error::InvalidArgument { field, .. }) => field,
         other => panic!("{other:?}"),
@@ -938,6 +1002,7 @@ fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
             master: None,
             certname: "c1.load.example.com".into(),
             start: false,
+            ..Default::default()
         },
         &apply_shape(Some("/srv/apply")),
     )
@@ -1000,6 +1065,7 @@ fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
         master: master.map(str::to_owned),
         certname: "c1.load.example.com".into(),
         start: false,
+        ..Default::default()
     };
     let with_source = ShapeRequest {
         apply_source: Some("/srv/apply".into()),
@@ -1303,6 +1369,7 @@ fn bad_shape_values_are_refused_before_anything_is_written() {
             master: Some("m.example.com".into()),
             certname: "c1.example.com".into(),
             start: false,
+            ..Default::default()
         };
         match create_with(&f.ctx(), &request, &shape) {
             Err(crate::protocol::error::Error::InvalidArgument { field: got, .. }) => {
@@ -1408,6 +1475,7 @@ mod secrets {
             master: Some("puppet.example.com".into()),
             certname: format!("{name}.load.example.com"),
             start: false,
+            ..Default::default()
         }
     }
 
