@@ -87,7 +87,8 @@ fn breaches(edges: &[(String, String, String)]) -> Vec<String> {
             continue;
         };
         // A test module may set a scene with its peers (a clone test needs a base).
-        let peer_in_a_test = used == own && file.ends_with("tests.rs");
+        let test_only = file.ends_with("tests.rs") || file.contains("/tests/");
+        let peer_in_a_test = used == own && test_only;
         if used > own || (used == own && from != to && !peer_in_a_test) {
             found.push(format!(
                 "{file}: {from} (layer {own}) uses {to} (layer {used}), which is not below it"

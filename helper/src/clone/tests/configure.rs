@@ -1,0 +1,73 @@
+//! `clone configure`: what the clone is given, and how a running clone keeps it.
+
+use super::*;
+
+#[test]
+fn configure_writes_what_the_clone_is_given() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    let changed = configure(&f.ctx(), "c1", Some("new.example.com"), None).unwrap();
+    assert!(changed.changed);
+    assert_eq!(
+        f.read("/var/lib/puppet-clone-army/c1-config/puppet.conf"),
+        "[main]\nserver = new.example.com\ncertname = c1.load.example.com\n"
+    );
+    assert!(
+        !configure(&f.ctx(), "c1", Some("new.example.com"), None)
+            .unwrap()
+            .changed
+    );
+    let changed = configure(&f.ctx(), "c1", None, Some("renamed.example.com")).unwrap();
+    assert!(changed.changed);
+    assert_eq!(
+        f.read("/var/lib/puppet-clone-army/c1-config/hostname"),
+        "renamed.example.com\n"
+    );
+    let listed = list(&f.ctx()).unwrap();
+    assert_eq!(
+        listed.clones[0].certname.as_deref(),
+        Some("renamed.example.com")
+    );
+    assert_eq!(listed.clones[0].master.as_deref(), Some("new.example.com"));
+
+    let error = configure(&f.ctx(), "nope", Some("m"), None).unwrap_err();
+    assert_eq!(error.kind(), "not-found");
+}
+
+/// A running clone holds its puppet.conf and hostname by their inodes (single-file
+/// bind mounts): they are rewritten in place, never replaced, and nothing is written
+/// through the clone's mount.
+#[test]
+fn configure_a_running_clone_keeps_the_bound_files_inodes() {
+    use std::os::unix::fs::MetadataExt;
+    let f = Fixture::new();
+    f.create("c1", true);
+    f.mount(&["c1"]);
+    let conf = f.path("/var/lib/puppet-clone-army/c1-config/puppet.conf");
+    let hostname = f.path("/var/lib/puppet-clone-army/c1-config/hostname");
+    let inodes = (
+        fs::metadata(&conf).unwrap().ino(),
+        fs::metadata(&hostname).unwrap().ino(),
+    );
+    let changed = configure(
+        &f.ctx(),
+        "c1",
+        Some("new.example.com"),
+        Some("x.example.com"),
+    )
+    .unwrap();
+    assert!(changed.changed);
+    assert_eq!(
+        puppet_conf_settings(&fs::read_to_string(&conf).unwrap()),
+        (Some("new.example.com".into()), Some("x.example.com".into()))
+    );
+    assert_eq!(fs::read_to_string(&hostname).unwrap(), "x.example.com\n");
+    assert_eq!(
+        (
+            fs::metadata(&conf).unwrap().ino(),
+            fs::metadata(&hostname).unwrap().ino()
+        ),
+        inodes
+    );
+    assert!(!f.path("/var/lib/machines/c1/etc").exists());
+}

@@ -1,0 +1,498 @@
+//! The load shape: run modes, limits and facts, at create and configure.
+
+use super::*;
+
+#[test]
+fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
+    use super::run_mode::*;
+    let f = Fixture::new();
+    let created = f.create_shaped("c1", timer_shape());
+    assert!(created.changed);
+    let shape = &created.clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Timer));
+    assert_eq!(shape.runinterval, Some(600));
+    assert_eq!(shape.splay, Some(20));
+    assert_eq!((shape.phase_index, shape.phase_count), (Some(1), Some(4)));
+
+    assert_eq!(
+        f.link_in_units(PUPPET_SERVICE).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
+    assert_eq!(
+        f.link_in_units(AGENT_TIMER_LINK).as_deref(),
+        Some(Path::new(
+            "/run/systemd/system.control/clone-army-agent.timer"
+        ))
+    );
+    let timer = fs::read_to_string(f.in_units(AGENT_TIMER)).unwrap();
+    assert!(timer.contains("\nOnActiveSec=150\n"), "{timer}");
+    assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
+        .unwrap()
+        .contains("ExecStart=/usr/bin/puppet agent --onetime --no-daemonize --verbose\n"));
+    // The daemon's phase timer is masked, in case an older clone-army left one in the
+    // clone's own /etc/systemd/system.
+    assert_eq!(
+        f.link_in_units(PHASE_TIMER).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
+    // Nothing of the daemon's in puppet.conf, and nothing written into the base.
+    assert_eq!(
+        f.read(&format!("{CONFIG_C1}/puppet.conf")),
+        "[main]\nserver = puppet.example.com\ncertname = c1.load.example.com\n"
+    );
+    assert!(!f
+        .path("/var/lib/puppet-clone-army/debian-12/etc/systemd")
+        .exists());
+
+    // The same request again changes nothing.
+    assert!(!f.create_shaped("c1", timer_shape()).changed);
+    let listed = list(&f.ctx()).unwrap();
+    assert_eq!(listed.clones[0].shape, created.clone.shape);
+}
+
+#[test]
+fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
+    use super::run_mode::*;
+    let f = Fixture::new();
+    fs::create_dir_all(f.path("/srv/apply/manifests")).unwrap();
+    let created = create_with(
+        &f.ctx(),
+        &CloneRequest {
+            name: "c1".into(),
+            base: "debian-12".into(),
+            master: None,
+            certname: "c1.load.example.com".into(),
+            start: false,
+            ..Default::default()
+        },
+        &apply_shape(Some("/srv/apply")),
+    )
+    .unwrap();
+    let shape = &created.clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Apply));
+    assert_eq!(shape.runinterval, Some(600));
+    assert_eq!(shape.apply_source.as_deref(), Some("/srv/apply"));
+    assert_eq!(created.clone.master, None);
+    assert_eq!(
+        f.read(&format!("{CONFIG_C1}/puppet.conf")),
+        "[main]\ncertname = c1.load.example.com\n"
+    );
+    assert_eq!(
+        f.link_in_units(PUPPET_SERVICE).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
+    assert!(fs::read_to_string(f.in_units(AGENT_TIMER))
+        .unwrap()
+        .contains("\nX-CloneArmyRunMode=apply\n"));
+    assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
+        .unwrap()
+        .contains(
+            "ExecStart=/usr/bin/puppet apply --reports=none \
+         --modulepath=/srv/clone-army-apply/modules /srv/clone-army-apply/manifests\n"
+        ));
+    let settings = "/etc/systemd/nspawn/c1.nspawn";
+    assert!(f
+        .read(settings)
+        .contains("\nBindReadOnly=/srv/apply:/srv/clone-army-apply\n"));
+
+    // Back to timer mode: the bind goes, the agent service runs the agent again.
+    let timer = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Timer),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(timer.changed);
+    assert_eq!(timer.clone.shape.run_mode, Some(RunMode::Timer));
+    assert_eq!(timer.clone.shape.apply_source, None);
+    assert!(!f.read(settings).contains("/srv/clone-army-apply"));
+    assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
+        .unwrap()
+        .contains(" agent --onetime "));
+    // The bind is nspawn's business at the clone's next start: no reload for it.
+    let reloads = f.actions().iter().filter(|a| *a == "daemon_reload").count();
+    assert_eq!(reloads, 1, "{:?}", f.actions());
+}
+
+#[test]
+fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
+    let f = Fixture::new();
+    fs::create_dir_all(f.path("/srv/apply/manifests")).unwrap();
+    fs::create_dir_all(f.path("/srv/empty")).unwrap();
+    let request = |master: Option<&str>| CloneRequest {
+        name: "c1".into(),
+        base: "debian-12".into(),
+        master: master.map(str::to_owned),
+        certname: "c1.load.example.com".into(),
+        start: false,
+        ..Default::default()
+    };
+    let with_source = ShapeRequest {
+        apply_source: Some("/srv/apply".into()),
+        ..timer_shape()
+    };
+    assert_eq!(
+        invalid_field(create_with(&f.ctx(), &request(Some("m")), &with_source)),
+        "apply-source"
+    );
+    assert_eq!(
+        invalid_field(create_with(&f.ctx(), &request(None), &timer_shape())),
+        "master"
+    );
+    assert_eq!(
+        invalid_field(create_with(
+            &f.ctx(),
+            &request(None),
+            &apply_shape(Some("/srv/empty"))
+        )),
+        "apply-source"
+    );
+    assert_eq!(
+        invalid_field(create_with(
+            &f.ctx(),
+            &request(None),
+            &apply_shape(Some("srv/apply"))
+        )),
+        "apply-source"
+    );
+    // Nothing was written by the refused requests.
+    assert!(!f.path(UPPER_C1).exists());
+
+    // On an existing timer clone, the source alone is refused; with the mode it is taken.
+    f.create_shaped("c1", timer_shape());
+    let source_only = ShapeRequest {
+        apply_source: Some("/srv/apply".into()),
+        ..ShapeRequest::default()
+    };
+    assert_eq!(
+        invalid_field(configure_with(&f.ctx(), "c1", None, None, &source_only)),
+        "apply-source"
+    );
+    let switched = f.configure_shape("c1", apply_shape(Some("/srv/apply")));
+    assert_eq!(switched.clone.shape.run_mode, Some(RunMode::Apply));
+    assert_eq!(
+        switched.clone.shape.apply_source.as_deref(),
+        Some("/srv/apply")
+    );
+    // In apply mode, another source alone is fine; the master stays as it was.
+    fs::create_dir_all(f.path("/srv/other/manifests")).unwrap();
+    let other = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            apply_source: Some("/srv/other".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert_eq!(
+        other.clone.shape.apply_source.as_deref(),
+        Some("/srv/other")
+    );
+    assert_eq!(other.clone.master.as_deref(), Some("puppet.example.com"));
+}
+
+#[test]
+fn switching_modes_removes_the_other_modes_files() {
+    use super::run_mode::*;
+    let f = Fixture::new();
+    f.create_shaped("c1", timer_shape());
+
+    let daemon = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Daemon),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(daemon.changed);
+    // Interval, splay and phase are kept from the timer mode.
+    let shape = &daemon.clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Daemon));
+    assert_eq!(
+        (
+            shape.runinterval,
+            shape.splay,
+            shape.phase_index,
+            shape.phase_count
+        ),
+        (Some(600), Some(20), Some(1), Some(4))
+    );
+    for gone in [AGENT_SERVICE, AGENT_TIMER_LINK] {
+        assert!(
+            fs::symlink_metadata(f.in_units(gone)).is_err(),
+            "{gone} should be gone"
+        );
+    }
+    assert_eq!(
+        f.link_in_units(AGENT_TIMER).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
+    for there in [PHASE_TIMER, PHASE_SERVICE, PHASE_DROPIN, PHASE_TIMER_LINK] {
+        assert!(
+            fs::symlink_metadata(f.in_units(there)).is_ok(),
+            "{there} missing"
+        );
+    }
+    // puppet.service is named (past any mask in the clone's own tree) and enabled.
+    for link in [PUPPET_SERVICE, PUPPET_SERVICE_WANTS] {
+        assert_eq!(
+            f.link_in_units(link).as_deref(),
+            Some(Path::new(PUPPET_UNIT_FILE))
+        );
+    }
+    let conf = f.read(&format!("{CONFIG_C1}/puppet.conf"));
+    assert!(
+        conf.ends_with("[agent]\nruninterval = 600\nsplay = true\nsplaylimit = 20\n"),
+        "{conf}"
+    );
+    assert_eq!(
+        crate::clone::puppet_conf::parse(&conf).server.as_deref(),
+        Some("puppet.example.com")
+    );
+
+    let manual = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Manual),
+            ..ShapeRequest::default()
+        },
+    );
+    let shape = &manual.clone.shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Manual));
+    assert_eq!(
+        (shape.runinterval, shape.splay, shape.phase_index),
+        (None, None, None)
+    );
+    assert_eq!(
+        f.link_in_units(PUPPET_SERVICE).as_deref(),
+        Some(Path::new("/dev/null"))
+    );
+    for gone in [PHASE_SERVICE, PHASE_DROPIN, PHASE_TIMER_LINK, AGENT_SERVICE] {
+        assert!(fs::symlink_metadata(f.in_units(gone)).is_err(), "{gone}");
+    }
+    for masked in [PHASE_TIMER, AGENT_TIMER] {
+        assert_eq!(
+            f.link_in_units(masked).as_deref(),
+            Some(Path::new("/dev/null"))
+        );
+    }
+    assert!(!f
+        .read(&format!("{CONFIG_C1}/puppet.conf"))
+        .contains("[agent]"));
+    // A clone made without shape flags has no run files: its mode reads as null.
+    f.create("c2", false);
+    let c2 = describe_one(&f.ctx(), "c2").unwrap();
+    assert_eq!(c2.shape.run_mode, None);
+}
+
+#[test]
+fn limits_are_a_host_drop_in_reloaded_read_back_and_removed() {
+    let f = Fixture::new();
+    let dropin = "/etc/systemd/system/puppet-clone-army@c1.service.d/50-limits.conf";
+    let created = f.create_shaped(
+        "c1",
+        ShapeRequest {
+            memory_max: Some("512M".into()),
+            cpu_quota: Some("50%".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert_eq!(created.clone.shape.memory_max.as_deref(), Some("512M"));
+    assert_eq!(created.clone.shape.cpu_quota.as_deref(), Some("50%"));
+    assert!(f.read(dropin).contains("\nMemoryMax=512M\nCPUQuota=50%\n"));
+
+    // configure changes only the limits it names.
+    let before = f.actions().len();
+    let configured = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            tasks_max: Some("256".into()),
+            memory_max: Some("none".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(configured.changed);
+    let shape = &configured.clone.shape;
+    assert_eq!(
+        (
+            shape.memory_max.as_deref(),
+            shape.cpu_quota.as_deref(),
+            shape.tasks_max
+        ),
+        (None, Some("50%"), Some(256))
+    );
+    assert_eq!(f.actions()[before..], ["daemon_reload".to_owned()]);
+    // Unchanged limits: no reload.
+    let before = f.actions().len();
+    let again = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            tasks_max: Some("256".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(!again.changed);
+    assert_eq!(f.actions().len(), before);
+
+    f.configure_shape(
+        "c1",
+        ShapeRequest {
+            cpu_quota: Some("none".into()),
+            tasks_max: Some("none".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(!f.path(dropin).exists());
+
+    f.configure_shape(
+        "c1",
+        ShapeRequest {
+            tasks_max: Some("64".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(f.path(dropin).exists());
+    remove(&f.ctx(), &["c1".to_owned()]).unwrap();
+    assert!(!f.path(dropin).exists());
+    assert!(!f.path(dropin).parent().unwrap().exists());
+}
+
+#[test]
+fn bad_shape_values_are_refused_before_anything_is_written() {
+    let f = Fixture::new();
+    let facts = f.root.join("facts.json");
+    fs::write(&facts, r#"{"Bad-Name": 1}"#).unwrap();
+    for (shape, field) in [
+        (
+            ShapeRequest {
+                runinterval: Some(59),
+                ..ShapeRequest::default()
+            },
+            "runinterval",
+        ),
+        (
+            ShapeRequest {
+                phase_index: Some(2),
+                phase_count: Some(2),
+                ..ShapeRequest::default()
+            },
+            "phase-index",
+        ),
+        (
+            ShapeRequest {
+                memory_max: Some("1G\nExecStartPre=/bin/false".into()),
+                ..ShapeRequest::default()
+            },
+            "memory-max",
+        ),
+        (
+            ShapeRequest {
+                facts_file: Some(facts.clone()),
+                ..ShapeRequest::default()
+            },
+            "facts-file",
+        ),
+        (
+            ShapeRequest {
+                churn_percent: Some(101),
+                ..ShapeRequest::default()
+            },
+            "churn-percent",
+        ),
+    ] {
+        let request = CloneRequest {
+            name: "c1".into(),
+            base: "debian-12".into(),
+            master: Some("m.example.com".into()),
+            certname: "c1.example.com".into(),
+            start: false,
+            ..Default::default()
+        };
+        match create_with(&f.ctx(), &request, &shape) {
+            Err(crate::protocol::error::Error::InvalidArgument { field: got, .. }) => {
+                assert_eq!(got, field)
+            }
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    assert!(!f.path("/var/lib/puppet-clone-army/.lock").exists());
+    assert!(!f.path(UPPER_C1).exists());
+}
+
+#[test]
+fn facts_are_given_to_the_clone_read_back_and_removed() {
+    use super::facts::{FACTS_JSON, GENERATED_SCRIPT};
+    let f = Fixture::new();
+    let in_facts = |name: &str| f.path(&format!("{CONFIG_C1}/facts.d/{name}"));
+    let facts = f.root.join("facts.json");
+    fs::write(&facts, r#"{"role": "web", "tier": 3, "canary": false}"#).unwrap();
+    let created = f.create_shaped(
+        "c1",
+        ShapeRequest {
+            facts_file: Some(facts.clone()),
+            generated_facts: Some(500),
+            churn_percent: Some(15),
+            ..ShapeRequest::default()
+        },
+    );
+    let shape = &created.clone.shape;
+    assert_eq!(
+        serde_json::Value::Object(shape.facts.clone()),
+        serde_json::json!({"role": "web", "tier": 3, "canary": false})
+    );
+    assert_eq!(
+        (shape.generated_facts, shape.churn_percent),
+        (500, Some(15))
+    );
+    assert_eq!(mode(&in_facts(GENERATED_SCRIPT)), 0o755);
+    assert_eq!(mode(&in_facts(FACTS_JSON)), 0o644);
+
+    // Only the churn changes; the count is kept.
+    let shape = f
+        .configure_shape(
+            "c1",
+            ShapeRequest {
+                churn_percent: Some(50),
+                ..ShapeRequest::default()
+            },
+        )
+        .clone
+        .shape;
+    assert_eq!(
+        (shape.generated_facts, shape.churn_percent),
+        (500, Some(50))
+    );
+    assert!(fs::read_to_string(in_facts(GENERATED_SCRIPT))
+        .unwrap()
+        .contains("\nchurn=250\n"));
+
+    fs::write(&facts, "{}").unwrap();
+    let shape = f
+        .configure_shape(
+            "c1",
+            ShapeRequest {
+                facts_file: Some(facts),
+                generated_facts: Some(0),
+                ..ShapeRequest::default()
+            },
+        )
+        .clone
+        .shape;
+    assert!(shape.facts.is_empty());
+    assert_eq!((shape.generated_facts, shape.churn_percent), (0, None));
+    assert!(!in_facts(FACTS_JSON).exists());
+    assert!(!in_facts(GENERATED_SCRIPT).exists());
+}
+
+/// A running clone is written nothing: its run units change on the host, for its next
+/// start.
+#[test]
+fn run_mode_of_a_running_clone_changes_on_the_host_only() {
+    let f = Fixture::new();
+    f.create("c1", true);
+    f.mount(&["c1"]);
+    f.configure_shape("c1", timer_shape());
+    assert!(f.in_units(super::run_mode::AGENT_TIMER).exists());
+    assert!(!f.path("/var/lib/machines/c1/etc").exists());
+    assert_eq!(fs::read_dir(f.path(UPPER_C1)).unwrap().count(), 0);
+}
