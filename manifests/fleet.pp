@@ -118,4 +118,9 @@ class clone_army::fleet (
       helper => $helper,
     }
   }
+
+  # After every clone above (it requires them by itself): the removals,
+  # restarts and starts they queued, one helper call each; a clone that
+  # fails there fails this resource, and so the run.
+  clone_army_fleet { 'clone_army': }
 }

@@ -65,6 +65,8 @@ describe 'clone_army' do
             )
           end
           is_expected.to have_clone_army_clone_resource_count(2)
+          # One resource does the clones' batched starts, after all of them (its autorequire).
+          is_expected.to contain_clone_army_fleet('clone_army')
         end
 
         it 'installs the helper before the fleet' do

@@ -15,8 +15,9 @@ module PuppetX
     #   together is queued here: a new clone to start, a running clone to
     #   restart (a changed run mode, interval, certname or apply source is
     #   read only at boot), a clone to remove.
-    # - post_resource_eval: once, after every clone resource; #run empties
-    #   the batch in this order: one `clone remove` of the removals, one
+    # - the clone_army_fleet resource, which requires every clone (or, in a
+    #   run without one, post_resource_eval, once after every clone
+    #   resource): #run empties the batch in this order: one `clone remove` of the removals, one
     #   `clone stop` of the clones to restart, then one `clone start
     #   --ramp-up N` of the new and the restarted clones, N the largest
     #   ramp_up asked for. The helper spreads the starts over N seconds in
@@ -67,6 +68,19 @@ module PuppetX
         @starts.empty? && @restarts.empty? && @removals.empty?
       end
 
+      # What is queued, in words ("removed clone4; restarted clone1; started
+      # clone2, clone3 over 30 s").
+      def summary
+        over = ramp_up_text
+        [
+          ['removed', @removals, ''],
+          ['restarted', @restarts.map(&:first), over],
+          ['started', @starts.map(&:first), over],
+        ].reject { |_, providers, _| providers.empty? }
+          .map { |verb, providers, tail| "#{verb} #{providers.map(&:name).join(', ')}#{tail}" }
+          .join('; ')
+      end
+
       # Does the queued work and empties the batch. Returns the Failures.
       def run
         failures = run_removals
@@ -92,6 +106,11 @@ module PuppetX
       end
 
       private
+
+      def ramp_up_text
+        ramp_up = (@starts + @restarts).map(&:last).max.to_i
+        ramp_up.positive? ? " over #{ramp_up} s" : ''
+      end
 
       # (Providers of one class are all == to each other: compare identities.)
       def queued?(providers, provider)

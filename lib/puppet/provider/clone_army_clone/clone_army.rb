@@ -195,44 +195,29 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # Puppet calls this once per run for this provider, after all clones are
-  # evaluated: the batch does what was queued (removals, then restarts and
-  # starts, see PuppetX::CloneArmy::Batch).
+  # evaluated. With a clone_army_fleet resource in the catalog the batch is
+  # empty by now (that resource did the work and failed for a failure);
+  # without one (`puppet resource clone_army_clone ...`) it is done here, and
+  # a failure ends the call, after every clone was tried.
   def self.post_resource_eval
-    report_failures(batch.run)
+    messages = log_failures(batch.run)
+    raise Puppet::Error, messages.join('; ') unless messages.empty?
   end
 
   # Removes the queued clones with one `clone remove`. Also called before a
   # base is removed (clone_army_base's provider), so that its clones are
-  # gone by then. Returns the failures that could not be put into a report.
+  # gone by then. Returns the failures' messages.
   def self.flush_removals
-    batch.run_removals.filter_map { |failure| failure.provider.batch_failed(failure.verb, failure.error) }
+    log_failures(batch.run_removals)
   end
 
-  # Logs each failure against its clone; outside a transaction's report (no
-  # status to mark), the failures end the call, after every clone was tried.
-  def self.report_failures(failures)
-    unreported = failures.filter_map { |failure| failure.provider.batch_failed(failure.verb, failure.error) }
-    raise Puppet::Error, unreported.join('; ') unless unreported.empty?
-  end
-
-  # A queued start, restart or removal that failed: an error logged against
-  # the clone, and the clone's status in this run's report marked failed, so
-  # that the run is reported as failed. Returns the message when there is
-  # no such status.
-  def batch_failed(verb, error)
-    message = "Could not #{verb} clone #{name}: #{error.message}"
-    resource.err(message)
-    status = self.class.report&.resource_statuses&.[](resource.to_s)
-    return message unless status
-
-    status.fail_with_event(message)
-    nil
-  end
-
-  # The report of the transaction that is being applied: it is a log
-  # destination while the transaction runs (Puppet::Resource::Catalog#apply).
-  def self.report
-    Puppet::Util::Log.destinations.keys.find { |destination| destination.is_a?(Puppet::Transaction::Report) }
+  # Logs each failure as an error against its clone; returns the messages.
+  def self.log_failures(failures)
+    failures.map do |failure|
+      message = "Could not #{failure.verb} clone #{failure.provider.name}: #{failure.error.message}"
+      failure.provider.resource&.err(message)
+      message
+    end
   end
 
   # Takes in the answer of `clone start|stop`: the clone as the helper

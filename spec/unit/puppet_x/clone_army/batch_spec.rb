@@ -48,6 +48,7 @@ describe PuppetX::CloneArmy::Batch do
     batch.start(created, 30)
     batch.restart(restarted, 60)
     batch.remove(gone)
+    expect(batch.summary).to eq('removed c0; restarted c1 over 60 s; started c2 over 60 s')
     expect(batch.run).to eq([])
     expect(calls).to eq([['remove', ['c0'], {}], ['stop', ['c1'], {}], ['start', ['c2', 'c1'], { ramp_up: 60 }]])
     expect([restarted.state, created.state]).to eq([:running, :running])

@@ -420,17 +420,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect(providers.map(&:state)).to eq([:stopped, :stopped, :running])
       end
 
-      it 'marks that clone failed in the run\'s report' do
+      it 'logs the failure against that clone' do
         providers
         expect_wave_failure
-        report = Puppet::Transaction::Report.new
-        status = Puppet::Resource::Status.new(providers[1].resource)
-        report.add_resource_status(status)
-        Puppet::Util::Log.with_destination(report) { described_class.post_resource_eval }
-        expect(status.failed).to be true
-        expect(status.events.map(&:message)).to include(%r{Could not start clone clone2})
-        expect(report.logs.map(&:message)).to include(%r{Could not start clone clone2})
-        expect(report.logs.find { |log| log.message.include?('clone2') }.level).to eq(:err)
+        expect(providers[1].resource).to receive(:err).with(%r{Could not start clone clone2: })
+        expect { described_class.post_resource_eval }.to raise_error(Puppet::Error)
       end
     end
   end
@@ -737,7 +731,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       apply(clone_resource('clone2', ensure: 'present', run_mode: 'timer', runinterval: 1800, phase_index: 1, phase_count: 2))
     end
 
-    it 'creates many clones, then starts them together, and fails the run for a clone that does not start' do
+    it 'creates many clones, then the fleet starts them together, and fails the run for a clone that does not start' do
       expect_helper(['clone', 'list'], 'clone_list_empty.json')
       ['clone1', 'clone2'].each do |name|
         expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
@@ -751,12 +745,18 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       ['clone1', 'clone2'].each do |name|
         catalog.add_resource(clone_resource(name, full.merge(ensure: 'present', certname: "#{name}.loadhost.example.com")))
       end
+      catalog.add_resource(Puppet::Type.type(:clone_army_fleet).new(name: 'clones'))
       transaction = catalog.apply
       transaction.report.finalize_report
       statuses = transaction.report.resource_statuses
       expect(statuses['Clone_army_clone[clone1]'].failed).to be false
-      expect(statuses['Clone_army_clone[clone2]'].failed).to be true
+      expect(statuses['Clone_army_fleet[clones]'].failed).to be true
       expect(transaction.report.status).to eq('failed')
+      expect(transaction.report.exit_status & 4).to eq(4)
+      errors = transaction.report.logs.select { |log| log.level == :err }
+      # The error is logged against the clone that failed, and fails the fleet.
+      expect(errors.find { |log| log.source == '/Clone_army_clone[clone2]' }&.message).to match(%r{Could not start clone clone2})
+      expect(errors.find { |log| log.source.start_with?('/Clone_army_fleet[clones]') }&.message).to match(%r{Could not start clone clone2})
     end
 
     def notifying(target)
