@@ -15,22 +15,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde::Deserialize;
-
-#[derive(Debug, Deserialize)]
-struct Envelope {
-    protocol: u32,
-    ok: bool,
-    result: Option<serde_json::Value>,
-    error: Option<ErrorBody>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ErrorBody {
-    kind: String,
-    message: String,
-    field: Option<String>,
-}
+use clone_army::protocol::answers::Envelope;
 
 /// One entry of the tree: what it is, its mode, and its content (hashed) or target.
 #[derive(Debug, PartialEq, Eq)]
@@ -504,7 +489,7 @@ fn refused_inputs_change_nothing_and_say_what_is_allowed() {
         assert_eq!(output.status.code(), Some(expect.exit), "{case}");
         let stdout = String::from_utf8(output.stdout).unwrap();
         assert_eq!(stdout.lines().count(), 1, "{case}: {stdout:?}");
-        let envelope: Envelope = serde_json::from_str(&stdout).unwrap();
+        let envelope: Envelope<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
         assert_eq!(envelope.protocol, 1);
         assert!(!envelope.ok && envelope.result.is_none(), "{case}");
         let error = envelope.error.expect("error body");

@@ -1,5 +1,5 @@
 //! Runs the built binary the way the providers do, and decodes its stdout back into
-//! typed structs (the protocol's, mirrored here: the helper is a binary crate).
+//! the protocol's own types (from the library), as a Rust caller would.
 
 mod common;
 
@@ -9,31 +9,7 @@ use std::process::{Command, Output};
 
 use serde::Deserialize;
 
-#[derive(Debug, Deserialize)]
-struct Envelope<T> {
-    protocol: u32,
-    ok: bool,
-    result: Option<T>,
-    error: Option<ErrorBody>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ErrorBody {
-    kind: String,
-    message: String,
-    field: Option<String>,
-    causes: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct CloneList {
-    clones: Vec<serde_json::Value>,
-}
-
-#[derive(Debug, Deserialize)]
-struct BaseList {
-    bases: Vec<serde_json::Value>,
-}
+use clone_army::protocol::answers::{BaseList, CloneList, Envelope, ErrorBody, Report, RunStatus};
 
 fn run(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_clone-army"))
@@ -350,31 +326,6 @@ fn non_root_is_refused_for_every_verb() {
 
 // --- report ---------------------------------------------------------------------------------
 
-#[derive(Debug, Deserialize)]
-struct Report {
-    states_known: bool,
-    systemd_error: Option<String>,
-    clones: Vec<ReportClone>,
-    fleet: Fleet,
-    server: Option<serde_json::Value>,
-}
-
-#[derive(Debug, Deserialize)]
-struct ReportClone {
-    name: String,
-    state: String,
-    status: String,
-    total_time: Option<f64>,
-    failed_resources: Option<u64>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Fleet {
-    clones: usize,
-    by_status: std::collections::BTreeMap<String, usize>,
-    silent: Vec<String>,
-}
-
 /// A root with two clones as `clone create` leaves them on disk (mount unit, upper layer),
 /// one of which has run, written by hand so the test needs no systemd.
 fn fake_fleet() -> tempfile::TempDir {
@@ -444,8 +395,8 @@ fn report_reads_the_fleet_without_systemd() {
     assert_eq!(report.clones[0].failed_resources, Some(1));
     assert!(report.clones[0].total_time.is_some());
     assert_eq!(report.fleet.clones, 2);
-    assert_eq!(report.fleet.by_status["failed"], 1);
-    assert_eq!(report.fleet.by_status["never"], 1);
+    assert_eq!(report.fleet.by_status[&RunStatus::Failed], 1);
+    assert_eq!(report.fleet.by_status[&RunStatus::Never], 1);
     // Never run, but its mount unit was just written: not silent (yet).
     assert!(!report.fleet.silent.iter().any(|c| c == "army-2"));
     assert!(report.server.is_none());
@@ -516,8 +467,8 @@ fn report_with_a_server_that_does_not_answer_still_succeeds() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let report = envelope::<Report>(&output).result.unwrap();
     let server = report.server.unwrap();
-    assert_eq!(server["ok"], serde_json::json!(false));
-    assert!(server["error"].as_str().unwrap().contains("127.0.0.1:1"));
+    assert!(!server.ok);
+    assert!(server.error.unwrap().contains("127.0.0.1:1"));
     assert_eq!(report.clones.len(), 2);
 }
 
@@ -622,7 +573,8 @@ fn report_asks_the_server_over_verified_tls() {
             ],
         );
         assert_eq!(output.status.code(), Some(0), "{output:?}");
-        envelope::<Report>(&output).result.unwrap().server.unwrap()
+        // As the wire has it: the field names are part of the protocol.
+        serde_json::to_value(envelope::<Report>(&output).result.unwrap().server.unwrap()).unwrap()
     };
 
     let view = ask(format!("localhost:{}", server.port), &ca);

@@ -5,38 +5,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use serde::Deserialize;
-
-#[derive(Debug, Deserialize)]
-struct Envelope {
-    ok: bool,
-    result: Option<HostReport>,
-}
-
-#[derive(Debug, Deserialize)]
-struct HostReport {
-    limits: Vec<Limit>,
-    sysctl_file_present: bool,
-    memory_total_bytes: Option<u64>,
-    capacity: Option<Capacity>,
-    memory_error: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Limit {
-    name: String,
-    current: Option<u64>,
-    wanted: u64,
-    applied: bool,
-    caps_clones: Option<u64>,
-    error: Option<String>,
-}
-
-#[derive(Debug, Deserialize, PartialEq)]
-struct Capacity {
-    daemon: u64,
-    timer: u64,
-}
+use clone_army::protocol::answers::{Capacity, Envelope, ErrorBody, HostReport};
 
 fn run(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_clone-army"))
@@ -84,7 +53,7 @@ fn host_limits_reports_limits_and_capacity_and_changes_nothing() {
 
     let output = run(root.path(), &["host", "limits"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let envelope: Envelope = serde_json::from_slice(&output.stdout).unwrap();
+    let envelope: Envelope<HostReport> = serde_json::from_slice(&output.stdout).unwrap();
     assert!(envelope.ok);
     let report = envelope.result.unwrap();
     assert_eq!(report.memory_total_bytes, Some(24 * 1024 * 1024 * 1024));
@@ -124,24 +93,11 @@ fn host_limits_reports_limits_and_capacity_and_changes_nothing() {
     assert_eq!(tree(root.path()), before);
 }
 
-#[derive(Debug, Deserialize)]
-struct Failure {
-    ok: bool,
-    error: FailureError,
-}
-
-#[derive(Debug, Deserialize)]
-struct FailureError {
-    kind: String,
-    message: String,
-    field: Option<String>,
-}
-
-fn failure(output: &Output) -> FailureError {
-    let envelope: Failure = serde_json::from_slice(&output.stdout)
+fn failure(output: &Output) -> ErrorBody {
+    let envelope: Envelope<serde_json::Value> = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("not a failure envelope ({e}): {output:?}"));
     assert!(!envelope.ok);
-    envelope.error
+    envelope.error.expect("an error body")
 }
 
 #[test]

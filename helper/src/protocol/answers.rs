@@ -492,14 +492,14 @@ pub struct LimitStatus {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capacity {
     pub daemon: u64,
     pub timer: u64,
 }
 
 /// `clone-army host limits`: the limits and the capacity, read-only.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct HostReport {
     pub limits: Vec<LimitStatus>,
     pub sysctl_file: String,

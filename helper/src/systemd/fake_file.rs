@@ -81,18 +81,6 @@ pub fn read_state(path: &Path) -> Result<FakeState, String> {
     }
 }
 
-/// fnmatch with `*` only, and `\` escaping the next character (as `literal_pattern`).
-fn glob_match(pattern: &[char], name: &[char]) -> bool {
-    match pattern.split_first() {
-        None => name.is_empty(),
-        Some(('*', rest)) => (0..=name.len()).any(|i| glob_match(rest, &name[i..])),
-        Some(('\\', rest)) if !rest.is_empty() => {
-            name.first() == Some(&rest[0]) && glob_match(&rest[1..], &name[1..])
-        }
-        Some((c, rest)) => name.first() == Some(c) && glob_match(rest, &name[1..]),
-    }
-}
-
 impl Systemd for FileSystemd {
     fn start_unit(&self, unit: &str) -> Result<(), SystemdError> {
         self.update(|s| {
@@ -148,14 +136,10 @@ impl Systemd for FileSystemd {
 
     fn unit_states(&self, patterns: &[String]) -> Result<BTreeMap<String, String>, SystemdError> {
         let state = read_state(&self.path).map_err(|e| self.error(e))?;
-        let patterns: Vec<Vec<char>> = patterns.iter().map(|p| p.chars().collect()).collect();
         Ok(state
             .states
             .into_iter()
-            .filter(|(unit, _)| {
-                let name: Vec<char> = unit.chars().collect();
-                patterns.iter().any(|p| glob_match(p, &name))
-            })
+            .filter(|(unit, _)| patterns.iter().any(|p| super::glob_match(p, unit)))
             .collect())
     }
 

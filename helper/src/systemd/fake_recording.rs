@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use super::{Systemd, SystemdError};
+use super::{glob_match, Systemd, SystemdError};
 
 /// Records every call and keeps unit states in memory: started units become `active`,
 /// stopped ones `inactive`, unless the test said otherwise.
@@ -34,23 +34,6 @@ impl RecordingSystemd {
             .borrow_mut()
             .insert(unit.to_owned(), state.to_owned());
     }
-}
-
-/// fnmatch with `*` only, and `\\` escaping the next character (as [`literal_pattern`]).
-pub fn glob_match(pattern: &str, name: &str) -> bool {
-    fn chars(pattern: &[char], name: &[char]) -> bool {
-        match pattern.split_first() {
-            None => name.is_empty(),
-            Some(('*', rest)) => (0..=name.len()).any(|i| chars(rest, &name[i..])),
-            Some(('\\', rest)) if !rest.is_empty() => {
-                name.first() == Some(&rest[0]) && chars(&rest[1..], &name[1..])
-            }
-            Some((c, rest)) => name.first() == Some(c) && chars(rest, &name[1..]),
-        }
-    }
-    let pattern: Vec<char> = pattern.chars().collect();
-    let name: Vec<char> = name.chars().collect();
-    chars(&pattern, &name)
 }
 
 impl Systemd for RecordingSystemd {

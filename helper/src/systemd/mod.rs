@@ -106,10 +106,27 @@ pub fn literal_pattern(unit: &str) -> String {
     out
 }
 
+/// fnmatch with `*` only, and `\\` escaping the next character (as [`literal_pattern`]
+/// writes them): how systemd matches the patterns the fakes are given.
+pub fn glob_match(pattern: &str, name: &str) -> bool {
+    fn chars(pattern: &[char], name: &[char]) -> bool {
+        match pattern.split_first() {
+            None => name.is_empty(),
+            Some(('*', rest)) => (0..=name.len()).any(|i| chars(rest, &name[i..])),
+            Some(('\\', rest)) if !rest.is_empty() => {
+                name.first() == Some(&rest[0]) && chars(&rest[1..], &name[1..])
+            }
+            Some((c, rest)) => name.first() == Some(c) && chars(rest, &name[1..]),
+        }
+    }
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    chars(&pattern, &name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::deadline::with_deadline;
-    use super::fake_recording::glob_match;
     use super::journal::run_bounded;
     use super::*;
     use std::time::Instant;
