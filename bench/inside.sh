@@ -19,7 +19,7 @@ SERVER_NAME=${SERVER_NAME:-puppet}
 REPORT_DIR=/var/lib/puppetserver/reports
 
 # The cgroup2 tree: /sys/fs/cgroup, or its unified/ part on a hybrid (v1) host
-# such as these machines, where only it has usage_usec for every cgroup.
+# (systemd's "hybrid" layout), where only it has usage_usec for every cgroup.
 cgroup2_root() {
   if [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
     printf '/sys/fs/cgroup/unified\n'

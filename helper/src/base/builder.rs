@@ -1,7 +1,7 @@
 //! How a base's root file system is built, per OS family: the exact sequence of commands
 //! (a pure function of the [`BuildSpec`], snapshot-tested) and the finishing steps.
 //!
-//! - Debian and Ubuntu: `debootstrap` (run for real on this project's Debian test machines).
+//! - Debian and Ubuntu: `debootstrap` (README, "Tested here", says which builders are run for real).
 //! - RHEL, Rocky, AlmaLinux, CentOS Stream 8/9: `dnf --installroot` (untested here).
 //! - SLES and openSUSE Leap 15: `zypper --root` (untested here).
 //!
