@@ -21,6 +21,22 @@ RSpec.describe 'class clone_army on a sandbox host' do
 
   let(:certnames) { clones.map { |c| "#{c}.#{host_certname}" } }
 
+  context 'a --noop run before the first apply (no helper on the host yet)' do
+    it 'previews the base and the clones it would create, and changes nothing' do
+      result = on_sandbox('puppet', 'apply', '--noop', '--detailed-exitcodes', '--color=false', '-e', manifest,
+                          timeout: 600)
+      # 0 or 2: --noop reports no changes applied; a failed prefetch would be 4 or 6.
+      expect([0, 2]).to include(result.exitstatus), result.to_s
+      expect(result.output).to match(%r{Clone_army_base\[[^\]]+\]/ensure: current_value '?absent'?, should be '?present'? \(noop\)}),
+                               result.to_s
+      clones.each do |clone|
+        expect(result.output).to match(%r{Clone_army_clone\[#{clone}\]/ensure: current_value '?absent'?, should be}), result.to_s
+      end
+      expect(result.output).not_to match(%r{Could not prefetch}), result.to_s
+      expect(on_sandbox('test', '-e', '/usr/local/sbin/clone-army', timeout: 30).exitstatus).to eq(1)
+    end
+  end
+
   context 'first apply' do
     before(:all) { @first = SandboxHarness.apply(manifest, timeout: first_apply_timeout) }
 

@@ -59,6 +59,18 @@ module PuppetX
 
       # The helper for a prefetch: the `helper` parameter of the resources in
       # the catalog (class clone_army gives all of them the same one).
+      # What a prefetch lists: `verb`'s list, or, in a --noop run on a host
+      # the class has not yet given the helper (it would install it in this
+      # run), nothing, so that the run previews the fleet it would create.
+      def self.listing_for_preview(resources, verb)
+        for_resources(resources).public_send(verb)
+      rescue HelperError => e
+        raise unless e.kind == 'helper-missing' && Puppet[:noop]
+
+        Puppet.notice("clone_army: #{e.message.split(':').first}; in this --noop run every clone and base is shown as new")
+        []
+      end
+
       def self.for_resources(resources)
         paths = resources.values.map { |resource| resource[:helper] }.compact.uniq
         Puppet.warning("clone_army: resources name different helpers (#{paths.join(', ')}); listing with #{paths.first}") if paths.size > 1

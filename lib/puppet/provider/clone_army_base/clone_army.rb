@@ -29,7 +29,7 @@ Puppet::Type.type(:clone_army_base).provide(:clone_army) do
   end
 
   def self.prefetch(resources)
-    bases = PuppetX::CloneArmy::Helper.for_resources(resources).base_list
+    bases = PuppetX::CloneArmy::Helper.listing_for_preview(resources, :base_list)
     bases.each do |base|
       resource = resources[base['name']]
       resource.provider = new(from_helper(base)) if resource

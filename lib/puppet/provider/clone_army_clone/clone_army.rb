@@ -61,7 +61,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   def self.prefetch(resources)
-    clones = PuppetX::CloneArmy::Helper.for_resources(resources).clone_list
+    clones = PuppetX::CloneArmy::Helper.listing_for_preview(resources, :clone_list)
     clones.each do |clone|
       resource = resources[clone['name']]
       resource.provider = new(from_helper(clone)) if resource

@@ -190,6 +190,25 @@ describe PuppetX::CloneArmy::Helper do
       }
     end
 
+    describe 'a prefetch on a host without the helper' do
+      let(:resources) do
+        { 'clone1' => Puppet::Type.type(:clone_army_clone).new(name: 'clone1', helper: File.join(@helper_dir, 'nope', 'clone-army')) }
+      end
+
+      it 'lists nothing in a --noop run, so that the run previews the fleet' do
+        Puppet[:noop] = true
+        expect(Puppet).to receive(:notice).with(%r{helper is not installed at .*/nope/clone-army; in this --noop run})
+        expect(described_class.listing_for_preview(resources, :clone_list)).to eq([])
+      ensure
+        Puppet[:noop] = false
+      end
+
+      it 'fails a real run, saying what to do' do
+        expect { described_class.listing_for_preview(resources, :clone_list) }
+          .to raise_error(PuppetX::CloneArmy::HelperError, %r{not installed at})
+      end
+    end
+
     it 'stops a helper that hangs at its time limit (an hour for a base build, 15 minutes otherwise)' do
       expect(described_class.timeout_for(['base', 'create', '--os', 'debian'])).to eq(3600)
       expect(described_class.timeout_for(['clone', 'list'])).to eq(900)
