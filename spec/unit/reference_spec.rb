@@ -1,0 +1,46 @@
+# frozen_string_literal: true
+
+require 'spec_helper'
+require 'json'
+
+# REFERENCE.md stays true to the code: every class parameter, type
+# attribute and task parameter has its entry.
+describe 'REFERENCE.md' do
+  root = File.expand_path('../..', __dir__)
+  reference = File.read(File.join(root, 'REFERENCE.md'))
+
+  # The text of one `### ` section, from its anchor to the next section.
+  section = lambda do |anchor|
+    start = reference.index(%(<a name="#{anchor}"></a>)) or raise "REFERENCE.md has no section #{anchor}"
+    rest = reference[start..]
+    rest[0, rest.index(%r{^#{'#'}{2,3} }, 1) || rest.size]
+  end
+
+  it 'documents every parameter of class clone_army' do
+    init = File.read(File.join(root, 'manifests/init.pp'))
+    params = init[%r{^class clone_army \((.*?)^\) \{}m, 1].scan(%r{^\s+\S.*?\$(\w+)\s*(?:=|,)}).flatten
+    expect(params).not_to be_empty
+    missing = params.reject { |param| reference.include?(%(<a name="-clone_army--#{param}"></a>)) }
+    expect(missing).to eq([])
+  end
+
+  ['clone_army_base', 'clone_army_clone', 'clone_army_fleet'].each do |name|
+    it "documents every attribute of type #{name}" do
+      type = Puppet::Type.type(name.to_sym)
+      text = section.call(name)
+      missing = type.validproperties.reject { |property| text.include?("##### `#{property}`") }
+      missing += type.parameters.reject { |param| text.include?(%(<a name="-#{name}--#{param}"></a>)) }
+      expect(missing).to eq([])
+    end
+  end
+
+  Dir[File.join(root, 'tasks', '*.json')].sort.each do |file|
+    task = "clone_army::#{File.basename(file, '.json')}"
+    it "documents every parameter of task #{task}" do
+      text = section.call(task.sub('::', '--'))
+      params = JSON.parse(File.read(file))['parameters'].keys
+      missing = params.reject { |param| text.include?("| `#{param}` |") }
+      expect(missing).to eq([])
+    end
+  end
+end
