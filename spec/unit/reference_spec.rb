@@ -13,7 +13,8 @@ describe 'REFERENCE.md' do
   section = lambda do |anchor|
     start = reference.index(%(<a name="#{anchor}"></a>)) or raise "REFERENCE.md has no section #{anchor}"
     rest = reference[start..]
-    rest[0, rest.index(%r{^#{'#'}{2,3} }, 1) || rest.size]
+    # Up to the next heading of level 2 or 3.
+    rest[0, rest.index(%r{^###? }, 1) || rest.size]
   end
 
   it 'documents every parameter of class clone_army' do
