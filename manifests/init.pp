@@ -110,7 +110,9 @@
 #   official repositories) or `pe` (Puppet Enterprise, from the primary
 #   server's `/packages/current/`, verified against `pe_ca_cert`). When
 #   undef: `pe` when the server is PE (`$server_facts['pe_serverversion']`
-#   is set, or the host has PE's `pe_server_version` fact), else `distro`.
+#   is set, or the host has PE's `pe_server_version` fact), else `distro` on
+#   Debian and Ubuntu and `openvox` elsewhere (only Debian and Ubuntu ship
+#   an agent package of their own).
 #   Under `bolt apply` or `puppet apply` on a plain agent there are no server
 #   facts, so give `pe` explicitly there. Used only when the base is built:
 #   changing it does not rebuild an existing base (see `clone_army_base`).
@@ -282,10 +284,15 @@ class clone_army (
   # PE's servers add pe_serverversion to the server facts; PE infrastructure
   # nodes also have the pe_server_version fact (Bolt, puppet apply).
   $server_is_pe = getvar('server_facts.pe_serverversion') =~ NotUndef or $facts['pe_server_version'] =~ NotUndef
+  # Only Debian and Ubuntu ship a puppet-agent package of their own; the
+  # helper refuses `distro` elsewhere, and OpenVox's repositories are public.
   $_puppet_source = $puppet_source ? {
     undef   => $server_is_pe ? {
       true    => 'pe',
-      default => 'distro',
+      default => $facts['os']['family'] ? {
+        'Debian' => 'distro',
+        default  => 'openvox',
+      },
     },
     default => $puppet_source,
   }

@@ -54,6 +54,12 @@ describe 'clone_army' do
           is_expected.to contain_clone_army_base(base).with(ensure: 'present', helper: '/usr/local/sbin/clone-army')
         end
 
+        # Only Debian and Ubuntu ship a puppet-agent package of their own.
+        it 'builds the base from an agent source the host OS has' do
+          source = os_facts[:os]['family'] == 'Debian' ? 'distro' : 'openvox'
+          is_expected.to contain_clone_army_base(base).with_puppet_source(source)
+        end
+
         it 'declares clone1..2 pointed at the master, with certnames under the host certname' do
           [1, 2].each do |index|
             is_expected.to contain_clone_army_clone("clone#{index}").with(
