@@ -30,7 +30,7 @@ use crate::systemd::units::CloneMount;
 
 use self::last_report::{statedirs_for, REPORT_FILE};
 use self::stats::{is_silent, Distribution};
-use self::summary::{parse, publicdirs_for, LastRun, RunStatus, SUMMARY_FILE};
+use self::summary::{parse, summary_dirs_for, LastRun, RunStatus, SUMMARY_FILE};
 
 /// The most read of a clone's run summary (Puppet's is about 1 KiB).
 pub const MAX_SUMMARY_BYTES: u64 = 1024 * 1024;
@@ -132,8 +132,8 @@ fn read_last_run(
     confdir: &str,
 ) -> (Option<String>, Option<Result<LastRun, String>>) {
     let tree = upper_tree(ctx, mount);
-    for publicdir in publicdirs_for(confdir) {
-        let relative = Path::new(publicdir).join(SUMMARY_FILE);
+    for dir in summary_dirs_for(confdir) {
+        let relative = Path::new(dir).join(SUMMARY_FILE);
         let relative = relative.to_string_lossy();
         let shown = Some(
             Path::new(&mount.upperdir)

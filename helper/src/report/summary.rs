@@ -21,7 +21,16 @@ pub const AIO_PUBLICDIR: &str = "/opt/puppetlabs/puppet/public";
 pub const AIO_CONFDIR: &str = "/etc/puppetlabs/puppet";
 pub const SUMMARY_FILE: &str = "last_run_summary.yaml";
 
-/// The summary's directories to try for a base with this confdir, most likely first.
+/// The summary's directories to try for a base with this confdir, most likely first:
+/// the `$publicdir`s, then the `$statedir`s, where agents before Puppet 7 (Debian 11's
+/// 5.5, say) wrote it.
+pub fn summary_dirs_for(confdir: &str) -> [&'static str; 4] {
+    let [public, other_public] = publicdirs_for(confdir);
+    let [state, other_state] = super::last_report::statedirs_for(confdir);
+    [public, other_public, state, other_state]
+}
+
+/// The `$publicdir`s to try for a base with this confdir, most likely first.
 pub fn publicdirs_for(confdir: &str) -> [&'static str; 2] {
     if confdir.trim_end_matches('/') == AIO_CONFDIR {
         [AIO_PUBLICDIR, DISTRO_PUBLICDIR]
@@ -269,6 +278,15 @@ mod tests {
     #[test]
     fn publicdir_follows_the_confdir() {
         assert_eq!(publicdirs_for("/etc/puppet")[0], DISTRO_PUBLICDIR);
+        assert_eq!(
+            summary_dirs_for("/etc/puppet"),
+            [
+                DISTRO_PUBLICDIR,
+                AIO_PUBLICDIR,
+                super::super::last_report::DISTRO_STATEDIR,
+                super::super::last_report::AIO_STATEDIR
+            ]
+        );
         assert_eq!(publicdirs_for("/etc/puppetlabs/puppet/")[0], AIO_PUBLICDIR);
     }
 }

@@ -323,6 +323,26 @@ fn aio_bases_keep_the_summary_under_opt() {
     );
 }
 
+/// Puppet before 7 (Debian 11's 5.5) wrote the summary to `$statedir`.
+#[test]
+fn older_agents_keep_the_summary_in_the_statedir() {
+    let f = Fleet::new();
+    f.clone("old1", "active", None);
+    let state = f
+        .layout
+        .fs("/var/lib/puppet-clone-army/old1-overlay/var/cache/puppet/state");
+    fs::create_dir_all(&state).unwrap();
+    fs::write(state.join("last_run_summary.yaml"), CHANGED).unwrap();
+    let r = f.report();
+    assert_eq!(r.clones[0].status, RunStatus::Changed);
+    assert_eq!(
+        r.clones[0].summary.as_deref(),
+        Some(
+            "/var/lib/puppet-clone-army/old1-overlay/var/cache/puppet/state/last_run_summary.yaml"
+        )
+    );
+}
+
 #[test]
 fn an_empty_fleet_reports_zeroes() {
     let f = Fleet::new();
