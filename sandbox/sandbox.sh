@@ -56,10 +56,6 @@ SERVER_ALIASES=${SERVER_ALIASES:-puppet2}
 SANDBOX_MODULE_PATH=/etc/puppet/code/modules/clone_army
 # The cached rootfs, read-only inside too: a ready lower layer for nested-clone smoke tests.
 SANDBOX_ROOTFS_INSIDE=/var/lib/clone-army-sandbox/rootfs
-# The kernel limits a fleet needs (README, "Kernel limits"). /proc/sys is read-only inside
-# the sandbox, so they are raised here, on the outer machine.
-INOTIFY_INSTANCES=8192
-INOTIFY_WATCHES=1048576
 PATH_INSIDE=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 # --- helpers ---------------------------------------------------------------
@@ -133,17 +129,22 @@ exec_in() {
     TERM="${TERM:-dumb}" "$@"
 }
 
+# The kernel limits a fleet needs, as the helper wants them (`clone-army host
+# limits`, README "Kernel limits"). /proc/sys is read-only inside the sandbox, so
+# they are raised here, on the outer machine, as the helper would on a real host.
 raise_kernel_limits() {
-  local key want have
-  for key in max_user_instances:$INOTIFY_INSTANCES max_user_watches:$INOTIFY_WATCHES; do
-    want=${key#*:}
-    key=/proc/sys/fs/inotify/${key%%:*}
+  local helper=$SANDBOX_REPO/files/clone-army name want key have
+  [ -x "$helper" ] || die "$helper is missing; run make build first"
+  # shellcheck disable=SC2016 # Ruby's interpolation, not the shell's.
+  local wanted='JSON.parse($stdin.read).fetch("result").fetch("limits").each { |l| puts "#{l["name"]} #{l["wanted"]}" }'
+  while read -r name want; do
+    key=/proc/sys/${name//.//}
     have=$(<"$key")
     if ((have < want)); then
-      log "raising ${key#/proc/sys/} from $have to $want (clones die without it)"
+      log "raising $name from $have to $want (a fleet needs it)"
       printf '%s\n' "$want" >"$key" || die "cannot raise $key; clones will fail to boot"
     fi
-  done
+  done < <("$helper" host limits | ruby -rjson -e "$wanted")
 }
 
 # --- up --------------------------------------------------------------------

@@ -292,9 +292,19 @@ fn temporary_files_of_a_killed_helper_are_swept() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "half").unwrap();
     }
-    scene.run(&["clone", "remove", "c1"]);
+    let output = scene.run(&["clone", "remove", "c1"]);
     assert_eq!(clone_paths(&scene), Vec::<String>::new());
     for leftover in leftovers {
         assert!(!scene.root.path().join(leftover).exists(), "{leftover}");
     }
+    // Each sweep is a warning in the answer, for callers that drop stderr.
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let warnings = answer["warnings"].as_array().cloned().unwrap_or_default();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("left by a clone-army that was killed")),
+        "{answer}"
+    );
 }

@@ -12,6 +12,7 @@ use crate::context::Context;
 use crate::protocol::answers;
 use crate::protocol::answers::Envelope;
 use crate::protocol::error::{Error, Result};
+use crate::protocol::warnings;
 use crate::report::render::Format;
 use crate::sys::escape;
 use crate::sys::paths::Layout;
@@ -42,7 +43,7 @@ pub fn run() -> i32 {
     }
     match dispatch(cli) {
         Ok(result) => {
-            answers::print(&Envelope::success(result));
+            answers::print(&Envelope::success(result).with_warnings(warnings::take()));
             0
         }
         Err(e) => fail(&e),
@@ -71,7 +72,9 @@ fn run_report(args: &ReportArgs) -> i32 {
     match result {
         Ok(report) => {
             match args.format {
-                Format::Json => answers::print(&Envelope::success(report)),
+                Format::Json => {
+                    answers::print(&Envelope::success(report).with_warnings(warnings::take()))
+                }
                 Format::Table => print_text(&report::render::table(&report)),
                 Format::Prometheus => print_text(&report::render::prometheus(&report)),
             }
@@ -101,7 +104,7 @@ fn check_root() -> Result<()> {
 
 fn fail(error: &Error) -> i32 {
     eprintln!("clone-army: {}", escape::visible(&error.to_string()));
-    answers::print(&Envelope::failure(error));
+    answers::print(&Envelope::failure(error).with_warnings(warnings::take()));
     error.exit_code()
 }
 

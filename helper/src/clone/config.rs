@@ -110,10 +110,7 @@ impl CloneConfig {
         }
         match self.tree.read_to_string(name, MAX_FILE_BYTES) {
             Err(e @ Error::UnsafePath { .. }) => {
-                eprintln!(
-                    "clone-army: {}",
-                    crate::sys::escape::visible(&e.to_string())
-                );
+                crate::protocol::warnings::warn(crate::sys::escape::visible(&e.to_string()));
                 Ok(None)
             }
             other => other,

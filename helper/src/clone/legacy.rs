@@ -71,10 +71,7 @@ impl LegacySettings {
         match self.tree.read_to_string(path, MAX_FILE_BYTES) {
             Ok(text) => text,
             Err(e) => {
-                eprintln!(
-                    "clone-army: {}",
-                    crate::sys::escape::visible(&e.to_string())
-                );
+                crate::protocol::warnings::warn(crate::sys::escape::visible(&e.to_string()));
                 None
             }
         }

@@ -22,11 +22,11 @@ pub fn ensure(ctx: &Context) -> Result<bool> {
     for mount in super::discover(layout)? {
         let confdir = super::confdir_of(layout, &mount.base())?;
         if super::legacy::move_over(layout, &mount.clone, &confdir)? {
-            eprintln!(
-                "clone-army: clone {} now gets its settings from {} (made by an older clone-army)",
+            crate::protocol::warnings::warn(format!(
+                "clone {} now gets its settings from {} (made by an older clone-army)",
                 mount.clone,
                 layout.config_dir(&mount.clone).display()
-            );
+            ));
         }
     }
     write_units(layout)

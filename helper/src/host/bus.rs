@@ -102,10 +102,10 @@ pub fn ensure(layout: &Layout, systemd: &dyn Systemd) -> BusLimits {
     }
     if let Some(error) = &status.error {
         let (name, _, wanted) = LIMITS[0];
-        eprintln!(
-            "clone-army: warning: the system bus's {name} may stay at its default, which holds \
+        crate::protocol::warnings::warn(format!(
+            "the system bus's {name} may stay at its default, which holds \
              about 100 running clones (a fleet needs {wanted}): {error}"
-        );
+        ));
     }
     status
 }

@@ -163,7 +163,9 @@ pub fn ensure(layout: &Layout) -> Vec<LimitStatus> {
         Err(e) => Some(e.to_string()),
     };
     if let Some(error) = file_error {
-        eprintln!("clone-army: warning: kernel limits will not persist across a reboot: {error}");
+        crate::protocol::warnings::warn(format!(
+            "kernel limits will not persist across a reboot: {error}"
+        ));
     }
     for (limit, status) in LIMITS.iter().zip(statuses.iter_mut()) {
         let Some(current) = status.current else {
@@ -184,7 +186,7 @@ pub fn ensure(layout: &Layout) -> Vec<LimitStatus> {
         }
     }
     for status in statuses.iter().filter(|s| !s.applied) {
-        eprintln!("clone-army: warning: {}", warning(status));
+        crate::protocol::warnings::warn(warning(status));
     }
     statuses
 }

@@ -23,6 +23,10 @@ pub struct Envelope<T> {
     pub result: Option<T>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,
+    /// What the helper warned about on the way (also said on stderr), for callers that
+    /// do not show stderr.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl<T> Envelope<T> {
@@ -32,7 +36,13 @@ impl<T> Envelope<T> {
             ok: true,
             result: Some(result),
             error: None,
+            warnings: Vec::new(),
         }
+    }
+
+    /// The answer with the invocation's warnings ([`super::warnings::take`]).
+    pub fn with_warnings(self, warnings: Vec<String>) -> Self {
+        Envelope { warnings, ..self }
     }
 }
 
@@ -43,6 +53,7 @@ impl Envelope<serde_json::Value> {
             ok: false,
             result: None,
             error: Some(ErrorBody::from(error)),
+            warnings: Vec::new(),
         }
     }
 }

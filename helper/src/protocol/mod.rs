@@ -1,6 +1,7 @@
-//! The wire: every answer the helper prints ([`answers`]) and every error it can fail
-//! with ([`error`]), as PROTOCOL.md documents them. The bottom layer: it uses nothing
+//! The wire: every answer the helper prints ([`answers`]), every error it can fail
+//! with ([`error`]) and the warnings it carries ([`warnings`]), as PROTOCOL.md documents them. The bottom layer: it uses nothing
 //! else in the crate, and everything else speaks through it.
 
 pub mod answers;
 pub mod error;
+pub mod warnings;

@@ -53,10 +53,10 @@ pub fn sweep(dir: &Path) -> Result<usize> {
             continue;
         }
         if remove_file(&entry.path())? {
-            eprintln!(
-                "clone-army: removed {}, left by a clone-army that was killed",
+            crate::protocol::warnings::warn(format!(
+                "removed {}, left by a clone-army that was killed",
                 entry.path().display()
-            );
+            ));
             removed += 1;
         }
     }

@@ -216,6 +216,7 @@ module PuppetX
           )
         end
 
+        warn_from(document, argv)
         case document['ok']
         when false then raise failure(document['error'], exitstatus, argv)
         when true then success(document, exitstatus, argv)
@@ -246,6 +247,14 @@ module PuppetX
         end
         malformed(argv, exitstatus, "not a JSON object: #{excerpt(text)}") unless document.is_a?(Hash)
         document
+      end
+
+      # The helper's warnings (its stderr is only debug output here) as
+      # Puppet warnings, so that a Puppet or PE user sees them.
+      def warn_from(document, argv)
+        Array(document['warnings']).each do |warning|
+          Puppet.warning("#{describe(argv)}: #{warning}")
+        end
       end
 
       def success(document, exitstatus, argv)

@@ -131,6 +131,19 @@ describe PuppetX::CloneArmy::Helper do
     end
   end
 
+  describe 'warnings in the answer' do
+    it 'become Puppet warnings naming the call, on success and on failure' do
+      answer = { protocol: 1, ok: true, result: { removed: ['clone1'], changed: true },
+                 warnings: ['removed /etc/systemd/system/.x.clone-army-1, left by a clone-army that was killed'] }
+      expect(Puppet).to receive(:warning).with('clone-army clone remove -- clone1: removed /etc/systemd/system/.x.clone-army-1, ' \
+                                               'left by a clone-army that was killed')
+      expect(helper.parse(answer.to_json, 0, [path, 'clone', 'remove', '--', 'clone1'])['removed']).to eq(['clone1'])
+      failed = { protocol: 1, ok: false, error: { kind: 'io', message: 'no', causes: [] }, warnings: ['kernel limits will not persist'] }
+      expect(Puppet).to receive(:warning).with(%r{kernel limits will not persist})
+      expect { helper.parse(failed.to_json, 1, [path, 'clone', 'list']) }.to raise_error(PuppetX::CloneArmy::HelperError)
+    end
+  end
+
   describe 'answers that do not describe what was asked for' do
     # A name where the protocol has an object is not an answer the helper gives.
     def name_only(key, name)
