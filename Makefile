@@ -8,7 +8,7 @@ RUSTFLAGS_STATIC := -C target-feature=+crt-static
 HELPER   := target/$(TARGET)/release/clone-army
 CLONES   ?= 4
 
-.PHONY: all deps build static-check lint unit acceptance test lab lab-down bench clean
+.PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench clean
 
 all: build
 
@@ -40,7 +40,12 @@ static-check: build
 acceptance: deps build static-check
 	rspec -O spec/acceptance/.rspec spec/acceptance
 
-test: deps lint unit acceptance
+# The release files (the module tarball with the helper, the helper alone, checksums)
+# into target/dist/, checked and installed once with puppet module install.
+dist: deps build static-check
+	bash scripts/dist.sh
+
+test: deps lint unit acceptance dist
 
 lab: deps build
 	CLONES=$(CLONES) bash sandbox/lab.sh up

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# `make dist`: the release files, into target/dist/:
+#   <metadata name>-<version>.tar.gz    the module as `puppet module install` and the
+#                                       Forge take it, files/clone-army (the static
+#                                       helper) included; what .pdkignore names is left out
+#   clone-army-<version>-<arch>-linux.tar.gz   the helper alone (with LICENSE), for hosts
+#                                       that get it by helper_source rather than the module
+#   *.sha256                            their checksums (sha256sum format)
+# Then checks the module tarball: one top directory, metadata at its version, the helper
+# executable and static, nothing .pdkignore leaves out; and installs it with
+# `puppet module install` into a temporary directory, whose helper must run.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+
+meta() { ruby -rjson -e "print JSON.parse(File.read('metadata.json')).fetch('$1')"; }
+name=$(meta name)
+version=$(meta version)
+arch=$(uname -m)
+helper=files/clone-army
+[ -x "$helper" ] || { echo "dist: $helper is missing; run make build first" >&2; exit 1; }
+helper_version=$("$helper" --version | awk '{print $2}')
+[ "$helper_version" = "$version" ] || {
+  echo "dist: $helper says $helper_version, metadata.json $version; run make build" >&2
+  exit 1
+}
+
+out=target/dist
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+top=$name-$version
+mkdir -p "$out" "$stage/$top"
+
+# .pdkignore's patterns, as anchored path prefixes.
+mapfile -t ignored < <(grep -v -e '^#' -e '^$' .pdkignore | sed 's#^/##')
+excluded() {
+  local path=$1 pattern
+  for pattern in "${ignored[@]}"; do
+    case $pattern in
+      */) [[ $path == "$pattern"* ]] && return 0 ;;
+      *) [[ $path == "$pattern" ]] && return 0 ;;
+    esac
+  done
+  return 1
+}
+
+# What git tracks (not what happens to lie around), plus the built helper.
+while IFS= read -r path; do
+  excluded "$path" && continue
+  mkdir -p "$stage/$top/$(dirname "$path")"
+  cp -p "$path" "$stage/$top/$path"
+done < <(git ls-files; echo "$helper")
+
+# Reproducible: fixed owner, order and time (the last commit's).
+mtime=@$(git log -1 --format=%ct)
+pack() { tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="$mtime" -C "$1" -czf "$2" "$3"; }
+module_tarball=$out/$top.tar.gz
+pack "$stage" "$module_tarball" "$top"
+
+helper_dir=clone-army-$version-$arch-linux
+mkdir -p "$stage/$helper_dir"
+cp -p "$helper" LICENSE "$stage/$helper_dir/"
+helper_tarball=$out/$helper_dir.tar.gz
+pack "$stage" "$helper_tarball" "$helper_dir"
+
+(cd "$out" && for f in "$top.tar.gz" "$helper_dir.tar.gz"; do sha256sum "$f" >"$f.sha256"; done)
+
+# The checks.
+listing=$(tar -tzf "$module_tarball")
+fail() { echo "dist: $module_tarball: $*" >&2; exit 1; }
+[ "$(printf '%s\n' "$listing" | cut -d/ -f1 | sort -u)" = "$top" ] || fail "not one top directory $top"
+for required in metadata.json README.md REFERENCE.md CHANGELOG.md LICENSE manifests/init.pp \
+  lib/puppet_x/clone_army/schema.json files/clone-army; do
+  printf '%s\n' "$listing" | grep -qx "$top/$required" || fail "lacks $required"
+done
+for pattern in "${ignored[@]}"; do
+  ! printf '%s\n' "$listing" | grep -q "^$top/$pattern" || fail "carries $pattern, which .pdkignore leaves out"
+done
+check=$(mktemp -d)
+tar -xzf "$module_tarball" -C "$check" "$top/files/clone-army" "$top/metadata.json"
+[ -x "$check/$top/files/clone-army" ] || fail "files/clone-army is not executable"
+file -L "$check/$top/files/clone-army" | grep -Eq 'static(-pie)? linked' || fail "files/clone-army is not static"
+[ "$(ruby -rjson -e "print JSON.parse(File.read('$check/$top/metadata.json'))['version']")" = "$version" ] ||
+  fail "metadata.json is not at $version"
+rm -rf "$check"
+(cd "$out" && sha256sum -c --quiet "$top.tar.gz.sha256" "$helper_dir.tar.gz.sha256")
+
+# And as users install it: `puppet module install` of the tarball (no Forge needed).
+installed=$(mktemp -d)
+trap 'rm -rf "$stage" "$installed"' EXIT
+puppet module install --target-dir "$installed" --ignore-dependencies "$module_tarball" >/dev/null
+[ -x "$installed/clone_army/files/clone-army" ] || fail "puppet module install left no executable files/clone-army"
+"$installed/clone_army/files/clone-army" schema >/dev/null || fail "the installed helper does not run"
+
+echo "dist: $module_tarball ($(printf '%s\n' "$listing" | grep -vc '/$') files)"
+echo "dist: $helper_tarball"
