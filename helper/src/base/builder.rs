@@ -646,6 +646,7 @@ fn enable_agent_service(rootfs: &Path) -> Result<()> {
         return Err(Error::CommandFailed {
             program: "base build".to_owned(),
             detail: "the base has no puppet.service: was the agent package installed?".to_owned(),
+            output: None,
         });
     };
     let text = read_optional(&rootfs.join(unit.trim_start_matches('/')))?.unwrap_or_default();

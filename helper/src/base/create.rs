@@ -2,11 +2,10 @@
 //! it into place.
 
 use std::fs;
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::build_log::BuildLog;
 use super::builder::{release_package_url, BuildSpec, PeSpec};
 use super::{builder_for, disk_space, info, BaseMetadata, Family, Os, PuppetSource};
 use crate::context::Context;
@@ -85,11 +84,12 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
     remove_dir_all(&staging)?;
     let state_dir = layout.fs(STATE_DIR);
     disk_space::check_before_build(&request.name, &state_dir)?;
+    let mut log = BuildLog::start(layout, &request.name)?;
     let built = (|| {
         create_dir_all(&staging, 0o755)?;
         faults::after("base-create:staging-created");
         for argv in builder.commands(&spec, &staging)? {
-            run(&argv)?;
+            log.run(&argv)?;
         }
         faults::after("base-create:builder-ran");
         builder.post_steps(&staging)?;
@@ -110,6 +110,7 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
     if let Err(error) = built {
         // Measured before the staging directory goes: what filled the disk is still there.
         let free = disk_space::free_bytes(&state_dir);
+        log.keep_tool_logs(&staging);
         let _ = remove_dir_all(&staging);
         return Err(disk_space::build_failure(
             &request.name,
@@ -351,41 +352,6 @@ fn validate_mirror(mirror: &str) -> Result<()> {
             field: "mirror",
             value: mirror.to_owned(),
             reason: "expected an http://, https:// or file:/ URL".to_owned(),
-        })
-    }
-}
-
-/// Runs a command with its stdout sent to our stderr: our stdout carries only the
-/// protocol's JSON document.
-pub fn run(argv: &[String]) -> Result<()> {
-    let (program, args) = argv
-        .split_first()
-        .ok_or_else(|| Error::Internal("empty command".to_owned()))?;
-    let stdout_to_stderr = std::io::stderr()
-        .as_fd()
-        .try_clone_to_owned()
-        .map_err(|e| Error::io("duplicate", Path::new("/dev/stderr"), e))?;
-    eprintln!("clone-army: running {}", argv.join(" "));
-    let status = Command::new(program)
-        .args(args)
-        .env("DEBIAN_FRONTEND", "noninteractive")
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(stdout_to_stderr))
-        .status()
-        .map_err(|e| Error::CommandFailed {
-            program: program.clone(),
-            detail: if e.kind() == std::io::ErrorKind::NotFound {
-                format!("{program} is not installed")
-            } else {
-                e.to_string()
-            },
-        })?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(Error::CommandFailed {
-            program: program.clone(),
-            detail: format!("it exited with {status}"),
         })
     }
 }

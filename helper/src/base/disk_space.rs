@@ -92,6 +92,7 @@ mod tests {
         Error::CommandFailed {
             program: "debootstrap".to_owned(),
             detail: "it exited with exit status: 1".to_owned(),
+            output: None,
         }
     }
 
@@ -111,6 +112,7 @@ mod tests {
         let said = Error::CommandFailed {
             program: "tar".to_owned(),
             detail: "write error: No space left on device".to_owned(),
+            output: None,
         };
         assert!(is_enospc(&said));
         assert!(!is_enospc(&command_failed()));

@@ -1,5 +1,6 @@
 //! Base images: read-only root file systems the clones' overlays sit on.
 
+mod build_log;
 mod builder;
 mod create;
 mod disk_space;

@@ -77,7 +77,13 @@ pub enum Error {
     },
 
     #[error("command {program:?} failed: {detail}")]
-    CommandFailed { program: String, detail: String },
+    CommandFailed {
+        program: String,
+        detail: String,
+        /// The last lines it printed, where they were kept.
+        #[source]
+        output: Option<OutputTail>,
+    },
 
     #[error("cannot {action} {}", path.display())]
     Io {
@@ -267,6 +273,14 @@ pub enum SystemdError {
 #[error("last journal lines of {unit}:\n{}", lines.join("\n"))]
 pub struct JournalTail {
     pub unit: String,
+    pub lines: Vec<String>,
+}
+
+/// The last lines a failed command printed, and the log that keeps all of them.
+#[derive(Debug, thiserror::Error)]
+#[error("its last lines (the whole log is kept at {}):\n{}", log.display(), lines.join("\n"))]
+pub struct OutputTail {
+    pub log: PathBuf,
     pub lines: Vec<String>,
 }
 

@@ -26,6 +26,8 @@ pub const UPPER_SUFFIX: &str = "-overlay";
 pub const WORK_SUFFIX: &str = "-workdir";
 pub const CONFIG_SUFFIX: &str = "-config";
 pub const CLONE_DIR_SUFFIXES: [&str; 3] = [UPPER_SUFFIX, WORK_SUFFIX, CONFIG_SUFFIX];
+/// The helper's logs: what a base build's commands printed.
+pub const LOG_DIR: &str = "/var/log/clone-army";
 /// Inside a base, relative to its root.
 pub const BASE_METADATA: &str = "etc/clone-army/base.json";
 
@@ -64,6 +66,11 @@ impl Layout {
 
     pub fn staging_dir(&self, base: &str) -> PathBuf {
         Path::new(STATE_DIR).join(format!(".staging-{base}"))
+    }
+
+    /// The log of the latest build of `base`, kept after the build.
+    pub fn build_log(&self, base: &str) -> PathBuf {
+        Path::new(LOG_DIR).join(format!("base-{base}.log"))
     }
 
     pub fn upper_dir(&self, clone: &str) -> PathBuf {

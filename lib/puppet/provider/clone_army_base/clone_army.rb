@@ -40,10 +40,16 @@ Puppet::Type.type(:clone_army_base).provide(:clone_army) do
     @property_hash[:ensure] == :present
   end
 
+  # A build runs the OS's installer for a minute or more: say so before it
+  # starts and how long it took, so a run that seems to hang is explained.
+  # What the installer printed is kept in a build log, which a failure names.
   def create
+    resource.notice('building the base image: the OS installer runs now, usually for some minutes')
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     base = helper.base_create(name, os: resource[:os], release: resource[:release], mirror: resource[:mirror],
                                     puppet_source: resource[:puppet_source], master: resource[:master],
                                     pe_ca_cert: resource[:pe_ca_cert])
+    resource.notice(format('base image built in %<seconds>d s', seconds: Process.clock_gettime(Process::CLOCK_MONOTONIC) - started))
     @property_hash = self.class.from_helper(base)
   end
 

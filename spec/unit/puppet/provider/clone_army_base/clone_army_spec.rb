@@ -59,6 +59,17 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
       expect(resource.provider.exists?).to be true
     end
 
+    it 'says when the build starts and how long it took' do
+      resource = base_resource('debian-12')
+      expect_helper(['base', 'create', '--', 'debian-12'], 'base_create.json')
+      notices = []
+      allow(resource).to receive(:notice) { |message| notices << message }
+      resource.provider.create
+      expect(notices.size).to eq(2)
+      expect(notices[0]).to match(%r{\Abuilding the base image})
+      expect(notices[1]).to match(%r{\Abase image built in \d+ s\z})
+    end
+
     it 'passes os, release, mirror and puppet_source' do
       resource = base_resource('ubuntu-jammy', os: 'ubuntu', release: 'jammy', mirror: 'http://mirror.example.com/ubuntu',
                                                puppet_source: 'distro')
