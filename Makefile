@@ -23,7 +23,7 @@ lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
 	puppet-lint --fail-on-warnings manifests types
-	rubocop lib spec tasks Rakefile
+	rubocop lib spec tasks Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
 
 # As root (CI is): the tests that need root are ignored by a plain `cargo test`, with

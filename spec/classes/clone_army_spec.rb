@@ -9,8 +9,8 @@ describe 'clone_army' do
   let(:node) { 'loadhost.example.com' }
 
   # Supported OSes that facterdb 1.12 has no facts for yet: Debian 12 (what
-  # the tests run on) and the Ubuntu LTS releases (whose dotted release makes
-  # the default base name `ubuntu-22-04`).
+  # the tests run on), Debian 13 and the Ubuntu LTS releases (whose dotted
+  # release makes the default base name `ubuntu-22-04`).
   def self.minimal_facts(name, family, major, codename)
     {
       kernel: 'Linux',
@@ -24,6 +24,7 @@ describe 'clone_army' do
   end
   debian12 = { 'debian-12-x86_64' => minimal_facts('Debian', 'Debian', '12', 'bookworm') }
   not_in_facterdb = debian12.merge(
+    'debian-13-x86_64' => minimal_facts('Debian', 'Debian', '13', 'trixie'),
     'ubuntu-22.04-x86_64' => minimal_facts('Ubuntu', 'Debian', '22.04', 'jammy'),
     'ubuntu-24.04-x86_64' => minimal_facts('Ubuntu', 'Debian', '24.04', 'noble'),
   )
