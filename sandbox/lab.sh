@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make lab`: a sandbox host "lab" (sandbox.sh) with Debian's Puppet Server on
-# 127.0.0.1:8140 and a fleet of CLONES clones made by `puppet apply` of the
-# class clone_army with the real module and helper. Waits (bounded) until every
-# clone has checked in (a signed certificate and a report on the server),
-# prints the fleet, and leaves it all running.
+# 127.0.0.1:8140 (or, when that is taken, the first free 127.0.0.x, or
+# SERVER_ADDR when given) and a fleet of CLONES clones made by `puppet apply` of
+# the class clone_army with the real module and helper. Waits (bounded) until
+# every clone has checked in (a signed certificate, and a successful run by its
+# own agent), prints the fleet, and leaves it all running.
 #
 #   lab.sh up     CLONES (default 4) clones; fails, and tears down, if they do not check in
 #   lab.sh down   removes containers, server, mounts and state, and the rootfs
@@ -25,29 +26,32 @@ LAB_RUNINTERVAL=${LAB_RUNINTERVAL:-120}
 SERVER_NAME=${SERVER_NAME:-puppet}
 APPLY_TIMEOUT=${APPLY_TIMEOUT:-1800}
 CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + 10 * CLONES))}
-REPORT_DIR=/var/lib/puppetserver/reports
 SIGNED_DIR=/etc/puppet/puppetserver/ca/signed
 
 sandbox() { bash "$here/sandbox.sh" "$@"; }
 inside() { sandbox exec "$NAME" "$@"; }
 
-# Prints one line per clone: name state certname signed last-report-time last-report-status.
-# Runs inside the sandbox; the helper's listing is the fleet's truth.
+# Prints one line per clone: name state certname signed last-run-time last-run-status.
+# Runs inside the sandbox; the helper's listing is the fleet's truth and each
+# clone's last run is its own agent's (clone-army report), which holds whatever
+# the server does with reports (Debian 13's stores none).
 fleet_rows() {
-  EXEC_TIMEOUT=120 inside bash -s -- "$REPORT_DIR" "$SIGNED_DIR" <<'EOF'
+  EXEC_TIMEOUT=120 inside bash -s -- "$SIGNED_DIR" <<'EOF'
 set -euo pipefail
-reports=$1 signed=$2
-clone-army clone list | jq -e -r '.result.clones[] | [.name, .state, .certname] | @tsv' |
-  while IFS=$'\t' read -r name state certname; do
-    cert=no time=- status=-
+signed=$1
+list=$(clone-army clone list)
+report=$(clone-army report)
+jq -e -n -r --argjson list "$list" --argjson report "$report" '
+  ($report.result.clones | map({key: .name, value: .}) | from_entries) as $runs
+  | $list.result.clones[]
+  | [.name, .state, .certname,
+     ($runs[.name].last_run // null | if . then todate else "-" end),
+     ($runs[.name].status // "never")]
+  | @tsv' |
+  while IFS=$'\t' read -r name state certname time status; do
+    cert=no
     [ -f "$signed/$certname.pem" ] && cert=yes
-    # Report files are named <YYYYMMDDHHMM>.yaml: the last one sorted is the newest.
-    last=$(find "$reports/$certname" -maxdepth 1 -name '*.yaml' 2>/dev/null | sort | tail -n 1) || true
-    if [ -n "$last" ]; then
-      time=$(sed -n -E "s/^time: '?([^']*)'?$/\1/p" "$last" | head -n 1)
-      status=$(sed -n -E 's/^status: (.*)$/\1/p' "$last" | head -n 1)
-    fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$state" "$certname" "$cert" "${time:--}" "${status:--}"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$state" "$certname" "$cert" "$time" "$status"
   done
 EOF
 }
@@ -59,7 +63,7 @@ print_table() {
     return 1
   fi
   {
-    printf 'CLONE\tSTATE\tCERTNAME\tSIGNED\tLAST REPORT\tSTATUS\n'
+    printf 'CLONE\tSTATE\tCERTNAME\tSIGNED\tLAST RUN\tSTATUS\n'
     printf '%s\n' "$rows"
   } | align_columns
 }
@@ -83,11 +87,12 @@ align_columns() {
             print line } }'
 }
 
-# Every one of CLONES clones listed, running, signed and reported.
+# Every one of CLONES clones listed, running, signed, and its last run a
+# successful one (changed or unchanged; a failed run is no check-in).
 all_checked_in() {
   local rows ready
   rows=$(fleet_rows 2>/dev/null) || return 1
-  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$2 == "running" && $4 == "yes" && $5 != "-"' | wc -l)
+  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$2 == "running" && $4 == "yes" && ($6 == "changed" || $6 == "unchanged")' | wc -l)
   log "checked in: $ready of $CLONES"
   ((ready >= CLONES))
 }
@@ -116,6 +121,11 @@ cmd_up() {
   trap 'exit 130' INT TERM HUP
 
   sandbox down "$NAME" # leftovers of an earlier lab
+  if [ -z "${SERVER_ADDR:-}" ]; then
+    SERVER_ADDR=$(free_server_addr) || die "port 8140 is taken on every loopback address (or on a wildcard): stop what listens there (ss -tlnp 'sport = :8140')"
+    [ "$SERVER_ADDR" = 127.0.0.1 ] || log "127.0.0.1:8140 is taken on this machine; the lab's Puppet Server uses $SERVER_ADDR:8140"
+  fi
+  export SERVER_ADDR
   sandbox up "$NAME"
   sandbox server "$NAME"
 
@@ -138,7 +148,7 @@ cmd_up() {
   print_report || true
   cat >&2 <<EOF
 
-The lab keeps running. Puppet Server: https://127.0.0.1:8140 (as '$SERVER_NAME' inside).
+The lab keeps running. Puppet Server: https://$SERVER_ADDR:8140 (as '$SERVER_NAME' inside).
   bash sandbox/sandbox.sh exec $NAME machinectl list
   bash sandbox/sandbox.sh exec $NAME clone-army clone list
   bash sandbox/sandbox.sh exec $NAME bash          # a shell on the sandbox host

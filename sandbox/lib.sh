@@ -105,3 +105,21 @@ wait_until() {
     sleep "$interval"
   done
 }
+
+# Whether something on this machine listens where a sandbox's Puppet Server
+# would bind ADDR:8140: that address, or a wildcard. Java shows an IPv4 bind as
+# [::ffff:ADDR]:8140. Other loopback addresses do not conflict.
+port_8140_taken() {
+  ss -Htln 'sport = :8140' 2>/dev/null | awk -v a="$1" '
+    $4 == a ":8140" || $4 == "[::ffff:" a "]:8140" || $4 ~ /^(0\.0\.0\.0|\*|\[::\]):8140$/ { f = 1 }
+    END { exit !f }'
+}
+
+# The first address of 127.0.0.1 ... 127.0.0.254 whose port 8140 is free.
+free_server_addr() {
+  local i
+  for i in $(seq 1 254); do
+    port_8140_taken "127.0.0.$i" || { printf '127.0.0.%s\n' "$i"; return 0; }
+  done
+  return 1
+}

@@ -309,10 +309,7 @@ cmd_server() {
   [[ $SERVER_HEAP =~ ^[1-9][0-9]*[kmgKMG]$ ]] || die "SERVER_HEAP must look like 1g or 768m, not '$SERVER_HEAP'"
   # The sandboxes share this machine's network: one Puppet Server at a time
   # (the lab and the acceptance suite cannot run together).
-  # Only SERVER_ADDR:8140 and the wildcards conflict with our bind (others use
-  # other loopback addresses, e.g. 127.0.0.2:8140, and that is fine). Java
-  # listens on an IPv4 address as [::ffff:127.0.0.1]:8140.
-  if ss -Htln 'sport = :8140' 2>/dev/null | awk -v a="$SERVER_ADDR" '$4 == a ":8140" || $4 == "[::ffff:" a "]:8140" || $4 ~ /^(0\.0\.0\.0|\*|\[::\]):8140$/ { f = 1 } END { exit !f }'; then
+  if port_8140_taken "$SERVER_ADDR"; then
     die "$SERVER_ADDR:8140 is already in use on this machine (another sandbox's Puppet Server? sandbox.sh down it first, or pick another SERVER_ADDR)"
   fi
 
