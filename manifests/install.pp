@@ -13,4 +13,14 @@ class clone_army::install {
     group  => 'root',
     mode   => '0755',
   }
+
+  # The helper's own man page and bash and zsh completions under /usr/local,
+  # made from its command line. `--check` compares them with what the
+  # installed helper makes: a new helper refreshes them, a failed run is
+  # retried at the next.
+  exec { 'clone_army::install docs':
+    command => "${clone_army::helper_path} host docs",
+    unless  => "${clone_army::helper_path} host docs --check",
+    require => File[$clone_army::helper_path],
+  }
 }
