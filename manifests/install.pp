@@ -17,10 +17,14 @@ class clone_army::install {
   # The helper's own man page and bash and zsh completions under /usr/local,
   # made from its command line. `--check` compares them with what the
   # installed helper makes: a new helper refreshes them, a failed run is
-  # retried at the next.
+  # retried at the next. Through the shell, so that a --noop run before the
+  # helper exists shows this as pending instead of failing (and with it the
+  # fleet that comes after the install).
+  $docs = shellquote($clone_army::helper_path, 'host', 'docs')
   exec { 'clone_army::install docs':
-    command => "${clone_army::helper_path} host docs",
-    unless  => "${clone_army::helper_path} host docs --check",
-    require => File[$clone_army::helper_path],
+    command  => $docs,
+    unless   => "${docs} --check",
+    provider => shell,
+    require  => File[$clone_army::helper_path],
   }
 }

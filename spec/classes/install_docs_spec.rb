@@ -28,6 +28,7 @@ describe 'clone_army' do
       is_expected.to contain_exec('clone_army::install docs').with(
         command: '/usr/local/sbin/clone-army host docs',
         unless: '/usr/local/sbin/clone-army host docs --check',
+        provider: 'shell',
       ).that_requires('File[/usr/local/sbin/clone-army]')
     end
 
@@ -44,6 +45,19 @@ describe 'clone_army' do
         command: '/opt/clone-army/bin/clone-army host docs',
         unless: '/opt/clone-army/bin/clone-army host docs --check',
       ).that_requires('File[/opt/clone-army/bin/clone-army]')
+    end
+  end
+
+  # The commands go through the shell (a --noop run before the helper exists
+  # must not fail), so a helper path the shell would split is quoted.
+  context 'with a helper path holding a space and a quote' do
+    let(:params) { { master: 'puppet.example.com', num_clones: 1, helper_path: "/opt/clone army/it's/clone-army" } }
+
+    it 'quotes it for the shell' do
+      is_expected.to contain_exec('clone_army::install docs').with(
+        command: %q("/opt/clone army/it's/clone-army" host docs),
+        unless: %q("/opt/clone army/it's/clone-army" host docs --check),
+      )
     end
   end
 end
