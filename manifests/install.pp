@@ -17,13 +17,13 @@ class clone_army::install {
   # The helper's own man page and bash and zsh completions under /usr/local,
   # made from its command line. `--check` compares them with what the
   # installed helper makes: a new helper refreshes them, a failed run is
-  # retried at the next. Through the shell, so that a --noop run before the
-  # helper exists shows this as pending instead of failing (and with it the
-  # fleet that comes after the install).
-  $docs = shellquote($clone_army::helper_path, 'host', 'docs')
+  # retried at the next. `test -x` first: in a --noop run before the helper
+  # exists the check must say "not in place" (pending), not fail as a missing
+  # command would, and with it the fleet that comes after the install.
+  $helper = shellquote($clone_army::helper_path)
   exec { 'clone_army::install docs':
-    command  => $docs,
-    unless   => "${docs} --check",
+    command  => "${helper} host docs",
+    unless   => "test -x ${helper} && ${helper} host docs --check",
     provider => shell,
     require  => File[$clone_army::helper_path],
   }

@@ -27,7 +27,7 @@ describe 'clone_army' do
     it 'installs the docs with the helper unless they are current, after the helper file' do
       is_expected.to contain_exec('clone_army::install docs').with(
         command: '/usr/local/sbin/clone-army host docs',
-        unless: '/usr/local/sbin/clone-army host docs --check',
+        unless: 'test -x /usr/local/sbin/clone-army && /usr/local/sbin/clone-army host docs --check',
         provider: 'shell',
       ).that_requires('File[/usr/local/sbin/clone-army]')
     end
@@ -43,20 +43,20 @@ describe 'clone_army' do
     it 'runs that helper for the docs and their check' do
       is_expected.to contain_exec('clone_army::install docs').with(
         command: '/opt/clone-army/bin/clone-army host docs',
-        unless: '/opt/clone-army/bin/clone-army host docs --check',
+        unless: 'test -x /opt/clone-army/bin/clone-army && /opt/clone-army/bin/clone-army host docs --check',
       ).that_requires('File[/opt/clone-army/bin/clone-army]')
     end
   end
 
-  # The commands go through the shell (a --noop run before the helper exists
-  # must not fail), so a helper path the shell would split is quoted.
+  # The commands go through the shell (`test -x` first: a --noop run before the
+  # helper exists must not fail), so a helper path the shell would split is quoted.
   context 'with a helper path holding a space and a quote' do
     let(:params) { { master: 'puppet.example.com', num_clones: 1, helper_path: "/opt/clone army/it's/clone-army" } }
 
     it 'quotes it for the shell' do
       is_expected.to contain_exec('clone_army::install docs').with(
         command: %q("/opt/clone army/it's/clone-army" host docs),
-        unless: %q("/opt/clone army/it's/clone-army" host docs --check),
+        unless: %q(test -x "/opt/clone army/it's/clone-army" && "/opt/clone army/it's/clone-army" host docs --check),
       )
     end
   end
