@@ -13,4 +13,18 @@ class clone_army::install {
     group  => 'root',
     mode   => '0755',
   }
+
+  # The helper's own man page and bash and zsh completions under /usr/local,
+  # made from its command line. `--check` compares them with what the
+  # installed helper makes: a new helper refreshes them, a failed run is
+  # retried at the next. `test -x` first: in a --noop run before the helper
+  # exists the check must say "not in place" (pending), not fail as a missing
+  # command would, and with it the fleet that comes after the install.
+  $helper = shellquote($clone_army::helper_path)
+  exec { 'clone_army::install docs':
+    command  => "${helper} host docs",
+    unless   => "test -x ${helper} && ${helper} host docs --check",
+    provider => shell,
+    require  => File[$clone_army::helper_path],
+  }
 }

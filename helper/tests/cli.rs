@@ -719,3 +719,167 @@ fn base_create_refuses_unbuildable_combinations_before_touching_disk() {
     }
     assert_eq!(entries(root.path()), before);
 }
+
+// --- listings for people, the man page and the completions ---------------------------------
+
+fn run_with_fake_systemd(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clone-army"))
+        .args(args)
+        .env("CLONE_ARMY_ROOT", root)
+        .env(
+            "CLONE_ARMY_SYSTEMD",
+            format!("fake:{}", root.join("systemd.json").display()),
+        )
+        .output()
+        .expect("run clone-army")
+}
+
+#[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
+fn listings_answer_as_tables_and_their_errors_stay_the_envelope() {
+    common::require_root();
+    let root = fake_fleet();
+    let output = run_with_fake_systemd(root.path(), &["clone", "list", "--format", "table"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "CLONE   STATE    BASE       RUN_MODE  CERTNAME  SERVER  PROBLEMS"
+    );
+    assert!(
+        lines[1].starts_with("army-1  stopped  debian-12  -"),
+        "{text}"
+    );
+    assert!(
+        lines[2].starts_with("army-2  stopped  debian-12  -"),
+        "{text}"
+    );
+
+    // The default is still the envelope the providers read.
+    let output = run_with_fake_systemd(root.path(), &["clone", "list"]);
+    let list: Envelope<CloneList> = envelope(&output);
+    assert_eq!(list.result.unwrap().clones.len(), 2);
+
+    let output = run_with_fake_systemd(root.path(), &["base", "list", "--format", "table"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.starts_with("BASE  OS  RELEASE  PUPPET  CREATED  CLONES  USED_BY\n"),
+        "{text}"
+    );
+
+    // Without a systemd to ask, the table's failure is the JSON envelope, as ever.
+    let output = run(root.path(), &["clone", "list", "--format", "table"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(failure(&output).kind, "systemd");
+
+    let output = run_with_fake_systemd(
+        root.path(),
+        &["exec", "--format", "table", "--clone", "nope", "--", "true"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(failure(&output).kind, "not-found");
+}
+
+#[test]
+fn a_listing_format_other_than_json_or_table_is_a_usage_error() {
+    let root = tempfile::tempdir().unwrap();
+    for args in [
+        &["clone", "list", "--format", "prometheus"][..],
+        &["base", "list", "--format", "yaml"],
+        &["exec", "--all", "--format", "csv", "--", "true"],
+        &["completions", "tcsh"],
+    ] {
+        let output = run(root.path(), args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let error = failure(&output);
+        assert_eq!(error.kind, "usage");
+        assert!(
+            error.message.contains("possible values"),
+            "{}",
+            error.message
+        );
+    }
+}
+
+#[test]
+fn man_and_completions_print_text_for_anyone() {
+    let root = tempfile::tempdir().unwrap();
+    let output = run(root.path(), &["man"]);
+    assert_eq!(output.status.code(), Some(0));
+    let page = String::from_utf8(output.stdout).unwrap();
+    assert!(page.contains("\n.TH clone-army 8 "), "{page}");
+    for (shell, marker) in [
+        ("bash", "complete -F _clone__army"),
+        ("zsh", "#compdef clone-army"),
+        ("fish", "complete -c clone-army"),
+    ] {
+        let output = run(root.path(), &["completions", shell]);
+        assert_eq!(output.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8(output.stdout).unwrap();
+        assert!(script.contains(marker), "{shell}");
+    }
+    assert!(entries(root.path()).is_empty());
+}
+
+/// `host docs` writes what `man` and `completions` print; `--check` fails until it has,
+/// and again when a file changes; bash loads the completion it wrote.
+#[test]
+fn host_docs_installs_the_page_and_completions_and_checks_them() {
+    let root = tempfile::tempdir().unwrap();
+    let prefix = root.path().join("usr/local");
+    let prefix_arg = prefix.to_str().unwrap();
+    let check = ["host", "docs", "--check", "--prefix", prefix_arg];
+
+    let output = run(root.path(), &check);
+    assert_eq!(output.status.code(), Some(1));
+    let error = failure(&output);
+    assert_eq!(error.kind, "not-in-place");
+    assert!(!prefix.exists());
+
+    let output = run(root.path(), &["host", "docs", "--prefix", prefix_arg]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let answer: Envelope<serde_json::Value> = envelope(&output);
+    let result = answer.result.unwrap();
+    assert_eq!(result["changed"], true);
+    let kinds: Vec<&str> = result["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["man", "bash-completion", "zsh-completion"]);
+
+    let page = std::fs::read(prefix.join("share/man/man8/clone-army.8")).unwrap();
+    assert_eq!(page, run(root.path(), &["man"]).stdout);
+    let zsh = std::fs::read(prefix.join("share/zsh/site-functions/_clone-army")).unwrap();
+    assert_eq!(zsh, run(root.path(), &["completions", "zsh"]).stdout);
+    let bash = prefix.join("share/bash-completion/completions/clone-army");
+    let loaded = Command::new("bash")
+        .arg("-c")
+        .arg(format!(". '{}' && complete -p clone-army", bash.display()))
+        .output()
+        .unwrap();
+    assert!(loaded.status.success(), "{loaded:?}");
+    assert!(String::from_utf8_lossy(&loaded.stdout).contains("-F _clone__army"));
+
+    let output = run(root.path(), &check);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let output = run(root.path(), &["host", "docs", "--prefix", prefix_arg]);
+    let again: Envelope<serde_json::Value> = envelope(&output);
+    assert_eq!(again.result.unwrap()["changed"], false);
+
+    std::fs::write(&bash, "# edited by hand\n").unwrap();
+    let output = run(root.path(), &check);
+    assert_eq!(output.status.code(), Some(1));
+    let error = failure(&output);
+    assert!(error
+        .message
+        .contains("bash-completion/completions/clone-army"));
+    assert!(!error.message.contains("man8"), "{}", error.message);
+
+    let output = run(root.path(), &["host", "docs", "--prefix", "relative/dir"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(failure(&output).field.as_deref(), Some("prefix"));
+}

@@ -51,6 +51,20 @@ RSpec.describe 'class clone_army on a sandbox host' do
       expect(JSON.parse(result.stdout)).to include('protocol' => 1, 'ok' => true)
     end
 
+    # The sandbox has no man-db: the page is checked as a file; bash loads the completion.
+    it 'installs the man page and the completions, current, and bash loads the completion' do
+      page = on_sandbox('head', '-c', '4096', '/usr/local/share/man/man8/clone-army.8', timeout: 30)
+      expect(page.exitstatus).to eq(0), page.to_s
+      expect(page.stdout).to match(%r{^\.TH clone-army 8 }), page.to_s
+      expect(on_sandbox('test', '-s', '/usr/local/share/zsh/site-functions/_clone-army', timeout: 30).exitstatus).to eq(0)
+      check = on_sandbox('clone-army', 'host', 'docs', '--check', timeout: 60)
+      expect(check.exitstatus).to eq(0), check.to_s
+      loaded = on_sandbox('bash', '-c', '. /usr/local/share/bash-completion/completions/clone-army && complete -p clone-army',
+                          timeout: 30)
+      expect(loaded.exitstatus).to eq(0), loaded.to_s
+      expect(loaded.stdout).to include('-F _clone__army'), loaded.to_s
+    end
+
     it "raises the system bus's connection limits and has the bus reload them" do
       dropin = on_sandbox('cat', '/etc/dbus-1/system.d/puppet-clone-army.conf', timeout: 30)
       expect(dropin.exitstatus).to eq(0), dropin.to_s

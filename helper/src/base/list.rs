@@ -1,4 +1,5 @@
-//! `base list`: every complete base (a directory with base.json), with its clones.
+//! `base list`: every complete base (a directory with base.json), with its clones; and
+//! the list as a table for people ([`table`]).
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,9 @@ use crate::inventory::bases::complete_bases;
 use crate::inventory::discover;
 use crate::protocol::answers::{BaseInfo, BaseList, Problem};
 use crate::protocol::error::Result;
+use crate::sys::escape::visible;
 use crate::sys::paths::Layout;
+use crate::sys::table::{truncate, Table, NONE};
 
 pub fn list(ctx: &Context) -> Result<BaseList> {
     let layout = &ctx.layout;
@@ -75,5 +78,95 @@ fn describe(
         puppet_confdir: metadata.puppet_confdir,
         created_at: metadata.created_at,
         clones,
+    }
+}
+
+/// `base list --format table`: one row per base (the agent's source; no version or size
+/// is recorded for a base), then every problem with its fix.
+pub fn table(list: &BaseList) -> String {
+    let mut rows = Table::new(&[
+        "BASE", "OS", "RELEASE", "PUPPET", "CREATED", "CLONES", "USED_BY",
+    ]);
+    for b in &list.bases {
+        rows.row([
+            b.name.clone(),
+            b.os.clone(),
+            b.release.clone(),
+            b.puppet_source.clone(),
+            b.created_at.clone(),
+            b.clones.len().to_string(),
+            if b.clones.is_empty() {
+                NONE.to_owned()
+            } else {
+                truncate(&b.clones.join(","), USED_BY_WIDTH)
+            },
+        ]);
+    }
+    let mut out = rows.render();
+    if !list.problems.is_empty() {
+        out.push('\n');
+        for problem in &list.problems {
+            out.push_str(&format!(
+                "{}: {}\n  fix: {}\n",
+                visible(&problem.kind),
+                visible(&problem.message),
+                visible(&problem.fix)
+            ));
+        }
+    }
+    out
+}
+
+/// The clones a base's row names, at most this many characters (`base list` has them all).
+const USED_BY_WIDTH: usize = 60;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base(name: &str, os: &str, release: &str, source: &str, clones: &[&str]) -> BaseInfo {
+        BaseInfo {
+            name: name.to_owned(),
+            path: format!("/var/lib/puppet-clone-army/{name}"),
+            os: os.to_owned(),
+            release: release.to_owned(),
+            puppet_source: source.to_owned(),
+            puppet_confdir: "/etc/puppet".to_owned(),
+            puppet_publicdir: "/var/cache/puppet/public".to_owned(),
+            created_at: "2026-11-24T10:00:00Z".to_owned(),
+            clones: clones.iter().map(|c| (*c).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn table_snapshot() {
+        let many: Vec<String> = (1..=30).map(|i| format!("clone{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        // A base.json edited by hand (or by a clone's owner) is escaped too.
+        let odd = base("odd", "debian\u{1b}[31m", "bookworm\r", "distro", &[]);
+        let list = BaseList {
+            bases: vec![
+                base(
+                    "debian-12",
+                    "debian",
+                    "bookworm",
+                    "distro",
+                    &["clone1", "clone2"],
+                ),
+                base("rocky-9", "rocky", "9", "openvox", &many),
+                odd,
+            ],
+            problems: vec![Problem {
+                kind: "base-missing".to_owned(),
+                message: "clone7's base /var/lib/puppet-clone-army/gone is missing".to_owned(),
+                fix: "clone-army clone remove clone7".to_owned(),
+            }],
+        };
+        let text = table(&list);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        insta::assert_snapshot!(text);
     }
 }

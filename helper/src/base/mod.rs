@@ -10,7 +10,7 @@ mod remove;
 pub use builder::builder_for;
 pub use create::{create, BaseRequest};
 pub use disk_space::MIN_FREE_BYTES;
-pub use list::{info, list};
+pub use list::{info, list, table as list_table};
 pub use remove::remove;
 
 use serde::{Deserialize, Serialize};

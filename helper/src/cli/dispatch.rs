@@ -1,13 +1,16 @@
 //! From a parsed command line to one answer: the root check, one verb, and exactly one
-//! JSON document on stdout (or, for `report --format table|prometheus`, its text); the
-//! exit code PROTOCOL.md gives for the outcome.
+//! JSON document on stdout (or, for `report --format table|prometheus`, the listings'
+//! `--format table`, `man` and `completions`, their text); the exit code PROTOCOL.md
+//! gives for the outcome. Errors are always the JSON envelope.
 
 use clap::error::ErrorKind;
 use clap::Parser;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ReportArgs};
+use super::{
+    docs, usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ListFormat, ReportArgs,
+};
 use crate::context::Context;
 use crate::protocol::answers;
 use crate::protocol::answers::Envelope;
@@ -36,14 +39,48 @@ pub fn run() -> i32 {
     if let Command::Report(args) = &cli.command {
         return run_report(args);
     }
-    // Rules only: nothing on the host is read, so anyone may ask.
-    if let Command::Schema = &cli.command {
-        answers::print(&Envelope::success(schema::schema()));
-        return 0;
+    // Rules and documents only: nothing on the host is read, so anyone may ask.
+    match &cli.command {
+        Command::Schema => {
+            answers::print(&Envelope::success(schema::schema()));
+            return 0;
+        }
+        Command::Man => {
+            print_bytes(&docs::man_page());
+            return 0;
+        }
+        Command::Completions { shell } => {
+            print_bytes(&docs::completion(*shell));
+            return 0;
+        }
+        // Writes where it is told (a packaging root, say); the file system says who may.
+        Command::Host {
+            verb: HostVerb::Docs(args),
+        } => {
+            return answer(
+                host::docs::install(&args.prefix, &docs::documents(), args.check)
+                    .and_then(|installed| json(Ok(installed))),
+            )
+        }
+        _ => {}
     }
-    match dispatch(cli) {
-        Ok(result) => {
+    answer(dispatch(cli))
+}
+
+/// What a verb answers on success: the envelope's result, or text for people.
+enum Answer {
+    Json(Value),
+    Text(String),
+}
+
+fn answer(result: Result<Answer>) -> i32 {
+    match result {
+        Ok(Answer::Json(result)) => {
             answers::print(&Envelope::success(result).with_warnings(warnings::take()));
+            0
+        }
+        Ok(Answer::Text(text)) => {
+            print_text(&text);
             0
         }
         Err(e) => fail(&e),
@@ -85,9 +122,13 @@ fn run_report(args: &ReportArgs) -> i32 {
 }
 
 fn print_text(text: &str) {
+    print_bytes(text.as_bytes());
+}
+
+fn print_bytes(bytes: &[u8]) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.write_all(bytes);
     let _ = stdout.flush();
 }
 
@@ -108,7 +149,7 @@ fn fail(error: &Error) -> i32 {
     error.exit_code()
 }
 
-fn dispatch(cli: Cli) -> Result<Value> {
+fn dispatch(cli: Cli) -> Result<Answer> {
     check_root()?;
     let systemd = fake_file::from_env()?;
     let ctx = Context::new(Layout::from_env(), systemd.as_ref());
@@ -126,7 +167,7 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     pe_ca_cert: args.pe_ca_cert,
                 },
             )),
-            BaseVerb::List => json(base::list(&ctx)),
+            BaseVerb::List(args) => listing(base::list(&ctx), args.format, base::list_table),
             BaseVerb::Remove { name } => json(base::remove(&ctx, &name)),
         },
         Command::Clone { verb } => match verb {
@@ -145,7 +186,7 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     },
                 },
             )),
-            CloneVerb::List => json(clone::list(&ctx)),
+            CloneVerb::List(args) => listing(clone::list(&ctx), args.format, clone::list_table),
             CloneVerb::Start { ramp_up, names } => json(clone::start(&ctx, &names, ramp_up)),
             CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),
             CloneVerb::Remove { names } => json(clone::remove(&ctx, &names)),
@@ -159,16 +200,20 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 },
             )),
         },
-        Command::Exec(args) => json(exec::exec(
-            &ctx,
-            &exec::ExecRequest {
-                clones: args.clones,
-                all: args.all,
-                concurrency: args.concurrency,
-                timeout_seconds: args.timeout,
-                command: args.command,
-            },
-        )),
+        Command::Exec(args) => listing(
+            exec::exec(
+                &ctx,
+                &exec::ExecRequest {
+                    clones: args.clones,
+                    all: args.all,
+                    concurrency: args.concurrency,
+                    timeout_seconds: args.timeout,
+                    command: args.command,
+                },
+            ),
+            args.format,
+            exec::table,
+        ),
         Command::Host { verb } => match verb {
             HostVerb::Limits => json(Ok(host::limits::report(&ctx.layout))),
             HostVerb::Selinux(args) => json(host::selinux::apply(
@@ -179,16 +224,36 @@ fn dispatch(cli: Cli) -> Result<Value> {
                     check: args.check,
                 },
             )),
+            HostVerb::Docs(_) => Err(Error::Internal(
+                "host docs reached the dispatcher".to_owned(),
+            )),
         },
         // Answered by `run_report`, which may print other formats than the envelope.
         Command::Report(_) => Err(Error::Internal(
             "report reached the JSON dispatcher".to_owned(),
         )),
-        // Answered before the root check: it reads nothing on the host.
+        // Answered before the root check: they read nothing on the host.
         Command::Schema => json(Ok(schema::schema())),
+        Command::Man | Command::Completions { .. } => Err(Error::Internal(
+            "a verb answered before the root check reached the dispatcher".to_owned(),
+        )),
     }
 }
 
-fn json<T: Serialize>(result: Result<T>) -> Result<Value> {
-    serde_json::to_value(result?).map_err(|e| Error::Internal(e.to_string()))
+fn json<T: Serialize>(result: Result<T>) -> Result<Answer> {
+    serde_json::to_value(result?)
+        .map(Answer::Json)
+        .map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// A listing as the envelope or, with `--format table`, as the table for people.
+fn listing<T: Serialize>(
+    result: Result<T>,
+    format: ListFormat,
+    table: fn(&T) -> String,
+) -> Result<Answer> {
+    match format {
+        ListFormat::Json => json(result),
+        ListFormat::Table => result.map(|list| Answer::Text(table(&list))),
+    }
 }

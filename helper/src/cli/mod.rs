@@ -1,7 +1,8 @@
-//! The command line, as PROTOCOL.md documents it ([`Cli`]), and its dispatch to the verbs
-//! ([`dispatch`]).
+//! The command line, as PROTOCOL.md documents it ([`Cli`]), its dispatch to the verbs
+//! ([`dispatch`]), and the man page and shell completions made from it ([`docs`]).
 
 pub mod dispatch;
+pub mod docs;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -50,6 +51,39 @@ pub enum Command {
     Report(ReportArgs),
     /// The rules the helper applies (names, ranges, defaults, capacity, kinds); needs no root.
     Schema,
+    /// Print the shell completion script (not JSON); needs no root.
+    Completions {
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Print the man page, roff, section 8 (not JSON); needs no root.
+    Man,
+}
+
+/// The shells `completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// How a listing answers: `json`, the envelope the Puppet providers read, or `table` for
+/// people. Errors always come as the JSON envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ListFormat {
+    /// The JSON envelope, like every verb.
+    #[default]
+    Json,
+    /// An aligned table for people; text from clones is escaped.
+    Table,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// json: the JSON envelope; table: for people. Errors always come as the JSON envelope.
+    #[arg(long, value_enum, default_value_t = ListFormat::Json)]
+    pub format: ListFormat,
 }
 
 #[derive(Debug, Args)]
@@ -77,6 +111,19 @@ pub enum HostVerb {
     /// Run every clone's systemd-nspawn with SELinux labels (hosts with SELinux enforcing):
     /// a drop-in for the clone template; with --check, only say whether it is in place.
     Selinux(HostSelinuxArgs),
+    /// Install the man page and the bash and zsh completions under a prefix; with --check,
+    /// only say whether they are there and current.
+    Docs(HostDocsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HostDocsArgs {
+    /// Where share/man/man8, share/bash-completion/completions and share/zsh/site-functions are.
+    #[arg(long, value_name = "DIR", default_value = crate::host::docs::DEFAULT_PREFIX)]
+    pub prefix: PathBuf,
+    /// Change nothing; fail with kind not-in-place unless every file is there and current.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Args)]
@@ -97,7 +144,7 @@ pub enum BaseVerb {
     /// Build a base: debootstrap, dnf --installroot or zypper --root (idempotent).
     Create(BaseCreateArgs),
     /// List the complete bases and their clones.
-    List,
+    List(ListArgs),
     /// Remove a base no clone uses.
     Remove { name: String },
 }
@@ -132,7 +179,7 @@ pub enum CloneVerb {
     /// Create a clone (and with --start, start it).
     Create(CloneCreateArgs),
     /// List every clone, with one bulk systemd call.
-    List,
+    List(ListArgs),
     /// Start clones (in waves over --ramp-up) and wait until they are active.
     Start {
         /// Spread the starts over this many seconds, in waves about 5 s apart.
@@ -264,6 +311,10 @@ pub struct ExecArgs {
     /// Kill a command after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_TIMEOUT_SECONDS)]
     pub timeout: u64,
+    /// json: the JSON envelope; table: for people (one line per clone, output's first line).
+    /// Errors always come as the JSON envelope.
+    #[arg(long, value_enum, default_value_t = ListFormat::Json)]
+    pub format: ListFormat,
     /// The command and its arguments, after `--` (run as is, no shell).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

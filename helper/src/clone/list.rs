@@ -1,5 +1,6 @@
 //! `clone list`: the mount units on disk, each clone's settings from its config dir, and
-//! the services' states from one ListUnitsByPatterns call.
+//! the services' states from one ListUnitsByPatterns call; and the list as a table for
+//! people ([`table`]).
 
 use std::collections::BTreeMap;
 
@@ -7,9 +8,11 @@ use super::{confdir_of, discover, find, settings_of};
 use crate::clone::puppet_conf;
 use crate::context::Context;
 use crate::inventory::problems;
-use crate::protocol::answers::{CloneInfo, CloneList, CloneState};
+use crate::protocol::answers::{CloneInfo, CloneList, CloneState, Problem};
 use crate::protocol::error::Result;
+use crate::sys::escape::visible;
 use crate::sys::mounts::MountTable;
+use crate::sys::table::{or_none, Table, NONE};
 use crate::systemd::units::CloneMount;
 use crate::systemd::SystemdError;
 
@@ -110,4 +113,118 @@ fn describe_with_states(
         });
     }
     Ok(clones)
+}
+
+/// `clone list --format table`: one row per clone, then every problem with its fix.
+pub fn table(list: &CloneList) -> String {
+    let mut rows = Table::new(&[
+        "CLONE", "STATE", "BASE", "RUN_MODE", "CERTNAME", "SERVER", "PROBLEMS",
+    ]);
+    for c in &list.clones {
+        let problems: Vec<&str> = c.problems.iter().map(|p| p.kind.as_str()).collect();
+        rows.row([
+            c.name.clone(),
+            match c.state {
+                CloneState::Running => "running",
+                CloneState::Stopped => "stopped",
+            }
+            .to_owned(),
+            c.base.clone(),
+            or_none(c.shape.run_mode.and_then(|m| {
+                clap::ValueEnum::to_possible_value(&m).map(|v| v.get_name().to_owned())
+            })),
+            or_none(c.certname.as_deref()),
+            or_none(c.master.as_deref()),
+            if problems.is_empty() {
+                NONE.to_owned()
+            } else {
+                problems.join(",")
+            },
+        ]);
+    }
+    let mut out = rows.render();
+    let problems: Vec<(Option<&str>, &Problem)> = list
+        .clones
+        .iter()
+        .flat_map(|c| c.problems.iter().map(move |p| (Some(c.name.as_str()), p)))
+        .chain(list.problems.iter().map(|p| (None, p)))
+        .collect();
+    if !problems.is_empty() {
+        out.push('\n');
+        for (clone, problem) in problems {
+            let who = clone.map_or_else(String::new, |c| format!("{}: ", visible(c)));
+            out.push_str(&format!(
+                "{who}{}: {}\n  fix: {}\n",
+                visible(&problem.kind),
+                visible(&problem.message),
+                visible(&problem.fix)
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::answers::{CloneShape, RunMode};
+
+    fn clone(name: &str, state: CloneState, run_mode: Option<RunMode>) -> CloneInfo {
+        CloneInfo {
+            name: name.to_owned(),
+            base: "debian-12".to_owned(),
+            master: Some("puppet.example.com".to_owned()),
+            certname: Some(format!("{name}.loadhost.example.com")),
+            state,
+            unit: format!("puppet-clone-army@{name}.service"),
+            mounted: state == CloneState::Running,
+            problems: Vec::new(),
+            shape: CloneShape {
+                run_mode,
+                ..CloneShape::default()
+            },
+        }
+    }
+
+    #[test]
+    fn table_snapshot() {
+        let mut broken = clone("clone3", CloneState::Stopped, None);
+        broken.master = None;
+        // What a clone wrote in its own puppet.conf reaches the table escaped.
+        broken.certname = Some("evil\u{1b}]0;owned\u{7}\u{1b}[2J".to_owned());
+        broken.problems = vec![Problem {
+            kind: "upper-dir-missing".to_owned(),
+            message: "/var/lib/puppet-clone-army/clone3-overlay/upper is missing".to_owned(),
+            fix: "clone-army clone remove clone3".to_owned(),
+        }];
+        let list = CloneList {
+            clones: vec![
+                clone("clone1", CloneState::Running, Some(RunMode::Daemon)),
+                clone("clone2", CloneState::Running, Some(RunMode::Timer)),
+                broken,
+            ],
+            problems: vec![Problem {
+                kind: "orphan-mount".to_owned(),
+                message: "/var/lib/machines/gone is an overlay mount no clone owns".to_owned(),
+                fix: "umount /var/lib/machines/gone".to_owned(),
+            }],
+        };
+        let text = table(&list);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn an_empty_list_is_a_header() {
+        assert_eq!(
+            table(&CloneList {
+                clones: Vec::new(),
+                problems: Vec::new()
+            }),
+            "CLONE  STATE  BASE  RUN_MODE  CERTNAME  SERVER  PROBLEMS\n"
+        );
+    }
 }

@@ -28,7 +28,7 @@ mod tests;
 pub use configure::{configure, ConfigureRequest};
 pub use create::{create, CloneRequest};
 pub use lifecycle::stop;
-pub use list::{describe_named, describe_without_systemd_failing, list};
+pub use list::{describe_named, describe_without_systemd_failing, list, table as list_table};
 pub use remove::remove;
 pub use secrets::SecretFiles;
 #[cfg_attr(not(test), allow(unused_imports))]

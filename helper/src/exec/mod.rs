@@ -8,6 +8,7 @@
 mod command;
 mod runner;
 mod stats;
+mod table;
 
 use std::collections::BTreeSet;
 use std::sync::{mpsc, Mutex};
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 
 pub use command::{stop_transient_argv, systemd_run_argv, transient_unit};
 use runner::run_bounded;
+pub use table::table;
 
 use crate::clone::{describe_named, list};
 use crate::context::Context;

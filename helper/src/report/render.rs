@@ -9,6 +9,7 @@ use crate::report::server::{Figure, ServerView};
 use crate::report::stats::Distribution;
 use crate::report::summary::RunStatus;
 use crate::sys::escape::visible;
+use crate::sys::table::{or_none, Table};
 
 /// Output format of `report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -27,7 +28,7 @@ fn seconds(value: Option<f64>) -> String {
 }
 
 fn whole<T: ToString>(value: Option<T>) -> String {
-    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+    or_none(value)
 }
 
 /// A duration for people: `42s`, `7m05s`, `3h02m`, `2d04h`.
@@ -73,34 +74,14 @@ fn distribution_line(name: &str, d: &Distribution) -> String {
 
 /// One row per clone, then the fleet's lines, then the server's.
 pub fn table(report: &Report) -> String {
-    let header = [
+    let mut clones = Table::new(&[
         "CLONE", "STATE", "STATUS", "TOTAL_S", "CONFIG_S", "AGE", "FAILED", "PUPPET", "CONFIG",
         "SILENT",
-    ];
-    let rows: Vec<[String; 10]> = report.clones.iter().map(row).collect();
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
+    ]);
+    for c in &report.clones {
+        clones.row(row(c));
     }
-    let mut out = String::new();
-    let mut line = |cells: &[String]| {
-        let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i + 1 == cells.len() {
-                text.push_str(cell);
-            } else {
-                let _ = write!(text, "{cell:<w$}  ");
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(&header.map(str::to_owned));
-    for row in &rows {
-        line(row);
-    }
+    let mut out = clones.render();
     out.push('\n');
     let fleet = &report.fleet;
     let counts: Vec<String> = fleet
@@ -150,12 +131,8 @@ fn row(c: &CloneReport) -> [String; 10] {
         seconds(c.config_retrieval_time),
         age(c.age),
         whole(c.failed_resources),
-        c.puppet_version
-            .as_deref()
-            .map_or("-".into(), |v| visible(v).into_owned()),
-        c.config_version
-            .as_deref()
-            .map_or("-".into(), |v| visible(v).into_owned()),
+        whole(c.puppet_version.as_deref()),
+        whole(c.config_version.as_deref()),
         if c.silent { "yes" } else { "no" }.to_owned(),
     ]
 }

@@ -1,6 +1,6 @@
 //! Low-level host plumbing with no knowledge of clones or bases: file writes that never
 //! follow a link ([`fsutil`], [`confined`]), mounts, the lock, the on-disk layout
-//! ([`paths`]), names, escaping for terminals, fault injection points, leftovers of
+//! ([`paths`]), names, escaping for terminals and the tables people read ([`table`]), fault injection points, leftovers of
 //! killed runs, and time.
 
 pub mod confined;
@@ -13,4 +13,5 @@ pub mod mounts;
 pub mod names;
 pub mod paths;
 pub mod reload;
+pub mod table;
 pub mod time;
