@@ -26,12 +26,16 @@ class clone_army::install {
     # The kernel's name for the CPU (uname -m); the distribution's when missing.
     # Facts that name neither leave it to the install's own check below (a
     # helper that does not run on the host is not installed).
+    $arch_fact = $facts.dig('os', 'hardware') ? {
+      undef   => 'os.architecture',
+      default => 'os.hardware',
+    }
     $arch = $facts.dig('os', 'hardware').lest || { $facts.dig('os', 'architecture') }
     if $arch =~ NotUndef and $arch !~ Clone_army::Helper_arch {
       # "Clone_army::Helper_arch = Enum['amd64', 'x86_64']"
       $supported = String(Clone_army::Helper_arch)
       fail(@("MSG"/L))
-        clone_army: this host's CPU architecture is '${arch}' (os.hardware), and the module's \
+        clone_army: this host's CPU architecture is '${arch}' (${arch_fact}), and the module's \
         helper (files/clone-army) runs only on ${supported}. Build the helper for \
         '${arch}' (cargo build --release in the module's source) and give it with \
         helper_source and helper_checksum

@@ -124,7 +124,7 @@ describe 'clone_army' do
     context 'with only the distribution\'s name for it' do
       let(:arch) { { 'architecture' => 'arm64' } }
 
-      it { is_expected.to compile.and_raise_error(%r{CPU architecture is 'arm64'}) }
+      it { is_expected.to compile.and_raise_error(%r{CPU architecture is 'arm64' \(os.architecture\)}) }
     end
 
     context 'with helper_source (a helper built for it)' do
