@@ -50,6 +50,13 @@
 #     clone_ensure => 'stopped',
 #   }
 #
+# @example Deployed from git (r10k, Code Manager): the helper of the release, fetched and verified
+#   class { 'clone_army':
+#     master          => 'puppet.example.com',
+#     helper_source   => 'https://artifacts.example.com/clone-army-0.4.0-x86_64-linux',
+#     helper_checksum => '<the 64 hex digits of clone-army-0.4.0-x86_64-linux.sha256>',
+#   }
+#
 # @param master
 #   The Puppet Server the clones run their agents against (`server` in each
 #   clone's `puppet.conf`). When undef, the server that compiled this catalog
@@ -224,6 +231,26 @@
 #   path and on the PATH: elsewhere, the fact lists no clones and shrinking
 #   `num_clones` removes nothing.
 #
+# @param helper_source
+#   Where to fetch the helper from instead of the module's `files/clone-army`:
+#   an `https://` or `http://` URL, or an absolute path on this host. For a
+#   module deployed from git (r10k, Code Manager, Bolt's git modules), whose
+#   checkout has no `files/clone-army` (it is built, not tracked): point it
+#   at the helper of the module's release (`make dist` writes it as
+#   `clone-army-<version>-<arch>-linux`, with its `.sha256`). Puppet's own
+#   `file` resource fetches it (`source`) and verifies it against
+#   `helper_checksum` (`checksum => 'sha256'`), so `helper_checksum` is
+#   required with it: the integrity comes from the checksum, not from the
+#   transport, which is why plain http on a network you trust is acceptable.
+#   A helper given here is taken to be built for this host: the class then
+#   does not refuse architectures other than `Clone_army::Helper_arch`.
+#
+# @param helper_checksum
+#   The SHA-256 of the helper at `helper_source`, in lower-case hex as
+#   `sha256sum` prints it (the release's `clone-army-<version>-<arch>-linux.sha256`).
+#   Required with `helper_source`, refused without it. A helper that does
+#   not match fails the run and is not installed.
+#
 class clone_army (
   Optional[Clone_army::Hostname] $master = undef,
   Optional[Integer[0]] $num_clones = undef,
@@ -231,6 +258,8 @@ class clone_army (
   Clone_army::Clone_ensure $clone_ensure = 'present',
   Clone_army::Name $base = regsubst(downcase("${facts['os']['name']}-${facts['os']['release']['major']}"), '[^a-z0-9-]', '-', 'G'),
   Clone_army::Absolutepath $helper_path = '/usr/local/sbin/clone-army',
+  Optional[Clone_army::Helper_source] $helper_source = undef,
+  Optional[Clone_army::Sha256] $helper_checksum = undef,
   Optional[Clone_army::Puppet_source] $puppet_source = undef,
   Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
   Optional[Sensitive[String]] $root_password_hash = undef,

@@ -3,8 +3,10 @@
 #   <metadata name>-<version>.tar.gz    the module as `puppet module install` and the
 #                                       Forge take it, files/clone-army (the static
 #                                       helper) included; what .pdkignore names is left out
-#   clone-army-<version>-<arch>-linux.tar.gz   the helper alone (with LICENSE), for hosts
-#                                       that get it by helper_source rather than the module
+#   clone-army-<version>-<arch>-linux.tar.gz   the helper alone (with LICENSE)
+#   clone-army-<version>-<arch>-linux   the bare helper, what class clone_army's helper_source
+#                                       points at for a module deployed from git (its sha256
+#                                       is helper_checksum)
 #   *.sha256                            their checksums (sha256sum format)
 # Then checks the module tarball: one top directory, metadata at its version, the helper
 # executable and static, nothing .pdkignore leaves out; and installs it with
@@ -63,7 +65,10 @@ cp -p "$helper" LICENSE "$stage/$helper_dir/"
 helper_tarball=$out/$helper_dir.tar.gz
 pack "$stage" "$helper_tarball" "$helper_dir"
 
-(cd "$out" && for f in "$top.tar.gz" "$helper_dir.tar.gz"; do sha256sum "$f" >"$f.sha256"; done)
+bare_helper=$out/$helper_dir
+install -m 0755 "$helper" "$bare_helper"
+
+(cd "$out" && for f in "$top.tar.gz" "$helper_dir.tar.gz" "$helper_dir"; do sha256sum "$f" >"$f.sha256"; done)
 
 # The checks.
 listing=$(tar -tzf "$module_tarball")
@@ -83,7 +88,8 @@ file -L "$check/$top/files/clone-army" | grep -Eq 'static(-pie)? linked' || fail
 [ "$(ruby -rjson -e "print JSON.parse(File.read('$check/$top/metadata.json'))['version']")" = "$version" ] ||
   fail "metadata.json is not at $version"
 rm -rf "$check"
-(cd "$out" && sha256sum -c --quiet "$top.tar.gz.sha256" "$helper_dir.tar.gz.sha256")
+(cd "$out" && sha256sum -c --quiet "$top.tar.gz.sha256" "$helper_dir.tar.gz.sha256" "$helper_dir.sha256")
+cmp -s "$bare_helper" "$helper" || fail "$bare_helper is not $helper"
 
 # And as users install it: `puppet module install` of the tarball (no Forge needed).
 installed=$(mktemp -d)
@@ -94,3 +100,4 @@ puppet module install --target-dir "$installed" --ignore-dependencies "$module_t
 
 echo "dist: $module_tarball ($(printf '%s\n' "$listing" | grep -vc '/$') files)"
 echo "dist: $helper_tarball"
+echo "dist: $bare_helper (helper_source; helper_checksum $(cut -d' ' -f1 "$bare_helper.sha256"))"

@@ -12,6 +12,8 @@ packages=(
   puppet-lint rubocop
   # shell lint, binary checks, JSON on the command line
   shellcheck file jq
+  # the acceptance suite's loopback HTTP server (helper_source over http)
+  python3
 )
 
 missing=()

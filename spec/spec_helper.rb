@@ -43,9 +43,24 @@ module HelperFixtures
   end
 end
 
+# Whether the module carries its helper binary (files/clone-army): a release
+# tarball does, a git checkout does not, and this checkout only after `make
+# build`. Class clone_army asks with find_file('clone_army/clone-army'); the
+# specs say which module they compile against, by default one that carries
+# it (a file that exists, so find_file's own existence check passes).
+module ModuleHelperBinary
+  def module_carries_helper(carries)
+    allow(Puppet::Parser::Files).to receive(:find_file).and_call_original
+    allow(Puppet::Parser::Files).to receive(:find_file).with('clone_army/clone-army', anything)
+                                                       .and_return(carries ? __FILE__ : nil)
+  end
+end
+
 RSpec.configure do |config|
   config.include HelperFixtures
+  config.include ModuleHelperBinary
   config.before(:each) do
+    module_carries_helper(true)
     # What Puppet 8 enforces by default: no unknown variables, no deprecated
     # or ambiguous constructs.
     Puppet[:strict_variables] = true

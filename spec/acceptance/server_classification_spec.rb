@@ -2,13 +2,16 @@
 
 require 'securerandom'
 require_relative 'spec_helper_acceptance'
+require_relative 'server_classification'
 
 # Classified through a Puppet Server, the way PE console users do it:
-# the module sits in the server's environment (the sandbox's read-only bind at
-# /etc/puppet/code/modules/clone_army, on Debian's basemodulepath), site.pp
-# stands in for the console and classifies only the sandbox host's certname
-# with class clone_army, and the sandbox host's own agent runs `puppet agent -t`
-# against the sandbox's Puppet Server.
+# the module is installed as users install it, with `puppet module install` of
+# the release tarball that `make dist` (scripts/dist.sh, run here first) builds,
+# into the server's production environment, whose modules/ comes before the
+# checkout that the sandbox binds on Debian's basemodulepath; site.pp stands in
+# for the console and classifies only the sandbox host's certname with class
+# clone_army, and the sandbox host's own agent runs `puppet agent -t` against
+# the sandbox's Puppet Server.
 #
 # To prove that the types, providers and the fact arrive by pluginsync and the
 # helper from puppet:///modules/clone_army/clone-army, the agent's libdir is
@@ -17,99 +20,11 @@ require_relative 'spec_helper_acceptance'
 # Runs after clone_army_spec.rb on the shared sandbox and reuses its fleet:
 # the class is given the fleet's own settings, read from the helper's listing
 # (num_clones equal to the existing fleet), so nothing is built or restarted.
-# site.pp, the libdir and the helper are restored afterwards.
-
-# What the spec needs besides the harness: the shell it runs in the sandbox
-# and the class parameters that reproduce the existing fleet.
-module ServerClassification
-  # The module inside the sandbox (sandbox.sh binds this checkout there).
-  MODULE_INSIDE = '/etc/puppet/code/modules/clone_army'
-
-  # Moves site.pp and the agent's libdir aside (args: environment, site.pp,
-  # its saved name, libdir) and leaves an empty libdir.
-  SET_ASIDE = <<~'SH'
-    env=$1 site=$2 saved=$3 libdir=$4
-    if [ ! -d "$env" ]; then echo made-environment; fi
-    mkdir -p "$env/manifests"
-    rm -f "$saved"
-    if [ -e "$site" ]; then mv "$site" "$saved"; fi
-    rm -rf "$libdir.clone-army-acceptance"
-    if [ -d "$libdir" ]; then mv "$libdir" "$libdir.clone-army-acceptance"; fi
-    mkdir -p "$libdir"
-  SH
-
-  # Puts back site.pp, the libdir and the environment as they were, and the
-  # helper if a run failed before installing it (args: site.pp, its saved
-  # name, libdir, helper, module, the environment when SET_ASIDE made it).
-  PUT_BACK = <<~'SH'
-    site=$1 saved=$2 libdir=$3 helper=$4 module=$5 made_env=$6
-    rm -f "$site"
-    if [ -e "$saved" ]; then mv "$saved" "$site"; fi
-    if [ -n "$made_env" ]; then rm -rf "$made_env"; fi
-    if [ -n "$libdir" ] && [ -d "$libdir.clone-army-acceptance" ]; then
-      rm -rf "$libdir" && mv "$libdir.clone-army-acceptance" "$libdir"
-    fi
-    if [ ! -x "$helper" ]; then install -m 0755 "$module/files/clone-army" "$helper"; fi
-  SH
-
-  # Fields of the helper's listing that are class parameters of the same name
-  # (`facts` is the class's fleet_facts), with the class's default for each:
-  # a field at its default is left out of site.pp.
-  SHAPE = {
-    'run_mode' => 'daemon', 'runinterval' => 1800, 'splay' => 0, 'facts' => {}, 'generated_facts' => 0,
-    'churn_percent' => 0, 'memory_max' => nil, 'cpu_quota' => nil, 'tasks_max' => nil
-  }.freeze
-
-  module_function
-
-  # Puppet literal for a value from the helper's JSON listing.
-  def puppet_literal(value)
-    case value
-    when String then "'#{value.gsub('\\', '\\\\\\').gsub("'", "\\\\'")}'"
-    when Hash then "{ #{value.map { |k, v| "#{puppet_literal(k.to_s)} => #{puppet_literal(v)}" }.join(', ')} }"
-    else value.to_s
-    end
-  end
-
-  # clone1..cloneN of the listing, in order, or an error.
-  def numbered_clones(listed)
-    numbered = listed.select { |c| c['name'].match?(%r{\Aclone[1-9][0-9]*\z}) }
-                     .sort_by { |c| c['name'].delete_prefix('clone').to_i }
-    names = numbered.map { |c| c['name'] }
-    raise "the fleet is not clone1..cloneN: #{names.inspect}" unless names == (1..names.size).map { |i| "clone#{i}" }
-
-    numbered
-  end
-
-  # The clones of one class (clone1..cloneN, all alike), or an error.
-  def one_class_fleet(listed)
-    fleet = numbered_clones(listed)
-    keys = ['base', 'master'] + SHAPE.keys
-    odd = fleet.reject { |c| c.slice(*keys) == fleet.first.slice(*keys) }.map { |c| c['name'] }
-    raise "#{odd.join(', ')} differ from #{fleet.first['name']}: not one class's fleet" unless odd.empty?
-
-    fleet
-  end
-
-  # The class parameters that reproduce the fleet as the helper lists it, so
-  # the catalog changes nothing in the clones. master is always given: left
-  # out, the class takes $server_facts['servername'], which is the server
-  # host's FQDN fact (here the sandbox's own name, on 127.0.1.1 and not in the
-  # server's certificate), not the name the clones reach it by ('puppet').
-  def fleet_params(listed)
-    fleet = one_class_fleet(listed)
-    first = fleet.first
-    params = { num_clones: fleet.size, base: first['base'], master: first['master'] }
-    SHAPE.each do |field, default|
-      value = first[field]
-      params[field == 'facts' ? :fleet_facts : field.to_sym] = value unless value.nil? || value == default
-    end
-    params
-  end
-end
+# site.pp, the libdir and the helper are restored afterwards, and the
+# installed module removed. Last in the suite's order.
 
 RSpec.describe 'class clone_army classified through the Puppet Server' do
-  environment = '/etc/puppet/code/environments/production'
+  environment = SandboxHarness::ENVIRONMENT
   site_pp = "#{environment}/manifests/site.pp"
   site_pp_saved = "#{site_pp}.clone-army-acceptance"
   agent_timeout = 600
@@ -130,6 +45,7 @@ RSpec.describe 'class clone_army classified through the Puppet Server' do
 
   before(:all) do
     @started = Time.now
+    @dist = SandboxHarness.dist!
     @libdir = on_sandbox!('puppet', 'config', 'print', '--section', 'agent', 'libdir').stdout.strip
     raise "unexpected libdir #{@libdir.inspect}" unless @libdir.start_with?('/var/')
 
@@ -157,20 +73,47 @@ RSpec.describe 'class clone_army classified through the Puppet Server' do
     @made_env = on_sandbox!('sh', '-ec', ServerClassification::SET_ASIDE, 'sh', environment, site_pp, site_pp_saved, @libdir,
                             timeout: 60).stdout.include?('made-environment')
     on_sandbox!('sh', '-ec', 'printf "%s" "$2" >"$1"', 'sh', site_pp, site, timeout: 60)
+    # --force: without it `puppet module install` sees the bound checkout (the
+    # same module, further down the modulepath), says it is already installed
+    # and installs nothing.
+    @install = on_sandbox('sh', '-ec', ServerClassification::INSTALL_MODULE, 'sh', SandboxHarness::ENVIRONMENT_MODULE,
+                          'puppet', 'module', 'install', '--color=false', '--ignore-dependencies', '--force',
+                          '--target-dir', "#{environment}/modules", inside(@dist[:module]), timeout: 300)
+    @made_modules = @install.stdout.include?('made-modules')
+    raise "puppet module install failed: #{@install}" unless @install.exitstatus.zero?
+
+    @modulepath = on_sandbox!('puppet', 'config', 'print', 'modulepath', '--environment', 'production',
+                              timeout: 60).stdout.strip
+    @listed = on_sandbox('puppet', 'module', 'list', '--environment', 'production', '--color=false', timeout: 120)
     on_sandbox!('rm', '-f', SandboxHarness::HELPER, timeout: 60)
 
+    @since = sandbox_now
     @first = agent_run(agent_timeout)
     @plugins = on_sandbox('find', @libdir, '-type', 'f', '-printf', '%P\n', timeout: 60).stdout.lines.map(&:strip)
-    @helper_same = on_sandbox('cmp', SandboxHarness::HELPER, "#{ServerClassification::MODULE_INSIDE}/files/clone-army",
+    @helper_same = on_sandbox('cmp', SandboxHarness::HELPER, "#{SandboxHarness::ENVIRONMENT_MODULE}/files/clone-army",
                               timeout: 60)
     @second = agent_run(agent_timeout)
     @elapsed = Time.now - @started
   end
 
   after(:all) do
+    on_sandbox('sh', '-c', ServerClassification::REMOVE_MODULE, 'sh', SandboxHarness::ENVIRONMENT_MODULE,
+               @made_modules ? 'made-modules' : '', timeout: 120)
     on_sandbox('sh', '-c', ServerClassification::PUT_BACK, 'sh', site_pp, site_pp_saved, @libdir.to_s, SandboxHarness::HELPER,
-               ServerClassification::MODULE_INSIDE, @made_env ? environment : '', timeout: 120)
+               SandboxHarness::MODULE_BOUND, @made_env ? environment : '', timeout: 120)
     SandboxHarness.log format('server classification took %<s>.0f s (both agent runs)', s: @elapsed.to_f)
+  end
+
+  it 'compiles with the module that puppet module install put into the environment, ahead of the checkout' do
+    expect(@install.exitstatus).to eq(0), @install.to_s
+    expect(@install.stdout).to include("Preparing to install into #{environment}/modules"), @install.to_s
+    expect(@modulepath).to start_with("#{environment}/modules:")
+    expect(@listed.stdout).to match(%r{^#{Regexp.escape(environment)}/modules\n\S+ clonearmy-clone_army \(v\d+\.\d+\.\d+\)}),
+                              @listed.to_s
+    # The release carries the helper and leaves out what .pdkignore names.
+    shape = on_sandbox('sh', '-c', 'test -x "$1/files/clone-army" && test -e "$1/metadata.json" && test ! -e "$1/spec"',
+                       'sh', SandboxHarness::ENVIRONMENT_MODULE, timeout: 60)
+    expect(shape.exitstatus).to eq(0), shape.to_s
   end
 
   it 'applies the classified catalog and exits 2 (--detailed-exitcodes), then 0' do
@@ -185,6 +128,12 @@ RSpec.describe 'class clone_army classified through the Puppet Server' do
                                 'puppet/provider/clone_army_base/clone_army.rb',
                                 'facter/clone_army.rb', 'puppet_x/clone_army/capacity.rb'),
                         "libdir #{@libdir} after the first run: #{@plugins.inspect}\n#{@first}"
+  end
+
+  it 'has every clone check in after the runs (certificate signed, a new report on the server)' do
+    certnames = @fleet_before.map { |c| c['certname'] }
+    missing = wait_for_checkins(certnames, @since, timeout: 300)
+    expect(missing).to eq([]), "no report since the classified run from #{missing.join(', ')}\n#{diagnostics}"
   end
 
   it 'installs the helper from puppet:///modules/clone_army/clone-army' do

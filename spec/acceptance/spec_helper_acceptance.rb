@@ -22,6 +22,7 @@
 #                  bash sandbox/sandbox.sh exec acceptance bash
 #                  bash sandbox/sandbox.sh down acceptance
 
+require 'io/wait'
 require 'json'
 require 'rspec'
 require 'shellwords'
@@ -45,6 +46,12 @@ module SandboxHarness
   REPORT_DIR = '/var/lib/puppetserver/reports'
   SIGNED_DIR = '/etc/puppet/puppetserver/ca/signed'
   HELPER = '/usr/local/sbin/clone-army'
+  # Where sandbox.sh binds MODULE_DIR inside the sandbox (read-only, on the base modulepath).
+  MODULE_BOUND = '/etc/puppet/code/modules/clone_army'
+  # The Puppet Server's environment, whose own modules/ comes before the base
+  # modulepath: a module installed there is the one the server compiles with.
+  ENVIRONMENT = '/etc/puppet/code/environments/production'
+  ENVIRONMENT_MODULE = "#{ENVIRONMENT}/modules/clone_army".freeze
 
   Result = Struct.new(:stdout, :stderr, :exitstatus, :command) do
     def output
@@ -117,6 +124,28 @@ module SandboxHarness
 
       sleep interval
     end
+  end
+
+  # A path under MODULE_DIR as the sandbox sees it (through the bind).
+  def inside(path)
+    full = File.expand_path(path)
+    raise "#{full} is not under #{MODULE_DIR}, so the sandbox cannot see it" unless full.start_with?("#{MODULE_DIR}/")
+
+    File.join(MODULE_BOUND, full.delete_prefix("#{MODULE_DIR}/"))
+  end
+
+  # `make dist` of MODULE_DIR (scripts/dist.sh): the release files as users get
+  # them, built from what git tracks there. Returns their paths on this machine.
+  def dist!
+    log 'scripts/dist.sh'
+    ok = system('bash', File.join(MODULE_DIR, 'scripts', 'dist.sh'), chdir: MODULE_DIR, out: $stderr, err: $stderr)
+    raise 'scripts/dist.sh failed' unless ok
+
+    meta = JSON.parse(File.read(File.join(MODULE_DIR, 'metadata.json')))
+    out = File.join(MODULE_DIR, 'target', 'dist')
+    helper = Dir[File.join(out, "clone-army-#{meta['version']}-*-linux")].first or raise "no bare helper in #{out}"
+    { module: File.join(out, "#{meta['name']}-#{meta['version']}.tar.gz"), helper: helper,
+      helper_sha256: File.read("#{helper}.sha256").split.first }
   end
 
   # --- lifecycle -------------------------------------------------------------
@@ -269,6 +298,19 @@ module SandboxProbes
     on_sandbox!('date', '+%s', timeout: 30).stdout.to_i
   end
 
+  # Waits (bounded) until every certname has a signed certificate and a report
+  # on the server newer than `since` (epoch seconds); returns the certnames
+  # still missing either (empty when all checked in).
+  def wait_for_checkins(certnames, since, timeout:)
+    missing = certnames
+    wait_for(timeout: timeout, interval: 5) do
+      signed = signed_certs
+      missing = certnames.reject { |c| signed.include?(c) && newest_report_time(c) > since }
+      missing.empty?
+    end
+    missing
+  end
+
   # What a failing example prints to say why: the fleet as the helper,
   # systemd and the clones' journals see it.
   def diagnostics
@@ -282,6 +324,59 @@ module SandboxProbes
     ].map(&:to_s).join("\n")
   rescue StandardError => e
     "(diagnostics failed: #{e.message})"
+  end
+end
+
+# A static HTTP server on a loopback address (python3 -m http.server), serving
+# one directory, for helper_source over http: the sandbox shares this
+# machine's network namespace, so it reaches the address. Started and stopped
+# by its PID; its request log is kept to show what was fetched.
+class LoopbackHttp
+  PYTHON = '/usr/bin/python3'
+
+  attr_reader :url, :pid
+
+  # Serves `dir`; logs to `log` (outside `dir`, so it is not served).
+  def initialize(dir, address, log:)
+    @dir = dir
+    @address = address
+    @log = log
+  end
+
+  # Binds port 0 (any free port) and reads the one it got from the server's
+  # first line ("Serving HTTP on 127.0.0.12 port 43211 ...").
+  def start(timeout: 30)
+    out_r, out_w = IO.pipe
+    @pid = Process.spawn(PYTHON, '-u', '-m', 'http.server', '--bind', @address, '--directory', @dir, '0',
+                         in: File::NULL, out: out_w, err: [@log, 'w'])
+    out_w.close
+    line = out_r.wait_readable(timeout) && out_r.gets
+    out_r.close
+    port = line.to_s[%r{ port (\d+) }, 1] or raise "http.server said #{line.inspect}, not its port (log: #{requests})"
+    @url = "http://#{@address}:#{port}"
+    SandboxHarness.log "http.server (pid #{@pid}) serves #{@dir} at #{@url}"
+    self
+  rescue StandardError
+    stop
+    raise
+  end
+
+  def stop
+    return unless @pid
+
+    begin
+      Process.kill('TERM', @pid)
+      Process.wait(@pid)
+    rescue Errno::ESRCH, Errno::ECHILD
+      nil
+    end
+    SandboxHarness.log "http.server (pid #{@pid}) stopped"
+    @pid = nil
+  end
+
+  # What it logged: one line per request ("GET /clone-army HTTP/1.1" 200 -).
+  def requests
+    File.exist?(@log) ? File.read(@log) : ''
   end
 end
 

@@ -15,7 +15,7 @@ describe 'clone_army' do
     {
       kernel: 'Linux',
       os: {
-        'name' => name, 'family' => family,
+        'name' => name, 'family' => family, 'hardware' => 'x86_64', 'architecture' => 'amd64',
         'release' => { 'major' => major, 'full' => major },
         'distro' => { 'codename' => codename }
       },

@@ -23,6 +23,26 @@ describe 'REFERENCE.md' do
     expect(params).not_to be_empty
     missing = params.reject { |param| reference.include?(%(<a name="-clone_army--#{param}"></a>)) }
     expect(missing).to eq([])
+    # Each entry, up to the next heading, shows the parameter in use.
+    without_example = params.reject do |param|
+      rest = reference[reference.index(%(<a name="-clone_army--#{param}"></a>))..]
+      rest[0, rest.index(%r{^#}, 1) || rest.size].match?(%r{^Example:.*\b#{param}\s*=>}m)
+    end
+    expect(without_example).to eq([])
+  end
+
+  it 'documents every data type in types/, with an example' do
+    names = Dir[File.join(root, 'types', '*.pp')].map { |file| "Clone_army::#{File.basename(file, '.pp').capitalize}" }
+    expect(names).not_to be_empty
+    missing = names.reject { |name| section.call(name.sub('::', '--')).match?(%r{^Example:}) }
+    expect(missing).to eq([])
+  end
+
+  it 'documents every function, with an example' do
+    names = Dir[File.join(root, 'lib/puppet/functions/clone_army', '*.rb')].map { |file| "clone_army::#{File.basename(file, '.rb')}" }
+    expect(names).not_to be_empty
+    missing = names.reject { |name| section.call(name.sub('::', '--')).match?(%r{^Example:}) }
+    expect(missing).to eq([])
   end
 
   ['clone_army_base', 'clone_army_clone', 'clone_army_fleet'].each do |name|

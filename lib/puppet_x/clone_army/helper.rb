@@ -188,7 +188,8 @@ module PuppetX
         unless File.file?(path) && File.executable?(path)
           raise HelperError.new(
             "the clone-army helper is not installed at #{path}: class clone_army installs it there " \
-            "from the module's files/clone-army (built by `make build`); or install it there or on the PATH",
+            "from the module's files/clone-army (in the release tarball; `make build` in a checkout) or from " \
+            'its helper_source; or install it there or on the PATH',
             kind: 'helper-missing', argv: argv,
           )
         end
@@ -209,11 +210,8 @@ module PuppetX
         document = decode(stdout, exitstatus, argv)
         version = document['protocol']
         unless version == PROTOCOL_VERSION
-          raise HelperError.new(
-            "#{describe(argv)} answered in protocol version #{version.inspect}; this module speaks " \
-            "version #{PROTOCOL_VERSION} (are the module and the helper binary from the same release?)",
-            kind: 'protocol-mismatch', argv: argv, exitstatus: exitstatus,
-          )
+          raise HelperError.new(protocol_mismatch(version, argv), kind: 'protocol-mismatch', argv: argv,
+                                                                  exitstatus: exitstatus)
         end
 
         warn_from(document, argv)
@@ -224,7 +222,28 @@ module PuppetX
         end
       end
 
+      # Which side to upgrade when the helper speaks another protocol: the
+      # module and its helper come from one release (the module's
+      # files/clone-army, or helper_source and helper_checksum).
+      def self.protocol_advice(version)
+        if !version.is_a?(Integer)
+          "that is not an answer of a clone-army helper of any release; install the helper of this module's " \
+            'release (its files/clone-army, or helper_source and helper_checksum of class clone_army)'
+        elsif version > PROTOCOL_VERSION
+          "the helper is newer than the module: upgrade the clone_army module to the helper's release, or install " \
+            "the helper of this module's release (its files/clone-army, or helper_source and helper_checksum)"
+        else
+          "the helper is older than the module: upgrade the helper to this module's release (the module's " \
+            'files/clone-army, or helper_source and helper_checksum of that release)'
+        end
+      end
+
       private
+
+      def protocol_mismatch(version, argv)
+        "#{describe(argv)} answered in protocol version #{version.inspect}; this module speaks version " \
+          "#{PROTOCOL_VERSION}: #{self.class.protocol_advice(version)} (helper: #{path})"
+      end
 
       def execute(argv, args)
         timeout = self.class.timeout_for(args)

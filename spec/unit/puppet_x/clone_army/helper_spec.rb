@@ -292,16 +292,29 @@ describe PuppetX::CloneArmy::Helper do
       expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{exit status 1\): no output})
     end
 
-    it 'refuses another protocol version' do
+    it 'refuses a newer protocol version, saying to upgrade the module' do
       stub_stdout(helper_fixture('protocol_2.json'), 0)
-      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{protocol version 2; this module speaks}) { |error|
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
         expect(error.kind).to eq('protocol-mismatch')
+        expect(error.message).to include('answered in protocol version 2; this module speaks version 1: ' \
+                                         'the helper is newer than the module: upgrade the clone_army module')
+        expect(error.message).to include("(helper: #{helper_path})")
+      }
+    end
+
+    it 'refuses an older protocol version, saying to upgrade the helper' do
+      stub_stdout('{"protocol": 0, "ok": true, "result": {"clones": []}}', 0)
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
+        expect(error.kind).to eq('protocol-mismatch')
+        expect(error.message).to include('answered in protocol version 0; this module speaks version 1: ' \
+                                         "the helper is older than the module: upgrade the helper to this module's release")
       }
     end
 
     it 'refuses a document without a protocol version' do
       stub_stdout('{"ok": true, "result": {"clones": []}}', 0)
-      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{protocol version nil})
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError,
+                                                  %r{protocol version nil; .*not an answer of a clone-army helper})
     end
 
     {
