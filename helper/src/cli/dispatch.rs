@@ -7,7 +7,7 @@ use clap::Parser;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ReportArgs};
+use super::{usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ReportArgs, SslVerb};
 use crate::context::Context;
 use crate::protocol::answers;
 use crate::protocol::answers::Envelope;
@@ -148,7 +148,9 @@ fn dispatch(cli: Cli) -> Result<Value> {
             CloneVerb::List => json(clone::list(&ctx)),
             CloneVerb::Start { ramp_up, names } => json(clone::start(&ctx, &names, ramp_up)),
             CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),
-            CloneVerb::Remove { names } => json(clone::remove(&ctx, &names)),
+            CloneVerb::Remove { names, forget_ssl } => {
+                json(clone::remove_with(&ctx, &names, forget_ssl))
+            }
             CloneVerb::Configure(args) => json(clone::configure(
                 &ctx,
                 &clone::ConfigureRequest {
@@ -169,6 +171,10 @@ fn dispatch(cli: Cli) -> Result<Value> {
                 command: args.command,
             },
         )),
+        Command::Ssl { verb } => match verb {
+            SslVerb::List => json(clone::ssl::list(&ctx)),
+            SslVerb::Forget { certnames } => json(clone::ssl::forget(&ctx, &certnames)),
+        },
         Command::Host { verb } => match verb {
             HostVerb::Limits => json(Ok(host::limits::report(&ctx.layout))),
             HostVerb::Selinux(args) => json(host::selinux::apply(
