@@ -335,11 +335,11 @@ cmd_server() {
 
 [server]
 # Written by clone_army's sandbox/sandbox.sh for tests: autosign everything.
+# allow_duplicate_certs stays at Puppet's default (false), as on a real CA: a
+# clone made again keeps its key (its SSL directory outlives it on the load host).
 certname = $SERVER_NAME
 dns_alt_names = $SERVER_NAME,$SERVER_NAME.sandbox.test,localhost${SERVER_ALIASES:+,${SERVER_ALIASES// /,}}
 autosign = true
-# A clone removed and created again keeps its certname but has a new key.
-allow_duplicate_certs = true
 EOF
   fi
 

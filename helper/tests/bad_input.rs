@@ -95,6 +95,13 @@ fn populated_root() -> tempfile::TempDir {
         0o644,
     );
     fs::create_dir_all(root.join("var/lib/puppet-clone-army/c1-workdir")).unwrap();
+    // A removed clone's kept SSL directory, which a refused `ssl forget` leaves alone.
+    write(
+        root,
+        "/var/lib/puppet-clone-army/.ssl/c1.load.example.com/certs/c1.load.example.com.pem",
+        "cert\n",
+        0o644,
+    );
     // An apply source, for the refusal of --apply-source outside apply mode.
     fs::create_dir_all(root.join("srv/apply/manifests")).unwrap();
     fs::create_dir_all(root.join("var/lib/machines/c1")).unwrap();
@@ -275,6 +282,17 @@ fn table() -> Vec<(Vec<String>, Expect)> {
         table.push((
             strings(&["clone", "configure", "c1", "--master", master]),
             bad_hostname("master"),
+        ));
+        // Checked before the lock: no SSL directory is removed, and no lock file made.
+        table.push((
+            strings(&["ssl", "forget", "--", "c1.load.example.com", master]),
+            bad_hostname("certname"),
+        ));
+    }
+    for dots in ["..", "."] {
+        table.push((
+            strings(&["ssl", "forget", "--", dots]),
+            bad_hostname("certname"),
         ));
     }
     table.push((

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{
     docs, usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ListFormat, ReportArgs,
+    SslVerb,
 };
 use crate::context::Context;
 use crate::protocol::answers;
@@ -189,7 +190,9 @@ fn dispatch(cli: Cli) -> Result<Answer> {
             CloneVerb::List(args) => listing(clone::list(&ctx), args.format, clone::list_table),
             CloneVerb::Start { ramp_up, names } => json(clone::start(&ctx, &names, ramp_up)),
             CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),
-            CloneVerb::Remove { names } => json(clone::remove(&ctx, &names)),
+            CloneVerb::Remove { names, forget_ssl } => {
+                json(clone::remove_with(&ctx, &names, forget_ssl))
+            }
             CloneVerb::Configure(args) => json(clone::configure(
                 &ctx,
                 &clone::ConfigureRequest {
@@ -214,6 +217,10 @@ fn dispatch(cli: Cli) -> Result<Answer> {
             args.format,
             exec::table,
         ),
+        Command::Ssl { verb } => match verb {
+            SslVerb::List => json(clone::ssl::list(&ctx)),
+            SslVerb::Forget { certnames } => json(clone::ssl::forget(&ctx, &certnames)),
+        },
         Command::Host { verb } => match verb {
             HostVerb::Limits => json(Ok(host::limits::report(&ctx.layout))),
             HostVerb::Selinux(args) => json(host::selinux::apply(

@@ -47,6 +47,11 @@ pub enum Command {
         #[command(subcommand)]
         verb: HostVerb,
     },
+    /// The clones' SSL directories, kept per certname outside the clones.
+    Ssl {
+        #[command(subcommand)]
+        verb: SslVerb,
+    },
     /// Every clone's last run, the fleet's figures and, with --server, the server's view.
     Report(ReportArgs),
     /// The rules the helper applies (names, ranges, defaults, capacity, kinds); needs no root.
@@ -102,6 +107,17 @@ pub struct ReportArgs {
     /// Errors always come as the JSON envelope.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SslVerb {
+    /// List the kept SSL directories and the clone that uses each (none: removed).
+    List,
+    /// Remove the kept SSL directories of certnames no clone uses.
+    Forget {
+        #[arg(required = true)]
+        certnames: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -193,8 +209,12 @@ pub enum CloneVerb {
         #[arg(required = true)]
         names: Vec<String>,
     },
-    /// Stop and remove clones.
+    /// Stop and remove clones. Their SSL directories are kept (a clone made again under
+    /// the same certname has its certificate again) unless --forget-ssl.
     Remove {
+        /// Remove the clones' SSL directories too (once the CA has cleaned their certificates).
+        #[arg(long)]
+        forget_ssl: bool,
         #[arg(required = true)]
         names: Vec<String>,
     },

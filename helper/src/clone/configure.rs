@@ -67,7 +67,12 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     }
     changed |= plan.apply_to_config(&config, &confdir)?;
     changed |= super::stale_locks::apply(&config)?;
-    let settings = plan.nspawn_settings(nspawn_settings::read(&config, &confdir)?);
+    let mut settings = plan.nspawn_settings(nspawn_settings::read(layout, &config, &confdir)?);
+    // A new certname has its own SSL directory; a clone that keeps its own in its upper
+    // layer (no bind: made before they were kept) is left as it is.
+    if let (Some(certname), Some(_)) = (certname, &settings.ssl) {
+        settings.ssl = super::ssl::bind_for(layout, clone, certname, &confdir)?;
+    }
     changed |= nspawn_settings::write(&config, &settings)?;
     let units_changed = plan.apply_on_host(layout, clone)?;
     if reload_due || units_changed {

@@ -132,11 +132,14 @@ fn create_clone(
     changed |= super::stale_locks::apply(&config)?;
     changed |= secrets::apply(&config, &secrets)?;
     let (root_password, challenge_password) = secrets::report(&config);
-    let current = nspawn_settings::read(&config, &confdir)?;
-    let settings = match &plan {
+    let current = nspawn_settings::read(layout, &config, &confdir)?;
+    let mut settings = match &plan {
         Some(plan) => plan.nspawn_settings(current),
         None => current,
     };
+    // Its certname's kept SSL directory, so that a clone made again (same certname) has
+    // its key and certificate again (see `super::ssl`).
+    settings.ssl = super::ssl::bind_for(layout, clone, &request.certname, &confdir)?;
     changed |= nspawn_settings::write(&config, &settings)?;
     faults::after("clone-create:clone-files-written");
 

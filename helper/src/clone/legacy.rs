@@ -172,6 +172,8 @@ pub fn move_over(layout: &Layout, clone: &str, confdir: &str) -> Result<bool> {
             root_password: false,
             challenge_password: false,
             apply_source,
+            // It keeps its SSL directory in its upper layer (see `super::ssl`).
+            ssl: None,
         },
     )?;
     remove_apply_source_dropin(layout, clone)?;

@@ -20,6 +20,7 @@ pub mod run_mode;
 pub mod secrets;
 pub mod shape;
 mod shared;
+pub mod ssl;
 pub mod stale_locks;
 mod start;
 #[cfg(test)]
@@ -29,7 +30,7 @@ pub use configure::{configure, ConfigureRequest};
 pub use create::{create, CloneRequest};
 pub use lifecycle::stop;
 pub use list::{describe_named, describe_without_systemd_failing, list, table as list_table};
-pub use remove::remove;
+pub use remove::{remove, remove_with};
 pub use secrets::SecretFiles;
 #[cfg_attr(not(test), allow(unused_imports))]
 pub use start::{start, ClonesStarted};

@@ -1,6 +1,7 @@
 //! A clone's settings file for `systemd-nspawn`, `/etc/systemd/nspawn/<clone>.nspawn`:
-//! what the host binds into the clone, read-only; and the credentials drop-in that
-//! passes the root password hash.
+//! what the host binds into the clone, read-only, and the clone's SSL directory, bound
+//! read-write (see [`super::ssl`]); and the credentials drop-in that passes the root
+//! password hash.
 //!
 //! nspawn reads the file by the machine's name when the clone starts (files in
 //! `/etc/systemd/nspawn` are trusted, so binds are honoured). The template's command
@@ -24,6 +25,7 @@ use super::config::{
     CloneConfig, CLONE_FACTS_DIR, CLONE_UNITS_DIR, CSR_ATTRIBUTES, FACTS_DIR, HOSTNAME,
     PUPPET_CONF, ROOT_PASSWORD_CREDENTIAL, ROOT_PASSWORD_HASH, UNITS_DIR,
 };
+use super::ssl::SslBind;
 use crate::protocol::error::Result;
 use crate::sys::fsutil::{remove_dropin, remove_file, write_atomic};
 use crate::sys::paths::Layout;
@@ -37,6 +39,9 @@ pub struct NspawnSettings {
     pub root_password: bool,
     pub challenge_password: bool,
     pub apply_source: Option<PathBuf>,
+    /// The clone's kept SSL directory; `None` for a clone that keeps its own in its upper
+    /// layer (made before SSL directories were kept).
+    pub ssl: Option<SslBind>,
 }
 
 /// The file's text.
@@ -59,9 +64,13 @@ pub fn render(config: &CloneConfig, settings: &NspawnSettings) -> String {
     if let Some(source) = &settings.apply_source {
         files.push_str(&format!("BindReadOnly={}:{APPLY_DIR}\n", source.display()));
     }
+    if let Some(ssl) = &settings.ssl {
+        files.push_str(&ssl.line());
+    }
     format!(
         "{header}\
-# What the host gives clone {clone}, bound read-only (see clone-army's README, \"Security model\").
+# What the host gives clone {clone}, bound read-only, and its SSL directory, bound read-write
+# (see clone-army's README, \"Security model\" and \"Certificates\").
 [Files]
 {files}",
         header = header(),
@@ -152,13 +161,19 @@ pub fn read_apply_source(config: &CloneConfig) -> Result<Option<PathBuf>> {
         .map(PathBuf::from))
 }
 
+/// The SSL directory the settings bind, if any.
+pub fn read_ssl(layout: &Layout, config: &CloneConfig) -> Result<Option<SslBind>> {
+    Ok(read_ours(&config.settings_file)?.and_then(|text| SslBind::parse(layout, &text)))
+}
+
 /// The settings as they stand, for a change of some of them.
-pub fn read(config: &CloneConfig, confdir: &str) -> Result<NspawnSettings> {
+pub fn read(layout: &Layout, config: &CloneConfig, confdir: &str) -> Result<NspawnSettings> {
     Ok(NspawnSettings {
         confdir: confdir.to_owned(),
         root_password: config.exists(ROOT_PASSWORD_HASH),
         challenge_password: config.exists(CSR_ATTRIBUTES),
         apply_source: read_apply_source(config)?,
+        ssl: read_ssl(layout, config)?,
     })
 }
 
@@ -173,6 +188,11 @@ mod tests {
             root_password: true,
             challenge_password: true,
             apply_source: Some(PathBuf::from("/srv/apply")),
+            ssl: Some(SslBind::of(
+                &Layout::under("/ignored"),
+                "clone-1.example.com",
+                "/etc/puppet",
+            )),
         }
     }
 
@@ -214,6 +234,7 @@ mod tests {
             root_password: false,
             challenge_password: false,
             apply_source: None,
+            ssl: None,
             ..settings()
         };
         assert!(write(&config, &plain).unwrap());
@@ -223,6 +244,12 @@ mod tests {
             "{text}"
         );
         assert_eq!(read_apply_source(&config).unwrap(), None);
+        assert_eq!(read_ssl(&layout, &config).unwrap(), None);
+        assert!(write(&config, &settings()).unwrap());
+        assert_eq!(
+            read_ssl(&layout, &config).unwrap(),
+            Some(SslBind::of(&layout, "clone-1.example.com", "/etc/puppet"))
+        );
         assert!(write_credentials(&layout, &config, true).unwrap());
         assert!(!write_credentials(&layout, &config, true).unwrap());
         assert!(remove(&layout, &config).unwrap());

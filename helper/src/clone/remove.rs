@@ -2,6 +2,9 @@
 //! mount unit, the drop-ins, the `.nspawn` settings and the dirs.
 //! Missing pieces are fine; anything still mounted is never removed.
 //!
+//! The clone's SSL directory is kept (see [`super::ssl`]): a clone made again under its
+//! certname has its key and certificate again. With `--forget-ssl` it goes too.
+//!
 //! Many clones are removed in one batch: every service's stop job is queued and all are
 //! waited for together, then every mount unit's the same way, then each clone's files go,
 //! and one daemon-reload ends the call. Removing one clone after the other (a stop, a wait
@@ -20,6 +23,11 @@ use crate::sys::names::validate_name;
 use crate::systemd::units::is_ours;
 
 pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
+    remove_with(ctx, clones, false)
+}
+
+/// `clone remove`, with `--forget-ssl` or without.
+pub fn remove_with(ctx: &Context, clones: &[String], forget_ssl: bool) -> Result<ClonesRemoved> {
     for clone in clones {
         validate_name("clone", "name", clone)?;
     }
@@ -40,7 +48,7 @@ pub fn remove(ctx: &Context, clones: &[String]) -> Result<ClonesRemoved> {
     let mut result = stop_clones(ctx, &unique);
     if result.is_ok() {
         for clone in &unique {
-            match remove_files(ctx, clone) {
+            match remove_files(ctx, clone, forget_ssl) {
                 Ok((any, units)) => {
                     units_changed |= units;
                     if any {
@@ -101,7 +109,7 @@ fn stop_clones(ctx: &Context, clones: &[&String]) -> Result<()> {
 
 /// Removes one stopped clone's files. Returns (anything removed, any unit file or symlink
 /// removed).
-fn remove_files(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
+fn remove_files(ctx: &Context, clone: &str, forget_ssl: bool) -> Result<(bool, bool)> {
     let layout = &ctx.layout;
     let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     let machine_dir = layout.machine_dir(clone);
@@ -122,6 +130,13 @@ fn remove_files(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
         }
     }
 
+    // Before the settings and the upper layer go: they say which directory is the clone's.
+    let confdir = match crate::inventory::find(layout, clone) {
+        Ok(mount) => crate::inventory::confdir_of(layout, &mount.base())?,
+        Err(_) => crate::inventory::bases::DISTRO_PUPPET_CONFDIR.to_owned(),
+    };
+    let ssl_changed = super::ssl::on_remove(layout, clone, &confdir, forget_ssl)?;
+
     let mut units = remove_file(&layout.fs(layout.clone_enable_link(clone)))?;
     faults::after("clone-remove:enable-link-removed");
     units |= remove_file(&mount_unit_path)?;
@@ -129,7 +144,7 @@ fn remove_files(ctx: &Context, clone: &str) -> Result<(bool, bool)> {
     units |= super::limits::remove(layout, clone)?;
     units |= super::legacy::remove_apply_source_dropin(layout, clone)?;
     faults::after("clone-remove:limits-removed");
-    let mut any = units;
+    let mut any = units | ssl_changed;
     any |= super::nspawn_settings::remove(layout, &super::config::CloneConfig::of(layout, clone))?;
     faults::after("clone-remove:nspawn-settings-removed");
     let steps = [

@@ -64,6 +64,20 @@ pub const DISTRO_PUPPET_PUBLICDIR: &str = "/var/cache/puppet/public";
 pub const AIO_PUPPET_CONFDIR: &str = "/etc/puppetlabs/puppet";
 /// ... and its run summaries here.
 pub const AIO_PUPPET_PUBLICDIR: &str = "/opt/puppetlabs/puppet/public";
+/// Debian's and Ubuntu's `puppet-agent` keep the agent's key and certificates here (`ssldir`).
+pub const DISTRO_PUPPET_SSLDIR: &str = "/var/lib/puppet/ssl";
+/// ... and the all-in-one packages (Puppet's, OpenVox's, PE's) here.
+pub const AIO_PUPPET_SSLDIR: &str = "/etc/puppetlabs/puppet/ssl";
+
+/// The agent's `ssldir` for a base with this confdir (what base.json records tells the
+/// agent apart: the all-in-one packages' confdir, else the distribution's package).
+pub fn ssldir_for(confdir: &str) -> &'static str {
+    if confdir.trim_end_matches('/') == AIO_PUPPET_CONFDIR {
+        AIO_PUPPET_SSLDIR
+    } else {
+        DISTRO_PUPPET_SSLDIR
+    }
+}
 
 /// The metadata of base `name`, `None` when there is no complete base of that name.
 pub fn read_metadata(layout: &Layout, name: &str) -> Result<Option<BaseMetadata>> {

@@ -224,6 +224,65 @@ impl CloneTree {
         }
     }
 
+    /// Whether `path` is a real directory (not a symlink to one); `false` when it, or a
+    /// directory on the way, is missing or is anything else.
+    pub fn is_dir(&self, path: &str) -> Result<bool> {
+        match self.open_last(path) {
+            Ok(Some(fd)) => Ok(File::from(fd)
+                .metadata()
+                .is_ok_and(|m| m.file_type().is_dir())),
+            Ok(None) | Err(Error::UnsafePath { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Moves the directory `path` out of the tree to `to_dir/to_name` (a host directory
+    /// the clone cannot write: it is opened `O_NOFOLLOW`) by one rename on the same file
+    /// system, never replacing what is there. Nothing in the directory is read or
+    /// followed: it goes as it is. Returns whether it moved; `false` when `path` is
+    /// missing or is no real directory, or `to_name` is taken. Whatever arrives is checked
+    /// to be a directory after the rename too, and removed (itself) if it is not, so a
+    /// clone that swapped the directory for a symlink in between moves nothing usable.
+    pub fn move_dir_out(&self, path: &str, to_dir: &Path, to_name: &str) -> Result<bool> {
+        let relative = relative_components(path)?;
+        let Some((last, parents)) = relative.split_last() else {
+            return Err(self.refuse(&self.shown(path), "it is the tree itself".to_owned()));
+        };
+        if !self.is_dir(path)? {
+            return Ok(false);
+        }
+        let Some(dir) = self.walk(parents, path)? else {
+            return Ok(false);
+        };
+        let target = open_host_dir(to_dir)?;
+        let shown = self.shown(path);
+        match nix::fcntl::renameat2(
+            &dir,
+            *last,
+            &target,
+            to_name,
+            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+        ) {
+            Ok(()) => {}
+            Err(Errno::ENOENT | Errno::EEXIST) => return Ok(false),
+            Err(errno) => return Err(self.io(&shown, errno.into())),
+        }
+        let arrived = to_dir.join(to_name);
+        let is_dir = match openat(&target, to_name, path_flags(), Mode::empty()) {
+            Ok(fd) => File::from(fd)
+                .metadata()
+                .map_err(|e| Error::io("inspect", &arrived, e))?
+                .is_dir(),
+            Err(errno) => return Err(Error::io("inspect", &arrived, errno.into())),
+        };
+        if !is_dir {
+            unlinkat(&target, to_name, UnlinkatFlags::NoRemoveDir)
+                .map_err(|e| Error::io("remove", &arrived, e.into()))?;
+            return Err(self.refuse(&shown, "it changed under the helper".to_owned()));
+        }
+        Ok(true)
+    }
+
     /// Whether `path` is a regular file that reads `content` with `mode`.
     fn holds(&self, path: &str, content: &[u8], mode: u32) -> bool {
         let Ok(Some(fd)) = self.open_last(path) else {
@@ -388,6 +447,51 @@ impl CloneTree {
     fn io(&self, path: &Path, source: std::io::Error) -> Error {
         Error::io("reach", path, source)
     }
+}
+
+/// Makes the directory `dir/name` with exactly `mode`, for a directory a clone is then
+/// given to write (its SSL directory): `dir` is the host's and opened `O_NOFOLLOW`, the new
+/// directory is made by `mkdirat` and its mode set through its own descriptor. One that
+/// is already there is kept as it is (what the clone made of its mode is the clone's),
+/// provided it is a real directory; anything else there is refused, never followed.
+/// Returns whether it made it.
+pub fn make_dir_in(dir: &Path, name: &str, mode: u32) -> Result<bool> {
+    let parent = open_host_dir(dir)?;
+    let shown = dir.join(name);
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(Error::Internal(format!("{name:?} is not a plain name")));
+    }
+    let made = match mkdirat(&parent, name, Mode::from_bits_truncate(0o700)) {
+        Ok(()) => true,
+        Err(Errno::EEXIST) => false,
+        Err(errno) => return Err(Error::io("create directory", &shown, errno.into())),
+    };
+    let fd = openat(
+        &parent,
+        name,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|errno| match errno {
+        Errno::ELOOP | Errno::ENOTDIR => Error::UnsafePath {
+            clone: String::new(),
+            path: shown.clone(),
+            reason: "it is not a directory".to_owned(),
+        },
+        errno => Error::io("open", &shown, errno.into()),
+    })?;
+    if made {
+        File::from(fd)
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(|e| Error::io("set the mode of", &shown, e))?;
+    }
+    Ok(made)
+}
+
+/// A host directory, opened `O_NOFOLLOW` (a symlink in its place is refused).
+fn open_host_dir(dir: &Path) -> Result<OwnedFd> {
+    nix::fcntl::open(dir, path_flags() | OFlag::O_DIRECTORY, Mode::empty())
+        .map_err(|errno| Error::io("open", dir, errno.into()))
 }
 
 /// `O_PATH`: nothing is opened for reading (no FIFO blocks, no device is touched) until
@@ -625,5 +729,84 @@ mod tests {
             scene.tree().read("../host-secret", 64),
             Err(Error::Internal(_))
         ));
+    }
+
+    #[test]
+    fn make_dir_in_makes_0700_keeps_a_dir_and_refuses_a_symlink() {
+        let scene = Scene::new();
+        let host = scene.dir.path().join("ssl");
+        std::fs::create_dir(&host).unwrap();
+        assert!(make_dir_in(&host, "c1.example.com", 0o700).unwrap());
+        let made = host.join("c1.example.com");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o7777;
+        assert_eq!(mode(&made), 0o700);
+        // What the clone made of it is the clone's: kept as it is.
+        std::fs::set_permissions(&made, std::fs::Permissions::from_mode(0o771)).unwrap();
+        assert!(!make_dir_in(&host, "c1.example.com", 0o700).unwrap());
+        assert_eq!(mode(&made), 0o771);
+        // A symlink in its place (to a host directory) is refused, never followed.
+        let target = scene.dir.path().join("elsewhere");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
+        symlink(&target, host.join("c2.example.com")).unwrap();
+        let error = make_dir_in(&host, "c2.example.com", 0o700).unwrap_err();
+        assert_eq!(error.kind(), "unsafe-path", "{error}");
+        assert_eq!(mode(&target), 0o755);
+        // Nor is the host directory itself reached through a symlink.
+        symlink(&host, scene.dir.path().join("ssl-link")).unwrap();
+        assert!(make_dir_in(&scene.dir.path().join("ssl-link"), "c3", 0o700).is_err());
+        assert!(!host.join("c3").exists());
+        assert!(make_dir_in(&host, "..", 0o700).is_err());
+    }
+
+    #[test]
+    fn move_dir_out_moves_a_directory_as_it_is_and_nothing_else() {
+        let scene = Scene::new();
+        let host = scene.dir.path().join("ssl");
+        std::fs::create_dir(&host).unwrap();
+        std::fs::create_dir_all(scene.at("var/lib/puppet/ssl/certs")).unwrap();
+        std::fs::write(scene.at("var/lib/puppet/ssl/certs/c1.pem"), "cert").unwrap();
+        symlink(&scene.outside, scene.at("var/lib/puppet/ssl/link")).unwrap();
+        let tree = scene.tree();
+        assert!(tree.is_dir("var/lib/puppet/ssl").unwrap());
+        assert!(tree
+            .move_dir_out("/var/lib/puppet/ssl", &host, "c1.example.com")
+            .unwrap());
+        assert!(!scene.at("var/lib/puppet/ssl").exists());
+        assert_eq!(
+            std::fs::read_to_string(host.join("c1.example.com/certs/c1.pem")).unwrap(),
+            "cert"
+        );
+        // Moved as it is: the link inside is still a link.
+        assert!(std::fs::symlink_metadata(host.join("c1.example.com/link"))
+            .unwrap()
+            .is_symlink());
+        // Missing: nothing moved.
+        assert!(!tree
+            .move_dir_out("var/lib/puppet/ssl", &host, "c2.example.com")
+            .unwrap());
+        // A symlink (to a host directory) is no directory: not moved.
+        symlink(scene.dir.path(), scene.at("var/lib/puppet/ssl")).unwrap();
+        assert!(!tree.is_dir("var/lib/puppet/ssl").unwrap());
+        assert!(!tree
+            .move_dir_out("var/lib/puppet/ssl", &host, "c2.example.com")
+            .unwrap());
+        assert!(!host.join("c2.example.com").exists());
+        // A taken name is never replaced.
+        std::fs::remove_file(scene.at("var/lib/puppet/ssl")).unwrap();
+        std::fs::create_dir(scene.at("var/lib/puppet/ssl")).unwrap();
+        assert!(!tree
+            .move_dir_out("var/lib/puppet/ssl", &host, "c1.example.com")
+            .unwrap());
+        assert!(scene.at("var/lib/puppet/ssl").is_dir());
+        assert!(host.join("c1.example.com/certs/c1.pem").exists());
+        // A symlink on the way is refused by is_dir's walk: nothing moved.
+        std::fs::remove_dir_all(scene.at("var/lib/puppet")).unwrap();
+        std::fs::create_dir_all(scene.dir.path().join("other/ssl")).unwrap();
+        symlink(scene.dir.path().join("other"), scene.at("var/lib/puppet")).unwrap();
+        assert!(!tree
+            .move_dir_out("var/lib/puppet/ssl", &host, "c3.example.com")
+            .unwrap());
+        assert!(scene.dir.path().join("other/ssl").is_dir());
     }
 }

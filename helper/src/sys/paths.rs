@@ -28,6 +28,10 @@ pub const CONFIG_SUFFIX: &str = "-config";
 pub const CLONE_DIR_SUFFIXES: [&str; 3] = [UPPER_SUFFIX, WORK_SUFFIX, CONFIG_SUFFIX];
 /// The helper's logs: what a base build's commands printed.
 pub const LOG_DIR: &str = "/var/log/clone-army";
+/// In [`STATE_DIR`]: the clones' SSL directories, one per certname (see `clone::ssl`).
+/// It starts with a dot, so it is never a base's name and no clone's certname can make
+/// anything in it pass for a base.
+pub const SSL_DIR: &str = ".ssl";
 /// Inside a base, relative to its root.
 pub const BASE_METADATA: &str = "etc/clone-army/base.json";
 
@@ -85,6 +89,17 @@ impl Layout {
     /// files the clone sees read-only, bound in by its `.nspawn` settings.
     pub fn config_dir(&self, clone: &str) -> PathBuf {
         Path::new(STATE_DIR).join(format!("{clone}{CONFIG_SUFFIX}"))
+    }
+
+    /// Where every kept SSL directory lives: host-only, 0700.
+    pub fn ssl_root(&self) -> PathBuf {
+        Path::new(STATE_DIR).join(SSL_DIR)
+    }
+
+    /// The agent's SSL directory for `certname` (a validated hostname), bound read-write
+    /// into the clone that uses that certname; it outlives the clone.
+    pub fn ssl_dir(&self, certname: &str) -> PathBuf {
+        self.ssl_root().join(certname)
     }
 
     /// The clone's settings for `systemd-nspawn`: what it binds into the clone.
@@ -170,6 +185,10 @@ mod tests {
             Path::new(
                 "/etc/systemd/system/puppet-clone-army.target.wants/puppet-clone-army@c1.service"
             )
+        );
+        assert_eq!(
+            layout.ssl_dir("c1.example.com"),
+            Path::new("/var/lib/puppet-clone-army/.ssl/c1.example.com")
         );
         assert_eq!(
             Layout::under("/").fs("/etc/os-release"),

@@ -9,6 +9,7 @@ mod list;
 mod remove;
 mod secrets;
 mod shape;
+mod ssl;
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
