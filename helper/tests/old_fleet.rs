@@ -384,3 +384,54 @@ fn an_old_clones_planted_hostname_link_is_never_followed() {
         .file_type()
         .is_symlink());
 }
+
+/// The helper's steps of the migration (src/sys/faults.rs, `STEPS`).
+const STEPS: &[&str] = &[
+    "old-fleet:stopped",
+    "old-fleet:first-dir-moved",
+    "old-fleet:dirs-moved",
+    "old-fleet:first-mount-unit-removed",
+    "old-fleet:mount-units-removed",
+    "old-fleet:shared-units-written",
+    "old-fleet:daemon-reloaded",
+];
+
+#[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
+fn a_migration_killed_at_any_step_is_finished_by_the_next_call() {
+    common::require_root();
+    let clean = old_fleet();
+    create(&clean, "clone1");
+    let want = clean.tree();
+    for step in STEPS {
+        let scene = old_fleet();
+        let args = [
+            "clone",
+            "create",
+            "clone1",
+            "--base",
+            "b1",
+            "--master",
+            "puppet.example.com",
+            "--certname",
+            "clone1.host.example.com",
+        ];
+        scene.run_killed_after(step, &args);
+        let answer = create(&scene, "clone1");
+        assert_eq!(answer["ok"], true, "{step}: {answer}");
+        let got = scene.tree();
+        if got != want {
+            let diff: Vec<String> = want
+                .iter()
+                .filter(|(p, w)| got.get(*p) != Some(*w))
+                .map(|(p, w)| format!("want {p}: {w}"))
+                .chain(
+                    got.iter()
+                        .filter(|(p, _)| !want.contains_key(*p))
+                        .map(|(p, g)| format!("extra {p}: {g}")),
+                )
+                .collect();
+            panic!("{step}: not the clean run's tree:\n{}", diff.join("\n"));
+        }
+    }
+}

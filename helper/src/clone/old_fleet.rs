@@ -20,8 +20,9 @@
 //! 4. the old template and target are kept there the same way and replaced by this
 //!    fleet's (the target's `machines.target` link removed), then one daemon-reload.
 //!
-//! A helper killed on the way leaves the old mount units (moved last) for the next call,
-//! which does what is left: a dir already moved is skipped. Nothing is ever moved over
+//! A helper killed on the way leaves the old mount units or template (removed or
+//! replaced last) for the next call, which does what is left: a dir already moved is
+//! skipped, a unit already kept is kept once. Nothing is ever moved over
 //! something in [`ASIDE_DIR`]: a name taken there (a second migration) is an error that
 //! names it, with nothing moved. A second call on a migrated host finds nothing and does
 //! nothing.
@@ -38,6 +39,7 @@ use crate::context::Context;
 use crate::protocol::error::{Error, Result};
 use crate::protocol::warnings::warn;
 use crate::sys::confined::CloneTree;
+use crate::sys::faults;
 use crate::sys::fsutil::{create_dir_all, read_optional, remove_file, write_atomic};
 use crate::sys::mounts::MountTable;
 use crate::sys::names::{is_base_name, validate_hostname, validate_name};
@@ -191,6 +193,7 @@ pub fn replace(ctx: &Context) -> Result<bool> {
     ));
     crate::sys::reload::begin(layout)?;
     stop(ctx, &fleet.clones)?;
+    faults::after("old-fleet:stopped");
 
     let aside = PathBuf::from(ASIDE_DIR);
     create_dir_all(&layout.fs(&aside), 0o700)?;
@@ -236,7 +239,9 @@ pub fn replace(ctx: &Context) -> Result<bool> {
             from.display(),
             to.display()
         ));
+        faults::after("old-fleet:first-dir-moved");
     }
+    faults::after("old-fleet:dirs-moved");
     for (clone, certname) in certnames.iter().filter_map(|(c, n)| Some((c, n.as_ref()?))) {
         warn(format!(
             "clone {clone} of sharpie-clone_army 0.2.1 had the certname {certname}: the new \
@@ -264,7 +269,9 @@ pub fn replace(ctx: &Context) -> Result<bool> {
             "removed the mount unit {unit} of sharpie-clone_army 0.2.1 (kept as {})",
             kept.display()
         ));
+        faults::after("old-fleet:first-mount-unit-removed");
     }
+    faults::after("old-fleet:mount-units-removed");
     for (unit, text) in [(SERVICE_TEMPLATE, &fleet.template), (TARGET, &fleet.target)] {
         let Some(text) = text else { continue };
         let kept = units_aside.join(unit);
@@ -279,8 +286,10 @@ pub fn replace(ctx: &Context) -> Result<bool> {
         remove_file(&layout.fs(layout.wants_dir(OLD_WANTED_BY).join(TARGET)))?;
     }
     super::shared::write_units(layout)?;
+    faults::after("old-fleet:shared-units-written");
     ctx.systemd.daemon_reload()?;
     crate::sys::reload::done(layout)?;
+    faults::after("old-fleet:daemon-reloaded");
     Ok(true)
 }
 
