@@ -74,7 +74,9 @@ RSpec.describe 'migrating a sharpie-clone_army 0.2.1 fleet on a sandbox host' do
   end
 
   let(:certnames) { clones.map { |c| "#{c}.#{host_certname}" } }
-  let(:manifest) { class_manifest(num_clones: clones.size) }
+  def manifest
+    class_manifest(num_clones: 2)
+  end
 
   # Writes content to path inside the sandbox.
   def put(path, content)
