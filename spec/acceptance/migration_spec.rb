@@ -126,6 +126,7 @@ RSpec.describe 'migrating a sharpie-clone_army 0.2.1 fleet on a sandbox host' do
 
       @started = sandbox_now
       @apply = SandboxHarness.apply(manifest, timeout: apply_timeout)
+      @apply.output.lines.grep(%r{0\.2\.1}).each { |line| log line.chomp }
     end
 
     it 'was a 0.2.1 fleet: old units without a header, clones mounted over el-7' do

@@ -245,9 +245,9 @@ pub fn replace(ctx: &Context) -> Result<bool> {
     for (clone, certname) in certnames.iter().filter_map(|(c, n)| Some((c, n.as_ref()?))) {
         warn(format!(
             "clone {clone} of sharpie-clone_army 0.2.1 had the certname {certname}: the new \
-             {clone} asks for a certificate under the same name, which the server refuses \
-             while it holds the old one; clean it there (puppetserver ca clean --certname \
-             {certname})"
+             {clone} asks for a certificate under the same name, which a CA that holds the \
+             old one refuses (unless it allows duplicate certs); clean it there \
+             (puppetserver ca clean --certname {certname})"
         ));
     }
 
