@@ -79,6 +79,8 @@ fn create_clone(
         return Err(unknown_base(ctx, &request.base));
     }
     let _lock = ctx.lock()?;
+    // A fleet of sharpie-clone_army 0.2.1 holds this clone's unit and dirs: it goes first.
+    super::old_fleet::replace(ctx)?;
 
     let Some(base) = read_metadata(layout, &request.base)? else {
         return Err(unknown_base(ctx, &request.base));

@@ -12,6 +12,7 @@ mod lifecycle;
 pub mod limits;
 mod list;
 pub mod nspawn_settings;
+pub mod old_fleet;
 pub mod puppet_conf;
 mod remove;
 #[cfg(test)]

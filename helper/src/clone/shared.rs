@@ -15,10 +15,12 @@ use crate::sys::fsutil::{ensure_symlink, write_atomic};
 use crate::sys::paths::{Layout, SERVICE_TEMPLATE, TARGET};
 use crate::systemd::units;
 
-/// Moves every legacy clone over, then writes the template and the target. Returns
-/// whether a unit file changed (a daemon-reload is due). Called under the lock.
+/// Replaces a fleet of sharpie-clone_army 0.2.1 ([`super::old_fleet`]), moves every
+/// legacy clone over, then writes the template and the target. Returns whether a unit
+/// file changed (a daemon-reload is due). Called under the lock.
 pub fn ensure(ctx: &Context) -> Result<bool> {
     let layout = &ctx.layout;
+    super::old_fleet::replace(ctx)?;
     for mount in super::discover(layout)? {
         let confdir = super::confdir_of(layout, &mount.base())?;
         if super::legacy::move_over(layout, &mount.clone, &confdir)? {
@@ -33,7 +35,7 @@ pub fn ensure(ctx: &Context) -> Result<bool> {
 }
 
 /// The service template and the fleet target, enabled at boot. Returns whether any changed.
-fn write_units(layout: &Layout) -> Result<bool> {
+pub(super) fn write_units(layout: &Layout) -> Result<bool> {
     let mut changed = write_atomic(
         &layout.fs(layout.unit_path(SERVICE_TEMPLATE)),
         units::service_template().as_bytes(),

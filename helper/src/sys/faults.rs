@@ -23,6 +23,14 @@ pub const STEPS: &[&str] = &[
     "clone-create:enable-link-created",
     "clone-create:host-units-written",
     "clone-create:daemon-reloaded",
+    // replacing a fleet of sharpie-clone_army 0.2.1 (in clone create and configure)
+    "old-fleet:stopped",
+    "old-fleet:first-dir-moved",
+    "old-fleet:dirs-moved",
+    "old-fleet:first-mount-unit-removed",
+    "old-fleet:mount-units-removed",
+    "old-fleet:shared-units-written",
+    "old-fleet:daemon-reloaded",
     // clone remove
     "clone-remove:stopped",
     "clone-remove:enable-link-removed",
