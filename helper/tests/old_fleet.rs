@@ -131,6 +131,12 @@ fn old_fleet() -> Scene {
         "var/lib/puppet-clone-army/clone1-overlay/root/notes.txt",
         "mine\n",
     );
+    // clone1's PE agent had its certificate; clone2 never got one.
+    write(
+        root,
+        "var/lib/puppet-clone-army/clone1-overlay/etc/puppetlabs/puppet/ssl/certs/clone1.host.example.com.pem",
+        "CERT\n",
+    );
     let state = serde_json::json!({ "states": states, "calls": [] });
     std::fs::write(scene.systemd_file(), state.to_string()).unwrap();
     scene
@@ -214,6 +220,7 @@ fn the_first_create_replaces_an_old_fleet_keeping_its_data_and_a_second_changes_
         "moved /var/lib/puppet-clone-army/clone2-workdir to /var/lib/puppet-clone-army/sharpie-clone_army-0.2.1/clone2-workdir",
         "moved /var/lib/puppet-clone-army/el-7 to /var/lib/puppet-clone-army/sharpie-clone_army-0.2.1/el-7",
         "puppetserver ca clean --certname clone2.host.example.com",
+        "kept the certificate and key of clone clone1 of sharpie-clone_army 0.2.1 as /var/lib/puppet-clone-army/.ssl/clone1.host.example.com",
         "removed the mount unit var-lib-machines-clone2.mount of sharpie-clone_army 0.2.1 (kept as /var/lib/puppet-clone-army/sharpie-clone_army-0.2.1/units/var-lib-machines-clone2.mount)",
         "replaced /etc/systemd/system/puppet-clone-army@.service of sharpie-clone_army 0.2.1",
         "replaced /etc/systemd/system/puppet-clone-army.target of sharpie-clone_army 0.2.1",
@@ -228,6 +235,21 @@ fn the_first_create_replaces_an_old_fleet_keeping_its_data_and_a_second_changes_
         "mine\n"
     );
     assert!(aside.join("clone2-overlay/etc/hostname").is_file());
+    // clone1's certificate is the new clone1's; no `ca clean` is asked for it.
+    assert_eq!(
+        std::fs::read_to_string(
+            root.join("var/lib/puppet-clone-army/.ssl/clone1.host.example.com/certs/clone1.host.example.com.pem")
+        )
+        .unwrap(),
+        "CERT\n"
+    );
+    assert!(!aside
+        .join("clone1-overlay/etc/puppetlabs/puppet/ssl")
+        .exists());
+    assert!(
+        !said.contains("--certname clone1.host.example.com"),
+        "{said}"
+    );
     assert!(aside.join("clone1-workdir/work").is_dir());
     assert!(aside.join("el-7/etc/redhat-release").is_file());
     let kept = |unit: &str| std::fs::read_to_string(aside.join("units").join(unit)).unwrap();
@@ -374,7 +396,7 @@ fn an_old_clones_planted_hostname_link_is_never_followed() {
     let said = warnings(&answer).join("\n");
     assert!(!said.contains("leaked.example.com"), "{said}");
     assert!(
-        said.contains("--certname clone1.host.example.com"),
+        said.contains(".ssl/clone1.host.example.com: the new clone1"),
         "{said}"
     );
     // The link itself was moved with its upper layer, untouched.
@@ -388,6 +410,7 @@ fn an_old_clones_planted_hostname_link_is_never_followed() {
 /// The helper's steps of the migration (src/sys/faults.rs, `STEPS`).
 const STEPS: &[&str] = &[
     "old-fleet:stopped",
+    "old-fleet:certificates-kept",
     "old-fleet:first-dir-moved",
     "old-fleet:dirs-moved",
     "old-fleet:first-mount-unit-removed",

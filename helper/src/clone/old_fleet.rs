@@ -232,6 +232,20 @@ pub fn replace(ctx: &Context) -> Result<bool> {
         .iter()
         .map(|c| (c.name.clone(), old_certname(layout, &c.name)))
         .collect();
+    // Before the upper layers go aside: each old clone's key and certificate, which the
+    // CA holds under its certname, become the new clone's of that name.
+    let mut adopted = Vec::new();
+    for (clone, certname) in certnames.iter().filter_map(|(c, n)| Some((c, n.as_ref()?))) {
+        if super::ssl::adopt_from_upper(layout, clone, certname)? {
+            warn(format!(
+                "kept the certificate and key of clone {clone} of sharpie-clone_army 0.2.1 \
+                 as {}: the new {clone} uses them under the same certname",
+                layout.ssl_dir(certname).display()
+            ));
+            adopted.push(clone.clone());
+        }
+    }
+    faults::after("old-fleet:certificates-kept");
     for (from, to) in &moves {
         rename_aside(layout, from, to)?;
         warn(format!(
@@ -242,7 +256,11 @@ pub fn replace(ctx: &Context) -> Result<bool> {
         faults::after("old-fleet:first-dir-moved");
     }
     faults::after("old-fleet:dirs-moved");
-    for (clone, certname) in certnames.iter().filter_map(|(c, n)| Some((c, n.as_ref()?))) {
+    for (clone, certname) in certnames
+        .iter()
+        .filter(|(c, _)| !adopted.contains(c))
+        .filter_map(|(c, n)| Some((c, n.as_ref()?)))
+    {
         warn(format!(
             "clone {clone} of sharpie-clone_army 0.2.1 had the certname {certname}: the new \
              {clone} asks for a certificate under the same name, which a CA that holds the \

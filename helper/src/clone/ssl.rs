@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use super::config::CloneConfig;
 use crate::context::Context;
-use crate::inventory::bases::ssldir_for;
+use crate::inventory::bases::{ssldir_for, AIO_PUPPET_SSLDIR, DISTRO_PUPPET_SSLDIR};
 use crate::protocol::answers::{SslDir, SslDirs, SslForgotten};
 use crate::protocol::error::{Error, Result};
 use crate::sys::confined::{make_dir_in, CloneTree};
@@ -159,6 +159,26 @@ pub fn on_remove(layout: &Layout, clone: &str, confdir: &str, forget: bool) -> R
     let root = layout.fs(layout.ssl_root());
     create_dir_all(&root, SSL_DIR_MODE)?;
     upper_tree(layout, clone).move_dir_out(ssldir_for(confdir), &root, &certname)
+}
+
+/// Takes over the SSL directory an older fleet's clone kept in its upper layer (either
+/// agent's ssldir, tried AIO first: sharpie-clone_army 0.2.1 made PE agents) as the
+/// kept directory of `certname`, unless one is kept for it already, so the clone made
+/// again under that certname has its key and certificate, which a CA that holds them
+/// expects. Moved, never read or followed. Returns whether it moved one.
+pub fn adopt_from_upper(layout: &Layout, clone: &str, certname: &str) -> Result<bool> {
+    if is_kept(layout, certname)? {
+        return Ok(false);
+    }
+    let root = layout.fs(layout.ssl_root());
+    create_dir_all(&root, SSL_DIR_MODE)?;
+    let tree = upper_tree(layout, clone);
+    for ssldir in [AIO_PUPPET_SSLDIR, DISTRO_PUPPET_SSLDIR] {
+        if tree.move_dir_out(ssldir, &root, certname)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The clone's certname as its puppet.conf says (read no-follow, size-bounded, and

@@ -25,6 +25,7 @@ pub const STEPS: &[&str] = &[
     "clone-create:daemon-reloaded",
     // replacing a fleet of sharpie-clone_army 0.2.1 (in clone create and configure)
     "old-fleet:stopped",
+    "old-fleet:certificates-kept",
     "old-fleet:first-dir-moved",
     "old-fleet:dirs-moved",
     "old-fleet:first-mount-unit-removed",
