@@ -135,7 +135,8 @@ describe PuppetX::CloneArmy::CleanCerts do
 
     it 'takes JSON on stdin, lists its shared files, and the script is executable' do
       expect(metadata['input_method']).to eq('stdin')
-      expect(metadata['files']).to eq(['clean_certs.rb', 'schema.rb', 'schema.json'].map { |f| "clone_army/lib/puppet_x/clone_army/#{f}" })
+      shared = ['clean_certs.rb', 'task_io.rb', 'schema.rb', 'schema.json']
+      expect(metadata['files']).to eq(shared.map { |f| "clone_army/lib/puppet_x/clone_army/#{f}" })
       expect(File.executable?(File.join(root, 'tasks/clean_certs.rb'))).to be true
     end
 

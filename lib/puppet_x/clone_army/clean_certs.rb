@@ -3,6 +3,7 @@
 require 'json'
 require 'open3'
 require_relative 'schema'
+require_relative 'task_io'
 
 module PuppetX
   module CloneArmy
@@ -40,17 +41,8 @@ module PuppetX
       # parameter: the task runs as root.
       TEST_ROOT_ENV = 'CLONE_ARMY_TASK_ROOT'
 
-      # A parameter that does not fit, or a tool that is not there; Bolt's
-      # `_error` (kind `clone_army/<kind>`).
-      class ParameterError < StandardError
-        attr_reader :field, :kind
-
-        def initialize(field, message, kind: 'invalid-parameter')
-          super(message)
-          @field = field
-          @kind = kind
-        end
-      end
+      # A parameter that does not fit, or a tool that is not there.
+      ParameterError = TaskIO::ParameterError
 
       module_function
 
@@ -172,23 +164,7 @@ module PuppetX
       # Reads the parameters from `input`, runs the task, prints its JSON to
       # `output` and returns the exit status.
       def main(input = $stdin, output = $stdout)
-        result, exitstatus = begin
-          task(read_params(input))
-        rescue ParameterError => e
-          [{ '_error' => { 'kind' => "clone_army/#{e.kind}", 'msg' => e.message, 'details' => { 'field' => e.field } } }, 1]
-        end
-        output.puts(JSON.generate(result))
-        exitstatus
-      end
-
-      def read_params(input)
-        text = input.read.to_s
-        params = text.strip.empty? ? {} : JSON.parse(text)
-        raise ParameterError.new('parameters', 'the parameters on stdin are not a JSON object') unless params.is_a?(Hash)
-
-        params.reject { |key, value| key.start_with?('_') || value.nil? }
-      rescue JSON::ParserError => e
-        raise ParameterError.new('parameters', "the parameters on stdin are not JSON: #{e.message}")
+        TaskIO.run(input, output) { |params| task(params) }
       end
     end
   end

@@ -3,6 +3,7 @@
 require 'json'
 require 'open3'
 require_relative 'schema'
+require_relative 'task_io'
 
 module PuppetX
   module CloneArmy
@@ -22,17 +23,8 @@ module PuppetX
       REPORT_FORMATS = ['json', 'table', 'prometheus'].freeze
       FLEET_ACTIONS = ['start', 'stop', 'status'].freeze
 
-      # A parameter that does not fit, or a helper that is not there;
-      # reported as Bolt's `_error` (kind `clone_army/<kind>`).
-      class ParameterError < StandardError
-        attr_reader :field, :kind
-
-        def initialize(field, message, kind: 'invalid-parameter')
-          super(message)
-          @field = field
-          @kind = kind
-        end
-      end
+      # A parameter that does not fit, or a helper that is not there.
+      ParameterError = TaskIO::ParameterError
 
       module_function
 
@@ -168,24 +160,7 @@ module PuppetX
       # Reads the parameters from `input`, runs the task `name` with them,
       # prints its result to `output` and returns the exit status.
       def main(name, input = $stdin, output = $stdout)
-        result, exitstatus = begin
-          public_send(:"#{name}_task", read_params(input))
-        rescue ParameterError => e
-          [{ '_error' => { 'kind' => "clone_army/#{e.kind}", 'msg' => e.message,
-                           'details' => { 'field' => e.field } } }, 1]
-        end
-        output.puts(result.is_a?(String) ? result : JSON.generate(result))
-        exitstatus
-      end
-
-      def read_params(input)
-        text = input.read.to_s
-        params = text.strip.empty? ? {} : JSON.parse(text)
-        raise ParameterError.new('parameters', 'the parameters on stdin are not a JSON object') unless params.is_a?(Hash)
-
-        params.reject { |key, value| key.start_with?('_') || value.nil? }
-      rescue JSON::ParserError => e
-        raise ParameterError.new('parameters', "the parameters on stdin are not JSON: #{e.message}")
+        TaskIO.run(input, output) { |params| public_send(:"#{name}_task", params) }
       end
 
       # --- parameter checks (Bolt checks the metadata's types too; a task
