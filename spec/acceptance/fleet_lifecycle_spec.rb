@@ -218,20 +218,22 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
   end
 
   context 'a clone stopped while its agent held the SSL and run locks' do
-    locks = %w[/var/lib/puppet/ssl/ssl.lock /var/cache/puppet/state/agent_catalog_run.lock]
-
     it 'boots without them and runs the agent' do
       on_sandbox!(SandboxHarness::HELPER, 'clone', 'stop', '--', 'clone2', timeout: 120)
-      upper = '/var/lib/puppet-clone-army/clone2-overlay'
+      # Where each lock is on the host while the clone is stopped: the SSL
+      # lock in the clone's kept SSL directory (bound at its ssldir), the run
+      # lock in its upper layer.
+      locks = ["/var/lib/puppet-clone-army/.ssl/clone2.#{host_certname}/ssl.lock",
+               '/var/lib/puppet-clone-army/clone2-overlay/var/cache/puppet/state/agent_catalog_run.lock']
       locks.each do |lock|
-        on_sandbox!('sh', '-c', 'mkdir -p "$(dirname "$1")" && echo 1 > "$1"', 'sh', "#{upper}#{lock}", timeout: 30)
+        on_sandbox!('sh', '-c', 'mkdir -p "$(dirname "$1")" && echo 1 > "$1"', 'sh', lock, timeout: 30)
       end
       on_sandbox!(SandboxHarness::HELPER, 'clone', 'start', '--', 'clone2', timeout: 300)
       expect(wait_for(timeout: 120) { running?(['clone2']) }).to be_truthy, diagnostics
       result = on_sandbox!('systemctl', '-M', 'clone2', 'show', '-p', 'Result', '-p', 'ExecMainStatus',
                            'clone-army-stale-locks.service', timeout: 30)
       expect(result.stdout.lines.map(&:strip)).to include('Result=success', 'ExecMainStatus=0'), result.to_s
-      locks.each { |lock| expect(on_sandbox('test', '-e', "#{upper}#{lock}", timeout: 30).exitstatus).to eq(1), lock }
+      locks.each { |lock| expect(on_sandbox('test', '-e', lock, timeout: 30).exitstatus).to eq(1), lock }
       run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone2', '--timeout', '300', '--',
                        'puppet', 'agent', '-t', timeout: 400)
       exit_code = JSON.parse(run.stdout).dig('result', 'clones', 0, 'exit_code')
