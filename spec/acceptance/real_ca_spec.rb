@@ -212,7 +212,9 @@ RSpec.describe 'clones against a CA that refuses duplicate certificates' do
       expect(JSON.parse(refused.stdout).dig('error', 'kind')).to eq('invalid-argument')
       forgotten = on_sandbox!(SandboxHarness::HELPER, 'ssl', 'forget', certname('clone2'), timeout: 60)
       expect(JSON.parse(forgotten.stdout)['result']).to eq('forgotten' => [certname('clone2')], 'changed' => true)
-      expect(ssl_dirs.keys).to eq([certname('clone1')])
+      # Earlier files of the suite leave kept directories of their own clones.
+      expect(ssl_dirs.keys).to include(certname('clone1'))
+      expect(ssl_dirs.keys).not_to include(certname('clone2'))
     end
 
     it 'has clone2, made again, get a new certificate signed and check in' do
