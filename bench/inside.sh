@@ -37,9 +37,9 @@ unit_cgroup() {
 }
 
 cmd_create_fleet() {
-  local base=$1 master=$2 domain=$3 first=$4 n=$5 interval=$6 i
+  local base=$1 server=$2 domain=$3 first=$4 n=$5 interval=$6 i
   for ((i = first; i <= n; i++)); do
-    clone-army clone create "clone$i" --base "$base" --master "$master" --certname "clone$i.$domain" \
+    clone-army clone create "clone$i" --base "$base" --server "$server" --certname "clone$i.$domain" \
       --run-mode timer --runinterval "$interval" --phase-index $((i - 1)) --phase-count "$n" >/dev/null ||
       { echo "inside.sh: clone create clone$i failed" >&2; return 1; }
   done

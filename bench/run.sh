@@ -123,7 +123,7 @@ cleanup() {
 APPLY_SECS='' APPLY_RC=''
 apply_class() {
   local n=$1 ramp_up=${2:-0} t0 manifest
-  manifest="class { 'clone_army': master => '$SERVER_NAME', num_clones => $n, run_mode => 'timer', runinterval => $RUNINTERVAL, ramp_up => $ramp_up }"
+  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $n, run_mode => 'timer', runinterval => $RUNINTERVAL, ramp_up => $ramp_up }"
   t0=$(now)
   APPLY_RC=0
   EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" >"$WORK/apply.log" 2>&1 || APPLY_RC=$?
@@ -315,10 +315,10 @@ main() {
   local d dclones=()
   for ((d = 1; d <= K; d++)); do dclones+=("benchd$d"); done
   blog "creating benchcpu (manual) and ${dclones[*]} (daemon)"
-  inside clone-army clone create benchcpu --base "$base" --master "$SERVER_NAME" --certname "benchcpu.$DOMAIN" \
+  inside clone-army clone create benchcpu --base "$base" --server "$SERVER_NAME" --certname "benchcpu.$DOMAIN" \
     --run-mode manual --start >/dev/null 2>>"$WORK/helper.err"
   for d in "${dclones[@]}"; do
-    inside clone-army clone create "$d" --base "$base" --master "$SERVER_NAME" --certname "$d.$DOMAIN" \
+    inside clone-army clone create "$d" --base "$base" --server "$SERVER_NAME" --certname "$d.$DOMAIN" \
       --run-mode daemon --runinterval 3600 --start >/dev/null 2>>"$WORK/helper.err"
   done
 

@@ -6,7 +6,7 @@
 # `clone_army` fact lists; clones with any other name were made by hand and
 # are left alone.
 #
-# @param master
+# @param server
 #   The Puppet Server every clone points at (already resolved by the class);
 #   undef only in apply mode.
 # @param num_clones
@@ -17,7 +17,7 @@
 #   The CA certificate a `pe` base is installed against, else undef.
 #
 class clone_army::fleet (
-  Optional[Clone_army::Hostname] $master,
+  Optional[Clone_army::Hostname] $server,
   Integer[0] $num_clones,
   Clone_army::Puppet_source $puppet_source,
   Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
@@ -26,16 +26,16 @@ class clone_army::fleet (
   $helper = $clone_army::helper_path
 
   # A PE base downloads its agent installer from the primary server, so it
-  # is told which; other sources take no master.
-  $base_master = $puppet_source ? {
-    'pe'    => $master,
+  # is told which; other sources take no server.
+  $base_server = $puppet_source ? {
+    'pe'    => $server,
     default => undef,
   }
 
   clone_army_base { $base:
     ensure        => present,
     puppet_source => $puppet_source,
-    master        => $base_master,
+    server        => $base_server,
     pe_ca_cert    => $pe_ca_cert,
     helper        => $helper,
   }
@@ -75,8 +75,8 @@ class clone_army::fleet (
       clone_army_clone { $clone:
         ensure             => $clone_army::clone_ensure,
         base               => $base,
-        master             => $master,
-        certname           => "${clone}.${trusted['certname']}",
+        server             => $server,
+        certname           => clone_army::clone_certname($clone, $trusted['certname']),
         helper             => $helper,
         root_password_hash => $clone_army::root_password_hash,
         challenge_password => $clone_army::challenge_password,

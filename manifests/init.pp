@@ -15,18 +15,18 @@
 # `<clone>.<certname of this host>`, so one class on many load hosts gives
 # unique certnames.
 #
-# @example Classified through a Puppet Server (the master is the server that compiled the catalog)
+# @example Classified through a Puppet Server (the clones use the server this host's agent uses)
 #   include clone_army
 #
-# @example With Bolt or `puppet apply` (no Puppet Server facts: `master` is required)
+# @example With Bolt or `puppet apply` (no Puppet Server facts: `server` is required)
 #   class { 'clone_army':
-#     master     => 'puppet.example.com',
+#     server     => 'puppet.example.com',
 #     num_clones => 20,
 #   }
 #
 # @example 500 timer-mode clones checking in every 30 minutes, phased, started over 5 minutes
 #   class { 'clone_army':
-#     master      => 'puppet.example.com',
+#     server      => 'puppet.example.com',
 #     num_clones  => 500,
 #     run_mode    => 'timer',
 #     runinterval => 1800,
@@ -37,7 +37,7 @@
 #
 # @example Facts like Puppet's clamps: 500 generated facts, 15 % of them changing every run
 #   class { 'clone_army':
-#     master          => 'puppet.example.com',
+#     server          => 'puppet.example.com',
 #     fleet_facts     => { 'role' => 'loadtest', 'datacenter' => 'lab' },
 #     clone_facts     => { 'clone1' => { 'role' => 'canary' } },
 #     generated_facts => 500,
@@ -46,31 +46,34 @@
 #
 # @example Keep the whole fleet stopped, e.g. while editing the base image
 #   class { 'clone_army':
-#     master       => 'puppet.example.com',
+#     server       => 'puppet.example.com',
 #     clone_ensure => 'stopped',
 #   }
 #
 # @example Deployed from git (r10k, Code Manager): the helper of the release, fetched and verified
 #   class { 'clone_army':
-#     master          => 'puppet.example.com',
+#     server          => 'puppet.example.com',
 #     helper_source   => 'https://artifacts.example.com/clone-army-0.4.0-x86_64-linux',
 #     helper_checksum => '<the 64 hex digits of clone-army-0.4.0-x86_64-linux.sha256>',
 #   }
 #
-# @param master
+# @param server
 #   The Puppet Server the clones run their agents against (`server` in each
-#   clone's `puppet.conf`). When undef, the server that compiled this catalog
-#   (`$server_facts['servername']`) is used; that only exists when the catalog
-#   comes from a Puppet Server, so with `puppet apply` or `bolt apply` the
-#   parameter must be given (not in `run_mode => 'apply'`, whose clones ask
-#   no server, unless `puppet_source` is `pe`). Changing it re-points every
-#   existing clone without rebuilding anything. With several compilers behind
-#   a load balancer, give the load balancer's name here: otherwise the clones
-#   follow whichever compiler compiled the last catalog. `servername` is the
-#   server host's fully qualified name (its `fqdn` fact), not its certname or
-#   a DNS alias: the load host must resolve it and the server's certificate
-#   must hold it (PE's do); where the clones reach the server by another
-#   name, give that name here.
+#   clone's `puppet.conf`). When undef and the catalog comes from a Puppet
+#   Server: the name this host's own agent reaches its server by (the
+#   `clone_army_agent_server` fact: the first host of its `server_list`, else
+#   its `server`), which is known to work from this host, and failing that
+#   the server that compiled the catalog (`$server_facts['servername']`, its
+#   fqdn). With `puppet apply` or `bolt apply` there is no such server, so
+#   the parameter must be given (not in `run_mode => 'apply'`, whose clones
+#   ask no server, unless `puppet_source` is `pe`). Changing it re-points
+#   every existing clone without rebuilding anything. With several compilers
+#   behind a load balancer, give the load balancer's name here. The load
+#   host must resolve the name and the server's certificate must hold it.
+#
+# @param master
+#   Deprecated: the older word for `server`, taken as `server` with a
+#   warning. Giving both with different values fails.
 #
 # @param num_clones
 #   How many clones (`clone1` .. `cloneN`) to run. 0 is a valid count (a
@@ -157,7 +160,7 @@
 #   or the `clone_army::exec` task), or `apply` (masterless: a systemd timer
 #   in the clone runs `puppet apply --reports=none` of `apply_source`, asking
 #   no server and sending no report, for load on the agents themselves; then
-#   `master` is not needed). It also picks the capacity that `num_clones`
+#   `server` is not needed). It also picks the capacity that `num_clones`
 #   defaults to and is checked against. A change reaches a running clone at
 #   its next start.
 #
@@ -252,6 +255,7 @@
 #   not match fails the run and is not installed.
 #
 class clone_army (
+  Optional[Clone_army::Hostname] $server = undef,
   Optional[Clone_army::Hostname] $master = undef,
   Optional[Integer[0]] $num_clones = undef,
   Boolean $force_num_clones = false,
@@ -277,18 +281,27 @@ class clone_army (
   Optional[Integer[1, 4194304]] $tasks_max = undef,
   Integer[0, 86400] $ramp_up = 0,
 ) {
+  if $master =~ NotUndef {
+    if $server =~ NotUndef and $server != $master {
+      fail(@("MSG"/L))
+        clone_army: server => '${server}' and master => '${master}' disagree; master is \
+        the deprecated name of server, so give server alone
+        |- MSG
+    }
+    warning('clone_army: master is deprecated, give server instead (the same value)')
+  }
   # Only a catalog compiled by a Puppet Server for a remote agent has a server
   # to point the clones at; `puppet apply` and Bolt compile locally and have
   # no `servername` (getvar keeps this safe under strict variables).
+  $agent_server = $facts['clone_army_agent_server']
   $compiling_server = $trusted['authenticated'] ? {
-    'remote' => getvar('server_facts.servername'),
+    'remote' => $agent_server ? {
+      Clone_army::Hostname => $agent_server,
+      default              => getvar('server_facts.servername'),
+    },
     default  => undef,
   }
-
-  $_master = $master ? {
-    undef   => $compiling_server,
-    default => $master,
-  }
+  $_server = [$server, $master, $compiling_server].filter |$name| { $name =~ NotUndef }[0]
   if $run_mode == 'apply' and $apply_source =~ Undef {
     fail(@("MSG"/L))
       clone_army: run_mode => 'apply' needs apply_source: a directory on this host \
@@ -303,11 +316,11 @@ class clone_army (
       |- MSG
   }
   # Masterless clones ask no server.
-  if $_master =~ Undef and $run_mode != 'apply' {
+  if $_server =~ Undef and $run_mode != 'apply' {
     fail(@("MSG"/L))
       clone_army: no Puppet Server to point the clones at. This catalog was not \
-      compiled by a Puppet Server (puppet apply or bolt apply), so pass `master`, \
-      e.g. class { 'clone_army': master => 'puppet.example.com' }
+      compiled by a Puppet Server (puppet apply or bolt apply), so pass `server`, \
+      e.g. class { 'clone_army': server => 'puppet.example.com' }
       |- MSG
   }
 
@@ -327,10 +340,10 @@ class clone_army (
     default => $puppet_source,
   }
   # A PE base downloads its agent from the primary server, apply mode or not.
-  if $_puppet_source == 'pe' and $_master =~ Undef {
+  if $_puppet_source == 'pe' and $_server =~ Undef {
     fail(@("MSG"/L))
       clone_army: puppet_source => 'pe' builds the base from the PE primary server's \
-      install.bash, so pass `master` (the primary server), also in run_mode => 'apply'
+      install.bash, so pass `server` (the primary server), also in run_mode => 'apply'
       |- MSG
   }
   if $pe_ca_cert =~ NotUndef and $_puppet_source != 'pe' {
@@ -398,7 +411,7 @@ class clone_army (
   }
 
   class { 'clone_army::fleet':
-    master        => $_master,
+    server        => $_server,
     num_clones    => $_num_clones,
     puppet_source => $_puppet_source,
     pe_ca_cert    => $_pe_ca_cert,

@@ -131,7 +131,7 @@ cmd_up() {
 
   # Clone i of N first runs at its phase offset (i-1)*T/N within the interval T,
   # so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every check-in.
-  manifest="class { 'clone_army': master => '$SERVER_NAME', num_clones => $CLONES, runinterval => $LAB_RUNINTERVAL }"
+  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $CLONES, runinterval => $LAB_RUNINTERVAL }"
   log "puppet apply -e \"$manifest\" (up to ${APPLY_TIMEOUT}s)"
   rc=0
   EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" || rc=$?

@@ -28,7 +28,7 @@
 # `puppet` resolves to, so two sandboxes with servers can run side by side
 # (e.g. `make test` on 127.0.0.1 and another suite on 127.0.0.3).
 # SERVER_ALIASES (puppet2) are further names for the server, in /etc/hosts and
-# in its certificate's dns_alt_names (a master change can point clones at one).
+# in its certificate's dns_alt_names (a server change can point clones at one).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sandbox/lib.sh

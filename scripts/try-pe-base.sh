@@ -66,7 +66,7 @@ cp /etc/apt/sources.list "$root/etc/apt/" 2>/dev/null || true
 
 create() {
   CLONE_ARMY_ROOT="$root" "$helper" base create "$1" --puppet-source pe \
-    --master 127.0.0.2 --pe-ca-cert "$2" 2>>build.log
+    --server 127.0.0.2 --pe-ca-cert "$2" 2>>build.log
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -1,4 +1,4 @@
-# @summary A host name, as used for a clone's `master` and `certname`.
+# @summary A host name, as used for a clone's `server` and `certname`.
 #
 # Labels of letters, digits and `-` (1 to 63 characters, not starting or
 # ending with `-`), separated by `.`, at most 253 characters in all.

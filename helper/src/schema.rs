@@ -276,10 +276,10 @@ mod tests {
             assert!(names::validate_base_name("name", name).is_err(), "{name}");
         }
         for name in &rules.hostname.valid {
-            assert!(names::validate_hostname("master", name).is_ok(), "{name}");
+            assert!(names::validate_hostname("server", name).is_ok(), "{name}");
         }
         for name in &rules.hostname.invalid {
-            assert!(names::validate_hostname("master", name).is_err(), "{name}");
+            assert!(names::validate_hostname("server", name).is_err(), "{name}");
         }
     }
 

@@ -191,7 +191,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
     .join(".");
     assert_eq!(long_host.len(), 254);
     let names = ["../x", "x/y", "a\nb", "A", long_name.as_str(), "", "-x"];
-    let masters = ["a b", "http://x", "x;y", long_host.as_str()];
+    let servers = ["a b", "http://x", "x;y", long_host.as_str()];
     let strings = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
     let mut table = Vec::new();
     for name in names {
@@ -202,7 +202,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
                 "create",
                 "--base",
                 "debian-12",
-                "--master",
+                "--server",
                 "puppet.example.com",
                 "--certname",
                 "c2.load.example.com",
@@ -219,7 +219,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
                 "create",
                 "c2",
                 &base_flag,
-                "--master",
+                "--server",
                 "puppet.example.com",
                 "--certname",
                 "c2.load.example.com",
@@ -237,7 +237,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             strings(&[
                 "clone",
                 "configure",
-                "--master",
+                "--server",
                 "m.example.com",
                 "--",
                 name,
@@ -250,7 +250,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             bad_name("clone"),
         ));
     }
-    for master in masters {
+    for server in servers {
         table.push((
             strings(&[
                 "clone",
@@ -258,12 +258,12 @@ fn table() -> Vec<(Vec<String>, Expect)> {
                 "c2",
                 "--base",
                 "debian-12",
-                "--master",
-                master,
+                "--server",
+                server,
                 "--certname",
                 "c2.load.example.com",
             ]),
-            bad_hostname("master"),
+            bad_hostname("server"),
         ));
         table.push((
             strings(&[
@@ -272,20 +272,20 @@ fn table() -> Vec<(Vec<String>, Expect)> {
                 "c2",
                 "--base",
                 "debian-12",
-                "--master",
+                "--server",
                 "puppet.example.com",
                 "--certname",
-                master,
+                server,
             ]),
             bad_hostname("certname"),
         ));
         table.push((
-            strings(&["clone", "configure", "c1", "--master", master]),
-            bad_hostname("master"),
+            strings(&["clone", "configure", "c1", "--server", server]),
+            bad_hostname("server"),
         ));
         // Checked before the lock: no SSL directory is removed, and no lock file made.
         table.push((
-            strings(&["ssl", "forget", "--", "c1.load.example.com", master]),
+            strings(&["ssl", "forget", "--", "c1.load.example.com", server]),
             bad_hostname("certname"),
         ));
     }
@@ -302,7 +302,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             "c2",
             "--base",
             "nope",
-            "--master",
+            "--server",
             "puppet.example.com",
             "--certname",
             "c2.load.example.com",
@@ -322,7 +322,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
                 "c2",
                 "--base",
                 "debian-12",
-                "--master",
+                "--server",
                 "m",
                 "--certname",
                 "c",
@@ -442,7 +442,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             "c2",
             "--base",
             "debian-12",
-            "--master",
+            "--server",
             "puppet.example.com",
             "--certname",
             "c2.load.example.com",
@@ -475,7 +475,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
         Expect {
             kind: "invalid-argument",
             exit: 2,
-            field: Some("master"),
+            field: Some("server"),
             mentions: vec!["required unless --run-mode apply"],
         },
     ));
@@ -508,7 +508,7 @@ fn refused_inputs_change_nothing_and_say_what_is_allowed() {
         let stdout = String::from_utf8(output.stdout).unwrap();
         assert_eq!(stdout.lines().count(), 1, "{case}: {stdout:?}");
         let envelope: Envelope<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
-        assert_eq!(envelope.protocol, 1);
+        assert_eq!(envelope.protocol, 2);
         assert!(!envelope.ok && envelope.result.is_none(), "{case}");
         let error = envelope.error.expect("error body");
         assert_eq!(error.kind, expect.kind, "{case}: {}", error.message);

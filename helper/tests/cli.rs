@@ -30,7 +30,7 @@ fn envelope<T: for<'de> Deserialize<'de>>(output: &Output) -> Envelope<T> {
     assert!(stdout.ends_with('\n'), "{stdout:?}");
     assert_eq!(stdout.lines().count(), 1, "{stdout:?}");
     let envelope: Envelope<T> = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(envelope.protocol, 1);
+    assert_eq!(envelope.protocol, 2);
     envelope
 }
 
@@ -63,7 +63,7 @@ fn usage_errors_are_json_with_exit_2() {
             "c1",
             "--base",
             "b",
-            "--master",
+            "--server",
             "m",
             "--certname",
             "c",
@@ -152,7 +152,7 @@ fn bad_names_exit_2_and_create_nothing() {
                 "../x",
                 "--base",
                 "b",
-                "--master",
+                "--server",
                 "m",
                 "--certname",
                 "c",
@@ -167,7 +167,7 @@ fn bad_names_exit_2_and_create_nothing() {
                 "c1",
                 "--base",
                 "B",
-                "--master",
+                "--server",
                 "m",
                 "--certname",
                 "c",
@@ -182,13 +182,13 @@ fn bad_names_exit_2_and_create_nothing() {
                 "c1",
                 "--base",
                 "b",
-                "--master",
+                "--server",
                 "m x",
                 "--certname",
                 "c",
             ],
             "invalid-argument",
-            "master",
+            "server",
         ),
         // The providers put `--` before names.
         (
@@ -197,7 +197,7 @@ fn bad_names_exit_2_and_create_nothing() {
                 "create",
                 "--base",
                 "b",
-                "--master",
+                "--server",
                 "m",
                 "--certname",
                 "c",
@@ -214,7 +214,7 @@ fn bad_names_exit_2_and_create_nothing() {
         ),
         (&["clone", "start", "Upper"], "invalid-name", "name"),
         (
-            &["clone", "configure", "a\nb", "--master", "m"],
+            &["clone", "configure", "a\nb", "--server", "m"],
             "invalid-name",
             "name",
         ),
@@ -301,7 +301,7 @@ fn non_root_is_refused_for_every_verb() {
             "c1",
             "--base",
             "b",
-            "--master",
+            "--server",
             "m",
             "--certname",
             "c",
@@ -625,7 +625,7 @@ fn secrets_never_show_in_the_answer_or_on_stderr() {
             "c1",
             "--base",
             "b",
-            "--master",
+            "--server",
             "puppet.example.com",
             "--certname",
             "c1.example.com",
@@ -701,14 +701,14 @@ fn base_create_refuses_unbuildable_combinations_before_touching_disk() {
                 "b1",
                 "--puppet-source",
                 "pe",
-                "--master",
+                "--server",
                 "pe.example.com",
             ],
             "pe-ca-cert",
         ),
         (
-            &["base", "create", "b1", "--master", "pe.example.com"],
-            "master",
+            &["base", "create", "b1", "--server", "pe.example.com"],
+            "server",
         ),
     ] {
         let output = run(root.path(), args);

@@ -16,7 +16,7 @@ fn with_clones(names: &[&str]) -> Scene {
             name,
             "--base",
             "b1",
-            "--master",
+            "--server",
             "puppet.example.com",
             "--certname",
             &certname,

@@ -11,7 +11,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
   # runinterval 120: runs are phased (clone i of N first runs (i - 1) * T / N
   # after its start), so with the default 1800 clone2 would first check in
   # after 15 minutes; with 120, after one.
-  manifest = "class { 'clone_army': master => '#{SandboxHarness::SERVER}', num_clones => #{clones.size}, " \
+  manifest = "class { 'clone_army': server => '#{SandboxHarness::SERVER}', num_clones => #{clones.size}, " \
              "runinterval => #{SandboxHarness::RUNINTERVAL} }"
 
   # Bounds on every wait (seconds): the base build (debootstrap) is in the first apply.
@@ -83,7 +83,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
     it 'reports both clones running, with their certnames, in the helper listing' do
       listed = clone_list.to_h { |c| [c['name'], c] }
       clones.zip(certnames).each do |clone, certname|
-        expect(listed[clone]).to include('state' => 'running', 'master' => SandboxHarness::SERVER,
+        expect(listed[clone]).to include('state' => 'running', 'server' => SandboxHarness::SERVER,
                                          'certname' => certname, 'mounted' => true),
                                  "#{clone}: #{listed[clone].inspect}\n#{diagnostics}"
       end

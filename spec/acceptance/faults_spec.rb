@@ -5,7 +5,7 @@ require_relative 'spec_helper_acceptance'
 # Faults, each made for real on the sandbox host the suite shares:
 # no D-Bus, two clone-army at once, a clone create killed half-way, an orphan
 # overlay mount, a server the clones cannot reach, a full disk under a base
-# build. Runs after clone_army_spec.rb (clone1 and clone2 running, master
+# build. Runs after clone_army_spec.rb (clone1 and clone2 running, server
 # `puppet`, the default run mode) and leaves exactly that behind for the specs
 # after it: every example restores what it changed in an `ensure`.
 RSpec.describe 'clone_army under faults' do
@@ -59,7 +59,7 @@ RSpec.describe 'clone_army under faults' do
 
     it 'makes the CLI wait, saying so on stderr, then succeed' do
       # `clone configure` takes the lock even when it changes nothing.
-      result = with_lock_held(lock_file, helper, 'clone', 'configure', 'clone2', '--master', SandboxHarness::SERVER)
+      result = with_lock_held(lock_file, helper, 'clone', 'configure', 'clone2', '--server', SandboxHarness::SERVER)
       expect(result.stderr).to include('waiting for lock'), result.to_s
       expect(result.stderr).to match(%r{rc=0 seconds=([5-9]|\d\d)}), result.to_s
       expect(envelope(result)).to include('ok' => true)
@@ -68,7 +68,7 @@ RSpec.describe 'clone_army under faults' do
 
     it 'makes puppet resource wait, then succeed' do
       result = with_lock_held(lock_file, 'puppet', 'resource', '--color=false', 'clone_army_clone', 'clone3',
-                              'ensure=present', "base=#{base_json.fetch('name')}", "master=#{SandboxHarness::SERVER}",
+                              'ensure=present', "base=#{base_json.fetch('name')}", "server=#{SandboxHarness::SERVER}",
                               "certname=clone3.#{host_certname}")
       expect(result.stderr).to match(%r{rc=0 seconds=([5-9]|\d\d)}), result.to_s
       expect(result.stdout).to match(%r{ensure\s*=> '(present|stopped|running)'}), result.to_s
@@ -229,7 +229,7 @@ RSpec.describe 'clone_army under faults' do
   end
 
   context 'afterwards' do
-    it 'leaves clone1 and clone2 running with master puppet, converged' do
+    it 'leaves clone1 and clone2 running with server puppet, converged' do
       settle_fleet
       result = SandboxHarness.apply(class_manifest(num_clones: 2), timeout: 600)
       expect(result.exitstatus).to eq(0), result.to_s

@@ -31,7 +31,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
   end
 
   # A user's edit in clone2's upper layer (it must survive stop/start,
-  # a host restart and a change of master). Written from the host, straight into
+  # a host restart and a change of server). Written from the host, straight into
   # the upper dir, while the clone is stopped and its overlay unmounted.
   def marker
     '/etc/clone-army-user-edit'
@@ -157,7 +157,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(root).to match(%r{\A(\*|!.*)?\z}), "root has a password in clone1: #{root.inspect}"
 
       created = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone9', 'ensure=running',
-                           "base=#{base_json['name']}", 'master=puppet', "certname=clone9.#{host_certname}",
+                           "base=#{base_json['name']}", 'server=puppet', "certname=clone9.#{host_certname}",
                            "root_password_hash=#{password_hash}", timeout: 180)
       expect(created.exitstatus).to eq(0), created.to_s
       expect(created.output).not_to include(password_hash), 'the hash appears in the output of puppet resource'
@@ -282,11 +282,11 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     end
   end
 
-  context "changing master to another name of the server (#{SandboxHarness::SERVER_ALIAS})" do
+  context "changing server to another name of the server (#{SandboxHarness::SERVER_ALIAS})" do
     it 're-points every clone without rebuilding the base' do
       created = base_json['created_at']
       expect(created).not_to be_nil
-      apply_and_settle(class_manifest(master: SandboxHarness::SERVER_ALIAS, num_clones: 2))
+      apply_and_settle(class_manifest(server: SandboxHarness::SERVER_ALIAS, num_clones: 2))
       %w[clone1 clone2].each do |c|
         printed = in_clone(c, 'puppet', 'config', 'print', 'server', '--section', 'agent')
         expect(printed.exitstatus).to eq(0), printed.to_s

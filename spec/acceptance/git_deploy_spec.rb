@@ -83,7 +83,7 @@ RSpec.describe 'class clone_army deployed from git with helper_source' do
 
     listed = clone_list
     params = if listed.empty?
-               { master: SandboxHarness::SERVER, num_clones: 1, runinterval: SandboxHarness::RUNINTERVAL }
+               { server: SandboxHarness::SERVER, num_clones: 1, runinterval: SandboxHarness::RUNINTERVAL }
              else
                ServerClassification.fleet_params(listed)
              end

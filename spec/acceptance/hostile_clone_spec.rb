@@ -121,7 +121,7 @@ RSpec.describe 'a hostile clone' do
   end
 
   it 'lets the class change facts, server, run mode, limits and secrets: the good clone converges' do
-    manifest = "class { 'clone_army': master => '#{SandboxHarness::SERVER_ALIAS}', num_clones => #{CLONES.size}, " \
+    manifest = "class { 'clone_army': server => '#{SandboxHarness::SERVER_ALIAS}', num_clones => #{CLONES.size}, " \
                "runinterval => #{SandboxHarness::RUNINTERVAL}, run_mode => 'timer', memory_max => '768M', " \
                "fleet_facts => { 'hostile_test' => 'round2' }, root_password_hash => Sensitive('$6$salt$c2VjcmV0aGFzaA') }"
     result = SandboxHarness.apply(manifest, timeout: 900)
@@ -130,7 +130,7 @@ RSpec.describe 'a hostile clone' do
     failing = result.output.lines.grep(%r{^Error:}).reject { |line| line.match?(%r{clone[234]}) }
     expect(failing).to eq([]), result.to_s
     clone1 = clone_list.find { |c| c['name'] == 'clone1' }
-    expect(clone1).to include('master' => SandboxHarness::SERVER_ALIAS, 'state' => 'running', 'run_mode' => 'timer',
+    expect(clone1).to include('server' => SandboxHarness::SERVER_ALIAS, 'state' => 'running', 'run_mode' => 'timer',
                               'memory_max' => '768M', 'facts' => { 'hostile_test' => 'round2' })
   end
 

@@ -9,7 +9,7 @@ require_relative 'spec_helper_acceptance'
 # own: the workload's files appear in their upper layers and change from run
 # to run, their journals show the applied catalogs, and the server gets no
 # report from them. At the end the fleet is put back as clone_army_spec.rb
-# left it (default run mode, the master, 2 clones), for the specs after this.
+# left it (default run mode, the server, 2 clones), for the specs after this.
 RSpec.describe 'masterless clones (run_mode apply) on a sandbox host' do
   clones = ['clone1', 'clone2'].freeze
   source = '/srv/masterless-apply'
@@ -127,11 +127,11 @@ RSpec.describe 'masterless clones (run_mode apply) on a sandbox host' do
       expect(@restore.output).not_to match(%r{^(Error|Warning):}), @restore.to_s
     end
 
-    it 'has the clones in daemon mode against the master, without the bind' do
+    it 'has the clones in daemon mode against the server, without the bind' do
       listed = clone_list.to_h { |c| [c['name'], c] }
       clones.each do |clone|
         expect(listed[clone]).to include('state' => 'running', 'run_mode' => 'daemon', 'apply_source' => nil,
-                                         'master' => SandboxHarness::SERVER),
+                                         'server' => SandboxHarness::SERVER),
                                  "#{clone}: #{listed[clone].inspect}"
         dropin = "/etc/systemd/system/puppet-clone-army@#{clone}.service.d/60-apply-source.conf"
         expect(on_sandbox('test', '-e', dropin, timeout: 30).exitstatus).not_to eq(0), "#{dropin} is still there"

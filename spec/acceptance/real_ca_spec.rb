@@ -175,7 +175,7 @@ RSpec.describe 'clones against a CA that refuses duplicate certificates' do
     it 'makes clone2 again, which checks in with the certificate it had' do
       since = sandbox_now
       result = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', 'clone2', 'ensure=running',
-                          "base=#{@base}", "master=#{SandboxHarness::SERVER}", "certname=#{certname('clone2')}",
+                          "base=#{@base}", "server=#{SandboxHarness::SERVER}", "certname=#{certname('clone2')}",
                           "runinterval=#{SandboxHarness::RUNINTERVAL}", timeout: 300)
       expect(result.exitstatus).to eq(0), result.to_s
       expect(result.output).not_to match(%r{^Error:}), result.to_s

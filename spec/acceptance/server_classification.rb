@@ -84,7 +84,7 @@ module ServerClassification
   # The clones of one class (clone1..cloneN, all alike), or an error.
   def one_class_fleet(listed)
     fleet = numbered_clones(listed)
-    keys = ['base', 'master'] + SHAPE.keys
+    keys = ['base', 'server'] + SHAPE.keys
     odd = fleet.reject { |c| c.slice(*keys) == fleet.first.slice(*keys) }.map { |c| c['name'] }
     raise "#{odd.join(', ')} differ from #{fleet.first['name']}: not one class's fleet" unless odd.empty?
 
@@ -92,14 +92,17 @@ module ServerClassification
   end
 
   # The class parameters that reproduce the fleet as the helper lists it, so
-  # the catalog changes nothing in the clones. master is always given: left
-  # out, the class takes $server_facts['servername'], which is the server
-  # host's FQDN fact (here the sandbox's own name, on 127.0.1.1 and not in the
-  # server's certificate), not the name the clones reach it by ('puppet').
-  def fleet_params(listed)
+  # the catalog changes nothing in the clones. With `server: false` the
+  # fleet's server is left to the class's default: the name the load host's
+  # own agent reaches its server by (the clone_army_agent_server fact), which
+  # in the sandbox is `puppet`, as the clones have it; the server's fqdn
+  # (`servername`, the sandbox's own name on 127.0.1.1) is not in its
+  # certificate.
+  def fleet_params(listed, server: true)
     fleet = one_class_fleet(listed)
     first = fleet.first
-    params = { num_clones: fleet.size, base: first['base'], master: first['master'] }
+    params = { num_clones: fleet.size, base: first['base'] }
+    params[:server] = first['server'] if server
     SHAPE.each do |field, default|
       value = first[field]
       params[field == 'facts' ? :fleet_facts : field.to_sym] = value unless value.nil? || value == default

@@ -52,7 +52,8 @@ RSpec.describe 'class clone_army classified through the Puppet Server' do
     @fleet_before = clone_list
     raise "no fleet to reuse (clone_army_spec.rb sets it up)\n#{diagnostics}" if @fleet_before.empty?
 
-    params = ServerClassification.fleet_params(@fleet_before)
+    # No server: the class's default must find the name the clones have.
+    params = ServerClassification.fleet_params(@fleet_before, server: false)
     params[:root_password_hash] = "Sensitive(#{ServerClassification.puppet_literal(password_hash)})"
     body = params.map do |k, v|
       "    #{k} => #{k == :root_password_hash ? v : ServerClassification.puppet_literal(v)},"
@@ -144,9 +145,15 @@ RSpec.describe 'class clone_army classified through the Puppet Server' do
 
   it 'leaves the fleet as it was (nothing built, created or removed)' do
     after = clone_list
-    keys = ['name', 'base', 'master', 'certname', 'state', 'run_mode', 'runinterval', 'phase_index', 'phase_count']
+    keys = ['name', 'base', 'server', 'certname', 'state', 'run_mode', 'runinterval', 'phase_index', 'phase_count']
     expect(after.map { |c| c.slice(*keys) }).to eq(@fleet_before.map { |c| c.slice(*keys) }), diagnostics
     expect(@first.stdout).not_to match(%r{Clone_army_(clone|base)\[}), @first.to_s
+  end
+
+  it "points the clones, without a server in site.pp, at the name this host's agent uses" do
+    agent_server = on_sandbox!('puppet', 'config', 'print', '--section', 'agent', 'server').stdout.strip
+    expect(@fleet_before.map { |c| c['server'] }.uniq).to eq([agent_server]), diagnostics
+    expect(clone_list.map { |c| c['server'] }.uniq).to eq([agent_server]), diagnostics
   end
 
   it "stores the host's clone_army fact on the server" do

@@ -197,7 +197,7 @@ module SandboxProbes
     @host_certname ||= on_sandbox!('puppet', 'config', 'print', 'certname').stdout.strip
   end
 
-  # The helper's bulk listing, decoded (protocol 1 envelope).
+  # The helper's bulk listing, decoded (the protocol's envelope).
   def clone_list
     result = on_sandbox(HELPER, 'clone', 'list', timeout: 60)
     doc = JSON.parse(result.stdout)
@@ -230,9 +230,9 @@ module SandboxProbes
     end
   end
 
-  # `class { 'clone_army': ... }` with the suite's master and the given parameters.
+  # `class { 'clone_army': ... }` with the suite's server and the given parameters.
   def class_manifest(**params)
-    params = { master: SandboxHarness::SERVER, runinterval: SandboxHarness::RUNINTERVAL }.merge(params)
+    params = { server: SandboxHarness::SERVER, runinterval: SandboxHarness::RUNINTERVAL }.merge(params)
     body = params.map { |k, v| "#{k} => #{v.is_a?(String) ? "'#{v}'" : v}" }.join(', ')
     "class { 'clone_army': #{body} }"
   end

@@ -19,7 +19,7 @@ describe 'clone_army' do
     { kernel: 'Linux', os: os.merge(arch), memory: { 'system' => { 'total_bytes' => 24 * (1024**3) } },
       networking: { 'fqdn' => node } }
   end
-  let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+  let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
   context 'from a module that carries the helper' do
     it 'installs files/clone-army with the default checksum' do
@@ -165,23 +165,27 @@ describe 'clone_army' do
     end
 
     it 'passes a helper that answers in this module\'s protocol (as the helper prints it, compact or not)' do
-      [%({"protocol":1,"ok":true,"result":{}}\n), helper_fixture('generated/clone_list_stopped.json')].each do |answer|
+      ours = PuppetX::CloneArmy::Helper::PROTOCOL_VERSION
+      [%({"protocol":#{ours},"ok":true,"result":{}}\n), helper_fixture('generated/clone_list_stopped.json')].each do |answer|
         output, status = validate(candidate(answer))
         expect(status.exitstatus).to eq(0), output
       end
     end
 
     it 'refuses a newer helper, saying to upgrade the module' do
-      output, status = validate(candidate(%({"protocol":2,"ok":true,"result":{}}\n)))
+      ours = PuppetX::CloneArmy::Helper::PROTOCOL_VERSION
+      output, status = validate(candidate(%({"protocol":#{ours + 1},"ok":true,"result":{}}\n)))
       expect(status.exitstatus).to eq(1)
-      expect(output).to include('the new helper speaks protocol version 2, this module speaks version 1; ' \
+      expect(output).to include("the new helper speaks protocol version #{ours + 1}, this module speaks version #{ours}; " \
                                 'the helper is newer than the module: upgrade the clone_army module')
     end
 
     it 'refuses an older helper, saying to install the helper of the module\'s release' do
-      output, status = validate(candidate(%({"protocol":0,"ok":true,"result":{}}\n)))
+      ours = PuppetX::CloneArmy::Helper::PROTOCOL_VERSION
+      output, status = validate(candidate(%({"protocol":#{ours - 1},"ok":true,"result":{}}\n)))
       expect(status.exitstatus).to eq(1)
-      expect(output).to include('speaks protocol version 0, this module speaks version 1; the helper is older than the module')
+      expect(output).to include("speaks protocol version #{ours - 1}, this module speaks version #{ours}; " \
+                                'the helper is older than the module')
     end
 
     it 'refuses a file that does not run here (another architecture, a truncated download)' do

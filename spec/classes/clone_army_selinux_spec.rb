@@ -6,7 +6,7 @@ require 'spec_helper'
 # so these examples pin exactly what it runs on a RHEL-family host.
 describe 'clone_army' do
   let(:node) { 'loadhost.example.com' }
-  let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+  let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
   def with_selinux(os_facts, enabled:, enforced:)
     selinux = { 'enabled' => enabled, 'enforced' => enforced, 'current_mode' => enforced ? 'enforcing' : 'permissive' }
@@ -120,7 +120,7 @@ describe 'clone_army::selinux' do
       networking: { 'fqdn' => 'loadhost.example.com' },
       memory: { 'system' => { 'total_bytes' => 24 * 1024 * 1024 * 1024 } } }
   end
-  let(:pre_condition) { "class { 'clone_army': master => 'puppet.example.com', num_clones => 0 }" }
+  let(:pre_condition) { "class { 'clone_army': server => 'puppet.example.com', num_clones => 0 }" }
 
   context 'with contexts of its own (Hiera: clone_army::selinux::context)' do
     let(:params) do

@@ -38,8 +38,8 @@ describe 'clone_army' do
         "#{os_facts[:os]['name']}-#{os_facts[:os]['release']['major']}".downcase.gsub(%r{[^a-z0-9-]}, '-')
       end
 
-      context 'with master and num_clones' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 2 } }
+      context 'with server and num_clones' do
+        let(:params) { { server: 'puppet.example.com', num_clones: 2 } }
 
         it { is_expected.to compile.with_all_deps }
 
@@ -61,12 +61,12 @@ describe 'clone_army' do
           is_expected.to contain_clone_army_base(base).with_puppet_source(source)
         end
 
-        it 'declares clone1..2 pointed at the master, with certnames under the host certname' do
+        it 'declares clone1..2 pointed at the server, with certnames under the host certname' do
           [1, 2].each do |index|
             is_expected.to contain_clone_army_clone("clone#{index}").with(
               ensure: 'present',
               base: base,
-              master: 'puppet.example.com',
+              server: 'puppet.example.com',
               certname: "clone#{index}.loadhost.example.com",
               helper: '/usr/local/sbin/clone-army',
             )
@@ -85,7 +85,7 @@ describe 'clone_army' do
 
   context 'on Ubuntu 22.04' do
     let(:facts) { not_in_facterdb['ubuntu-22.04-x86_64'].merge(memory: { 'system' => { 'total_bytes' => 8 * GIB } }) }
-    let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+    let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
     it 'names the default base with the dot turned into a dash' do
       is_expected.to contain_clone_army_base('ubuntu-22-04')
@@ -98,9 +98,9 @@ describe 'clone_army' do
       debian12['debian-12-x86_64'].merge(memory: { 'system' => { 'total_bytes' => 24 * GIB } })
     end
 
-    describe 'master' do
+    describe 'server' do
       context 'when not given and no Puppet Server compiled the catalog (puppet apply, bolt apply)' do
-        it { is_expected.to compile.and_raise_error(%r{not compiled by a Puppet Server.*pass `master`}m) }
+        it { is_expected.to compile.and_raise_error(%r{not compiled by a Puppet Server.*pass `server`}m) }
       end
 
       context 'when not given and a Puppet Server compiled the catalog' do
@@ -117,26 +117,68 @@ describe 'clone_army' do
           RSpec.configuration.trusted_server_facts = false
         end
 
-        it { is_expected.to contain_clone_army_clone('clone1').with_master('compiler.example.com') }
+        it { is_expected.to contain_clone_army_clone('clone1').with_server('compiler.example.com') }
 
-        context 'and master is given as well' do
-          let(:params) { { num_clones: 1, master: 'puppet.example.com' } }
+        context 'and server is given as well' do
+          let(:params) { { num_clones: 1, server: 'puppet.example.com' } }
 
-          it { is_expected.to contain_clone_army_clone('clone1').with_master('puppet.example.com') }
+          it { is_expected.to contain_clone_army_clone('clone1').with_server('puppet.example.com') }
+        end
+
+        # The host's agent reaches the server as `puppet`, which the server's
+        # certificate holds where its fqdn may not be.
+        context "and the host's agent reaches its server by another name" do
+          let(:facts) { super().merge(clone_army_agent_server: 'puppet') }
+
+          it { is_expected.to contain_clone_army_clone('clone1').with_server('puppet') }
+
+          context 'that is not a host name' do
+            let(:facts) { super().merge(clone_army_agent_server: 'not a host') }
+
+            it { is_expected.to contain_clone_army_clone('clone1').with_server('compiler.example.com') }
+          end
+        end
+      end
+
+      context 'when given as master, the deprecated word' do
+        let(:params) { { num_clones: 1, master: 'old.example.com' } }
+
+        it 'is taken as server, with a warning' do
+          logs = []
+          collector = Puppet::Test::LogCollector.new(logs)
+          Puppet::Util::Log.newdestination(collector)
+          begin
+            is_expected.to contain_clone_army_clone('clone1').with_server('old.example.com')
+          ensure
+            Puppet::Util::Log.close(collector)
+          end
+          expect(logs.map(&:message)).to include(a_string_including('master is deprecated, give server instead'))
+        end
+
+        context 'beside a server that differs' do
+          let(:params) { { num_clones: 1, master: 'old.example.com', server: 'new.example.com' } }
+
+          it { is_expected.to compile.and_raise_error(%r{server => 'new.example.com' and master => 'old.example.com' disagree}) }
+        end
+
+        context 'beside the same server' do
+          let(:params) { { num_clones: 1, master: 'same.example.com', server: 'same.example.com' } }
+
+          it { is_expected.to contain_clone_army_clone('clone1').with_server('same.example.com') }
         end
       end
 
       ['puppet example.com', 'puppet.example.com.', '-puppet', 'a' * 254].each do |bad|
         context "when #{bad[0, 20].inspect}" do
-          let(:params) { { master: bad } }
+          let(:params) { { server: bad } }
 
-          it { is_expected.to compile.and_raise_error(%r{parameter 'master' expects}) }
+          it { is_expected.to compile.and_raise_error(%r{parameter 'server' expects}) }
         end
       end
     end
 
     describe 'num_clones' do
-      let(:params) { { master: 'puppet.example.com' } }
+      let(:params) { { server: 'puppet.example.com' } }
 
       # Without the fact: (total - 2 GiB) / 100 MiB, rounded down, never below 0.
       {
@@ -167,7 +209,7 @@ describe 'clone_army' do
         end
 
         context 'and num_clones beyond the capacity' do
-          let(:params) { { master: 'puppet.example.com', num_clones: 4 } }
+          let(:params) { { server: 'puppet.example.com', num_clones: 4 } }
 
           it 'fails, naming num_clones, the capacity and force_num_clones' do
             is_expected.to compile.and_raise_error(
@@ -176,14 +218,14 @@ describe 'clone_army' do
           end
 
           context 'with force_num_clones' do
-            let(:params) { { master: 'puppet.example.com', num_clones: 4, force_num_clones: true } }
+            let(:params) { { server: 'puppet.example.com', num_clones: 4, force_num_clones: true } }
 
             it { is_expected.to have_clone_army_clone_resource_count(4) }
           end
         end
 
         context 'and num_clones at the capacity' do
-          let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+          let(:params) { { server: 'puppet.example.com', num_clones: 3 } }
 
           it { is_expected.to compile.with_all_deps }
         end
@@ -191,13 +233,13 @@ describe 'clone_army' do
 
       context 'beyond the capacity computed without the fact' do
         let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => 2 * GIB } }) }
-        let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
         it { is_expected.to compile.and_raise_error(%r{num_clones => 1 .* capacity is 0 clones}m) }
       end
 
       context 'when 0' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 0 } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 0 } }
 
         it { is_expected.to compile.with_all_deps }
         it { is_expected.to have_clone_army_clone_resource_count(0) }
@@ -205,14 +247,14 @@ describe 'clone_army' do
       end
 
       context 'when negative' do
-        let(:params) { { master: 'puppet.example.com', num_clones: -1 } }
+        let(:params) { { server: 'puppet.example.com', num_clones: -1 } }
 
         it { is_expected.to compile.and_raise_error(%r{parameter 'num_clones' expects}) }
       end
     end
 
     describe 'shrinking' do
-      let(:params) { { master: 'puppet.example.com', num_clones: 2 } }
+      let(:params) { { server: 'puppet.example.com', num_clones: 2 } }
       let(:listed) { ['clone1', 'clone2', 'clone3', 'clone10', 'clone01', 'clone0', 'test1', 'clone3x'] }
       let(:facts) do
         super().merge(clone_army: {
@@ -241,7 +283,7 @@ describe 'clone_army' do
       end
 
       context 'when num_clones is 0' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 0 } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 0 } }
 
         it 'removes every clone<N>' do
           ['clone1', 'clone2', 'clone3', 'clone10'].each do |clone|
@@ -267,24 +309,24 @@ describe 'clone_army' do
     describe 'clone_ensure' do
       ['present', 'running', 'stopped'].each do |state|
         context "when #{state}" do
-          let(:params) { { master: 'puppet.example.com', num_clones: 1, clone_ensure: state } }
+          let(:params) { { server: 'puppet.example.com', num_clones: 1, clone_ensure: state } }
 
           it { is_expected.to contain_clone_army_clone('clone1').with_ensure(state) }
         end
       end
 
       context 'when absent (not a fleet state; shrink num_clones instead)' do
-        let(:params) { { master: 'puppet.example.com', clone_ensure: 'absent' } }
+        let(:params) { { server: 'puppet.example.com', clone_ensure: 'absent' } }
 
         it { is_expected.to compile.and_raise_error(%r{parameter 'clone_ensure' expects}) }
       end
     end
 
     describe 'puppet_source and pe_ca_cert' do
-      let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+      let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
       it 'builds the base from the distribution by default' do
-        is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'distro', master: nil, pe_ca_cert: nil)
+        is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'distro', server: nil, pe_ca_cert: nil)
       end
 
       context 'when a PE server compiled the catalog' do
@@ -299,7 +341,7 @@ describe 'clone_army' do
 
         # rspec-puppet caches catalogues by facts and parameters, not by
         # server facts: a count of its own keeps this context's apart.
-        let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 3 } }
 
         # What PE's servers add to $server_facts.
         def server_facts_hash
@@ -308,11 +350,11 @@ describe 'clone_army' do
 
         it 'builds a PE base verified against the host agent\'s CA copy' do
           is_expected.to contain_clone_army_base('debian-12')
-            .with(puppet_source: 'pe', master: 'puppet.example.com', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+            .with(puppet_source: 'pe', server: 'puppet.example.com', pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
         end
 
         context 'and puppet_source is given' do
-          let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'openvox' } }
+          let(:params) { { server: 'puppet.example.com', num_clones: 1, puppet_source: 'openvox' } }
 
           it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: 'openvox', pe_ca_cert: nil) }
         end
@@ -326,7 +368,7 @@ describe 'clone_army' do
 
       context 'when a compiling server is not PE' do
         let(:node) { 'compiler.example.com' }
-        let(:params) { { master: 'puppet.example.com', num_clones: 2 } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 2 } }
 
         around(:each) do |example|
           RSpec.configuration.trusted_server_facts = true
@@ -340,29 +382,29 @@ describe 'clone_army' do
 
       ['distro', 'puppet', 'openvox'].each do |source|
         context "when #{source}" do
-          let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: source } }
+          let(:params) { { server: 'puppet.example.com', num_clones: 1, puppet_source: source } }
 
           it { is_expected.to contain_clone_army_base('debian-12').with(puppet_source: source, pe_ca_cert: nil) }
         end
       end
 
       context 'when pe with a CA certificate' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem' } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 1, puppet_source: 'pe', pe_ca_cert: '/root/pe-ca.pem' } }
 
         it do
           is_expected.to contain_clone_army_base('debian-12')
-            .with(puppet_source: 'pe', master: 'puppet.example.com', pe_ca_cert: '/root/pe-ca.pem')
+            .with(puppet_source: 'pe', server: 'puppet.example.com', pe_ca_cert: '/root/pe-ca.pem')
         end
       end
 
       context 'when pe_ca_cert comes without pe' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 1, puppet_source: 'openvox', pe_ca_cert: '/root/pe-ca.pem' } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 1, puppet_source: 'openvox', pe_ca_cert: '/root/pe-ca.pem' } }
 
         it { is_expected.to compile.and_raise_error(%r{pe_ca_cert is only used with puppet_source => 'pe'; puppet_source is 'openvox'}) }
       end
 
       context 'when unknown' do
-        let(:params) { { master: 'puppet.example.com', puppet_source: 'gems' } }
+        let(:params) { { server: 'puppet.example.com', puppet_source: 'gems' } }
 
         it { is_expected.to compile.and_raise_error(%r{parameter 'puppet_source' expects}) }
       end
@@ -372,7 +414,7 @@ describe 'clone_army' do
       let(:hash) { '$6$saltsalt$abcdefghijklmnopqrstuvwxyz./ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' }
 
       context 'when not given' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
         it 'gives the clones neither' do
           is_expected.to contain_clone_army_clone('clone1').without_root_password_hash.without_challenge_password
@@ -381,7 +423,7 @@ describe 'clone_army' do
 
       context 'when given as Sensitive' do
         let(:params) do
-          { master: 'puppet.example.com', num_clones: 2, root_password_hash: sensitive(hash), challenge_password: sensitive('s3cret') }
+          { server: 'puppet.example.com', num_clones: 2, root_password_hash: sensitive(hash), challenge_password: sensitive('s3cret') }
         end
 
         it 'passes them on to every clone, still Sensitive' do
@@ -393,7 +435,7 @@ describe 'clone_army' do
       end
 
       context 'when root_password_hash is not a crypt hash' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 1, root_password_hash: sensitive('puppetlabs') } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 1, root_password_hash: sensitive('puppetlabs') } }
 
         it 'fails, saying what a hash looks like without showing the value' do
           is_expected.to compile.and_raise_error(
@@ -404,20 +446,20 @@ describe 'clone_army' do
       end
 
       context 'when given as plain strings' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 1, root_password_hash: hash } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 1, root_password_hash: hash } }
 
         it { is_expected.to compile.and_raise_error(%r{parameter 'root_password_hash' expects a value of type Undef or Sensitive}) }
       end
 
       context 'when challenge_password is empty' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 1, challenge_password: sensitive('') } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 1, challenge_password: sensitive('') } }
 
         it { is_expected.to compile.and_raise_error(%r{challenge_password must be one line of 1 to 255 bytes.*\(not shown\)}) }
       end
     end
 
     describe 'load shape' do
-      let(:params) { { master: 'puppet.example.com', num_clones: 3 } }
+      let(:params) { { server: 'puppet.example.com', num_clones: 3 } }
 
       it 'gives every clone the defaults: daemon mode, phased over the fleet, no limits, no facts' do
         [1, 2, 3].each do |index|
@@ -432,7 +474,7 @@ describe 'clone_army' do
       context 'with every setting' do
         let(:params) do
           {
-            master: 'puppet.example.com', num_clones: 2, run_mode: 'timer', runinterval: 900, splay: 30,
+            server: 'puppet.example.com', num_clones: 2, run_mode: 'timer', runinterval: 900, splay: 30,
             fleet_facts: { 'role' => 'web', 'tier' => 3 }, clone_facts: { 'clone2' => { 'role' => 'db', 'canary' => true } },
             generated_facts: 500, churn_percent: 15, memory_max: '256M', cpu_quota: '50%', tasks_max: 512, ramp_up: 60
           }
@@ -458,7 +500,7 @@ describe 'clone_army' do
         clone_facts: { 'Clone1' => {} }
       }.each do |parameter, bad|
         context "with #{parameter} => #{bad.inspect}" do
-          let(:params) { { master: 'puppet.example.com', num_clones: 1, parameter => bad } }
+          let(:params) { { server: 'puppet.example.com', num_clones: 1, parameter => bad } }
 
           it { is_expected.to compile.and_raise_error(%r{parameter '#{parameter}'}) }
         end
@@ -471,7 +513,7 @@ describe 'clone_army' do
 
       context 'with clone_facts for clones the class does not declare' do
         let(:params) do
-          { master: 'puppet.example.com', num_clones: 2, clone_facts: { 'clone2' => {}, 'clone3' => {}, 'test1' => {} } }
+          { server: 'puppet.example.com', num_clones: 2, clone_facts: { 'clone2' => {}, 'clone3' => {}, 'test1' => {} } }
         end
 
         it 'warns, naming them' do
@@ -483,7 +525,7 @@ describe 'clone_army' do
       end
 
       context 'with clone_facts only for declared clones' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 2, clone_facts: { 'clone1' => { 'role' => 'db' } } } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 2, clone_facts: { 'clone1' => { 'role' => 'db' } } } }
 
         it 'does not warn' do
           allow(Puppet::Util::Log).to receive(:create).and_call_original
@@ -493,21 +535,21 @@ describe 'clone_army' do
       end
 
       context 'with cpu_quota as an Integer and memory_max in bytes' do
-        let(:params) { { master: 'puppet.example.com', num_clones: 1, cpu_quota: 200, memory_max: 268_435_456 } }
+        let(:params) { { server: 'puppet.example.com', num_clones: 1, cpu_quota: 200, memory_max: 268_435_456 } }
 
         it { is_expected.to contain_clone_army_clone('clone1').with(cpu_quota: 200, memory_max: 268_435_456) }
       end
 
       describe 'apply mode (masterless)' do
-        context 'with an apply source and no master' do
+        context 'with an apply source and no server' do
           let(:params) { { run_mode: 'apply', apply_source: '/srv/clone-army-apply', num_clones: 2 } }
 
           it { is_expected.to compile.with_all_deps }
 
-          it 'gives every clone the source and no master' do
+          it 'gives every clone the source and no server' do
             [1, 2].each do |index|
               is_expected.to contain_clone_army_clone("clone#{index}").with(
-                run_mode: 'apply', apply_source: '/srv/clone-army-apply', master: nil,
+                run_mode: 'apply', apply_source: '/srv/clone-army-apply', server: nil,
                 certname: "clone#{index}.loadhost.example.com", phase_index: index - 1, phase_count: 2
               )
             end
@@ -521,15 +563,15 @@ describe 'clone_army' do
         end
 
         context 'with an apply source in another mode' do
-          let(:params) { { master: 'puppet.example.com', run_mode: 'timer', apply_source: '/srv/a', num_clones: 1 } }
+          let(:params) { { server: 'puppet.example.com', run_mode: 'timer', apply_source: '/srv/a', num_clones: 1 } }
 
           it { is_expected.to compile.and_raise_error(%r{apply_source is only used with run_mode => 'apply'; run_mode is 'timer'}) }
         end
 
-        context 'with a PE base and no master' do
+        context 'with a PE base and no server' do
           let(:params) { { run_mode: 'apply', apply_source: '/srv/a', num_clones: 1, puppet_source: 'pe' } }
 
-          it { is_expected.to compile.and_raise_error(%r{puppet_source => 'pe' builds the base .* so pass `master`}) }
+          it { is_expected.to compile.and_raise_error(%r{puppet_source => 'pe' builds the base .* so pass `server`}) }
         end
 
         context 'with a relative apply source' do
@@ -548,7 +590,7 @@ describe 'clone_army' do
 
         ['timer', 'manual'].each do |mode|
           context "in #{mode} mode" do
-            let(:params) { { master: 'puppet.example.com', run_mode: mode } }
+            let(:params) { { server: 'puppet.example.com', run_mode: mode } }
 
             it 'defaults to the timer capacity' do
               is_expected.to have_clone_army_clone_resource_count(12)
@@ -556,7 +598,7 @@ describe 'clone_army' do
           end
 
           context "in #{mode} mode beyond the timer capacity" do
-            let(:params) { { master: 'puppet.example.com', run_mode: mode, num_clones: 13 } }
+            let(:params) { { server: 'puppet.example.com', run_mode: mode, num_clones: 13 } }
 
             it do
               is_expected.to compile.and_raise_error(
@@ -568,7 +610,7 @@ describe 'clone_army' do
 
         context 'in timer mode without the fact' do
           let(:facts) { super().merge(clone_army: nil, memory: { 'system' => { 'total_bytes' => 3 * GIB } }) }
-          let(:params) { { master: 'puppet.example.com', run_mode: 'timer' } }
+          let(:params) { { server: 'puppet.example.com', run_mode: 'timer' } }
 
           it 'computes the timer capacity: (3 GiB - 2 GiB) / 20 MiB' do
             is_expected.to have_clone_army_clone_resource_count(51)
@@ -579,7 +621,7 @@ describe 'clone_army' do
 
     describe 'base and helper_path' do
       let(:params) do
-        { master: 'puppet.example.com', num_clones: 1, base: 'bookworm-lab', helper_path: '/opt/clone-army/bin/clone-army' }
+        { server: 'puppet.example.com', num_clones: 1, base: 'bookworm-lab', helper_path: '/opt/clone-army/bin/clone-army' }
       end
 
       it { is_expected.to contain_clone_army_base('bookworm-lab').with_helper('/opt/clone-army/bin/clone-army') }
@@ -592,13 +634,13 @@ describe 'clone_army' do
       end
 
       context 'with an invalid base name' do
-        let(:params) { { master: 'puppet.example.com', base: 'Debian_12' } }
+        let(:params) { { server: 'puppet.example.com', base: 'Debian_12' } }
 
         it { is_expected.to compile.and_raise_error(%r{parameter 'base' expects}) }
       end
 
       context 'with a relative helper_path' do
-        let(:params) { { master: 'puppet.example.com', helper_path: 'bin/clone-army' } }
+        let(:params) { { server: 'puppet.example.com', helper_path: 'bin/clone-army' } }
 
         it { is_expected.to compile.and_raise_error(%r{parameter 'helper_path' expects}) }
       end

@@ -20,7 +20,7 @@ describe 'clone_army' do
   end
 
   context 'with the default helper path' do
-    let(:params) { { master: 'puppet.example.com', num_clones: 1 } }
+    let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
     it { is_expected.to compile.with_all_deps }
 
@@ -38,7 +38,7 @@ describe 'clone_army' do
   end
 
   context 'with another helper path' do
-    let(:params) { { master: 'puppet.example.com', num_clones: 1, helper_path: '/opt/clone-army/bin/clone-army' } }
+    let(:params) { { server: 'puppet.example.com', num_clones: 1, helper_path: '/opt/clone-army/bin/clone-army' } }
 
     it 'runs that helper for the docs and their check' do
       is_expected.to contain_exec('clone_army::install docs').with(
@@ -51,7 +51,7 @@ describe 'clone_army' do
   # The commands go through the shell (`test -x` first: a --noop run before the
   # helper exists must not fail), so a helper path the shell would split is quoted.
   context 'with a helper path holding a space and a quote' do
-    let(:params) { { master: 'puppet.example.com', num_clones: 1, helper_path: "/opt/clone army/it's/clone-army" } }
+    let(:params) { { server: 'puppet.example.com', num_clones: 1, helper_path: "/opt/clone army/it's/clone-army" } }
 
     it 'quotes it for the shell' do
       is_expected.to contain_exec('clone_army::install docs').with(

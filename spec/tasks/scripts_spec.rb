@@ -27,11 +27,11 @@ describe 'the Bolt tasks' do
       require 'json'
       File.open(File.join(__dir__, 'argv.log'), 'a') { |log| log.puts(JSON.generate(ARGV)) }
       if ENV['FAKE_FAIL']
-        puts JSON.generate('protocol' => 1, 'ok' => false, 'error' => { 'kind' => 'not-found', 'message' => 'no clone "clone9"', 'causes' => [] })
+        puts JSON.generate('protocol' => 2, 'ok' => false, 'error' => { 'kind' => 'not-found', 'message' => 'no clone "clone9"', 'causes' => [] })
         exit 1
       end
       clones = [{ 'name' => 'clone1', 'state' => 'running' }, { 'name' => 'clone2', 'state' => 'stopped' }]
-      puts JSON.generate('protocol' => 1, 'ok' => true, 'result' => { 'clones' => clones, 'argv' => ARGV })
+      puts JSON.generate('protocol' => 2, 'ok' => true, 'result' => { 'clones' => clones, 'argv' => ARGV })
     RUBY
     File.chmod(0o755, path)
     path

@@ -7,11 +7,11 @@ require 'puppet_x/clone_army/task'
 describe PuppetX::CloneArmy::Task do
   let(:helper) { '/usr/local/sbin/clone-army' }
   let(:ok_list) do
-    '{"protocol":1,"ok":true,"result":{"clones":[{"name":"clone1","state":"running"},{"name":"clone2","state":"stopped"}]}}'
+    '{"protocol":2,"ok":true,"result":{"clones":[{"name":"clone1","state":"running"},{"name":"clone2","state":"stopped"}]}}'
   end
-  let(:ok_empty) { '{"protocol":1,"ok":true,"result":{"clones":[]}}' }
+  let(:ok_empty) { '{"protocol":2,"ok":true,"result":{"clones":[]}}' }
   let(:failed) do
-    '{"protocol":1,"ok":false,"error":{"kind":"systemd","message":"cannot reach systemd","field":null,"causes":["no bus"]}}'
+    '{"protocol":2,"ok":false,"error":{"kind":"systemd","message":"cannot reach systemd","field":null,"causes":["no bus"]}}'
   end
 
   # Runs task `name` with `params` as its stdin; [parsed stdout, exit status].
@@ -32,13 +32,13 @@ describe PuppetX::CloneArmy::Task do
 
   describe 'clone_army::report' do
     it 'runs `clone-army report` with no flags by default' do
-      expect_run([helper, 'report'], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
-      expect(run_task(:report, {})).to eq([{ 'protocol' => 1, 'ok' => true, 'result' => { 'clones' => [] } }, 0])
+      expect_run([helper, 'report'], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
+      expect(run_task(:report, {})).to eq([{ 'protocol' => 2, 'ok' => true, 'result' => { 'clones' => [] } }, 0])
     end
 
     it 'passes interval, server, ca_cert and format as flags' do
       expect_run([helper, 'report', '--interval', '1800', '--server', 'https://puppet.example.com:8140',
-                  '--ca-cert', '/etc/puppetlabs/puppet/ssl/certs/ca.pem', '--format', 'json'], '{"protocol":1,"ok":true,"result":{}}')
+                  '--ca-cert', '/etc/puppetlabs/puppet/ssl/certs/ca.pem', '--format', 'json'], '{"protocol":2,"ok":true,"result":{}}')
       _, status = run_task(:report, 'interval' => 1800, 'server' => 'https://puppet.example.com:8140',
                                     'ca_cert' => '/etc/puppetlabs/puppet/ssl/certs/ca.pem', 'format' => 'json')
       expect(status).to eq(0)
@@ -74,20 +74,20 @@ describe PuppetX::CloneArmy::Task do
 
   describe 'clone_army::exec' do
     it 'runs the command in every clone when no clones are given, as argv after --' do
-      expect_run([helper, 'exec', '--all', '--', 'puppet', 'agent', '-t'], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
+      expect_run([helper, 'exec', '--all', '--', 'puppet', 'agent', '-t'], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
       expect(run_task(:exec, 'command' => ['puppet', 'agent', '-t']).last).to eq(0)
     end
 
     it 'passes clones, concurrency and timeout, and shell syntax word for word' do
       command = ['sh', '-c', 'echo $HOSTNAME; rm -rf /tmp/x && true', '--all', '`id`']
       expect_run([helper, 'exec', '--clone', 'clone1', '--clone', 'clone2', '--concurrency', '10', '--timeout', '600',
-                  '--', *command], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
+                  '--', *command], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
       run_task(:exec, 'command' => command, 'clones' => ['clone1', 'clone2'],
                       'concurrency' => 10, 'timeout' => 600)
     end
 
     it 'ignores the parameters Bolt adds (_task, _installdir) and nulls' do
-      expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":1,"ok":true,"result":{}}')
+      expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":2,"ok":true,"result":{}}')
       run_task(:exec, 'command' => ['true'], 'clones' => nil, '_task' => 'clone_army::exec',
                       '_installdir' => '/tmp/x')
     end
@@ -116,7 +116,7 @@ describe PuppetX::CloneArmy::Task do
     end
 
     it 'fails on ok:true with a non-zero exit' do
-      expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":1,"ok":true,"result":{}}', 1)
+      expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":2,"ok":true,"result":{}}', 1)
       expect(run_task(:exec, 'command' => ['true']).last).to eq(1)
     end
   end
@@ -150,7 +150,7 @@ describe PuppetX::CloneArmy::Task do
     end
 
     it 'refuses a listing without clones' do
-      expect_run([helper, 'clone', 'list'], '{"protocol":1,"ok":true,"result":{}}')
+      expect_run([helper, 'clone', 'list'], '{"protocol":2,"ok":true,"result":{}}')
       result, status = run_task(:fleet, 'action' => 'stop')
       expect(status).to eq(1)
       expect(result['_error']['kind']).to eq('clone_army/malformed-output')

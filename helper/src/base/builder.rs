@@ -42,7 +42,7 @@ pub struct BuildSpec {
 /// Where a PE agent comes from: the primary server and its CA certificate (a host path).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeSpec {
-    pub master: String,
+    pub server: String,
     pub ca_cert: PathBuf,
 }
 
@@ -246,7 +246,7 @@ pub const AIO_LOCAL_CA: &str = "/etc/puppetlabs/puppet/ssl/certs/ca.pem";
 /// installed on this project's machines). It is assumed to use the CA at
 /// [`AIO_LOCAL_CA`] for its own downloads from the primary.
 fn pe_commands(pe: &PeSpec, staging: &Path) -> Vec<Argv> {
-    let url = format!("https://{}:8140/packages/current/install.bash", pe.master);
+    let url = format!("https://{}:8140/packages/current/install.bash", pe.server);
     vec![
         fetch(&url, &inside(staging, PE_INSTALLER), Some(&pe.ca_cert)),
         vec![
@@ -677,7 +677,7 @@ mod tests {
             mirror: mirror.into(),
             puppet_source: source,
             pe: (source == PuppetSource::Pe).then(|| PeSpec {
-                master: "pe-primary.example.com".into(),
+                server: "pe-primary.example.com".into(),
                 ca_cert: "/root/pe-ca.pem".into(),
             }),
         }

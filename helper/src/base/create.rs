@@ -27,8 +27,8 @@ pub struct BaseRequest {
     pub mirror: Option<String>,
     /// `None`: the distribution's package where there is one (Debian, Ubuntu).
     pub puppet_source: Option<PuppetSource>,
-    /// PE primary server (`--master`); required for, and only for, `pe`.
-    pub master: Option<String>,
+    /// PE primary server (`--server`); required for, and only for, `pe`.
+    pub server: Option<String>,
     /// The PE primary server's CA certificate (`--pe-ca-cert`); required for `pe`.
     pub pe_ca_cert: Option<PathBuf>,
 }
@@ -246,12 +246,12 @@ fn resolve(layout: &Layout, request: &BaseRequest) -> Result<(BaseMetadata, Buil
     Ok((metadata, spec))
 }
 
-/// `--master` and `--pe-ca-cert`: both required for `pe`, refused otherwise. The CA file
+/// `--server` and `--pe-ca-cert`: both required for `pe`, refused otherwise. The CA file
 /// must hold a PEM certificate; it is what curl verifies the primary server with.
 fn resolve_pe(request: &BaseRequest, source: PuppetSource) -> Result<Option<PeSpec>> {
     if source != PuppetSource::Pe {
         for (field, given) in [
-            ("master", request.master.is_some()),
+            ("server", request.server.is_some()),
             ("pe-ca-cert", request.pe_ca_cert.is_some()),
         ] {
             if given {
@@ -264,14 +264,14 @@ fn resolve_pe(request: &BaseRequest, source: PuppetSource) -> Result<Option<PeSp
         }
         return Ok(None);
     }
-    let Some(master) = &request.master else {
+    let Some(server) = &request.server else {
         return Err(Error::InvalidArgument {
-            field: "master",
+            field: "server",
             value: String::new(),
-            reason: "--puppet-source pe needs --master, the PE primary server".to_owned(),
+            reason: "--puppet-source pe needs --server, the PE primary server".to_owned(),
         });
     };
-    validate_hostname("master", master)?;
+    validate_hostname("server", server)?;
     let Some(ca_cert) = &request.pe_ca_cert else {
         return Err(Error::InvalidArgument {
             field: "pe-ca-cert",
@@ -290,7 +290,7 @@ fn resolve_pe(request: &BaseRequest, source: PuppetSource) -> Result<Option<PeSp
         return Err(bad("it holds no PEM certificate".to_owned()));
     }
     Ok(Some(PeSpec {
-        master: master.clone(),
+        server: server.clone(),
         ca_cert,
     }))
 }
@@ -374,7 +374,7 @@ mod tests {
             release: None,
             mirror: None,
             puppet_source: None,
-            master: None,
+            server: None,
             pe_ca_cert: None,
         }
     }
@@ -475,8 +475,8 @@ mod tests {
         let layout = host(dir.path(), "ID=debian\nVERSION_CODENAME=bookworm\n", "");
         let mut req = request(None);
         req.puppet_source = Some(PuppetSource::Pe);
-        assert_eq!(resolve(&layout, &req).unwrap_err().field(), Some("master"));
-        req.master = Some("pe.example.com".into());
+        assert_eq!(resolve(&layout, &req).unwrap_err().field(), Some("server"));
+        req.server = Some("pe.example.com".into());
         assert_eq!(
             resolve(&layout, &req).unwrap_err().field(),
             Some("pe-ca-cert")
@@ -499,10 +499,10 @@ mod tests {
         assert_eq!(spec.pe.unwrap().ca_cert, ca);
         // And neither is taken without pe.
         let mut distro = request(None);
-        distro.master = Some("pe.example.com".into());
+        distro.server = Some("pe.example.com".into());
         assert_eq!(
             resolve(&layout, &distro).unwrap_err().field(),
-            Some("master")
+            Some("server")
         );
     }
 

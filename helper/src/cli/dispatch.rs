@@ -164,7 +164,7 @@ fn dispatch(cli: Cli) -> Result<Answer> {
                     release: args.release,
                     mirror: args.mirror,
                     puppet_source: args.puppet_source,
-                    master: args.master,
+                    server: args.server,
                     pe_ca_cert: args.pe_ca_cert,
                 },
             )),
@@ -177,7 +177,7 @@ fn dispatch(cli: Cli) -> Result<Answer> {
                 &clone::CloneRequest {
                     name: args.name,
                     base: args.base,
-                    master: args.master,
+                    server: args.server,
                     certname: args.certname,
                     start: args.start,
                     shape: Some(args.shape.into_request()),
@@ -197,7 +197,7 @@ fn dispatch(cli: Cli) -> Result<Answer> {
                 &ctx,
                 &clone::ConfigureRequest {
                     name: args.name,
-                    master: args.master,
+                    server: args.server,
                     certname: args.certname,
                     shape: args.shape.into_request(),
                 },

@@ -183,8 +183,9 @@ pub struct BaseCreateArgs {
     #[arg(long, value_enum)]
     pub puppet_source: Option<PuppetSource>,
     /// PE primary server to fetch install.bash from (with --puppet-source pe).
-    #[arg(long)]
-    pub master: Option<String>,
+    /// `--master`, the older word, is taken too.
+    #[arg(long, alias = "master")]
+    pub server: Option<String>,
     /// The PE primary server's CA certificate, PEM (required with --puppet-source pe).
     #[arg(long, value_name = "PATH")]
     pub pe_ca_cert: Option<std::path::PathBuf>,
@@ -218,7 +219,7 @@ pub enum CloneVerb {
         #[arg(required = true)]
         names: Vec<String>,
     },
-    /// Change a clone's master, certname, run mode, limits or facts.
+    /// Change a clone's server, certname, run mode, limits or facts.
     Configure(CloneConfigureArgs),
 }
 
@@ -228,8 +229,9 @@ pub struct CloneCreateArgs {
     #[arg(long)]
     pub base: String,
     /// The Puppet Server the agent runs against; required except with --run-mode apply.
-    #[arg(long)]
-    pub master: Option<String>,
+    /// `--master`, the older word, is taken too.
+    #[arg(long, alias = "master")]
+    pub server: Option<String>,
     #[arg(long)]
     pub certname: String,
     #[arg(long)]
@@ -247,8 +249,9 @@ pub struct CloneCreateArgs {
 #[derive(Debug, Args)]
 pub struct CloneConfigureArgs {
     pub name: String,
-    #[arg(long)]
-    pub master: Option<String>,
+    /// The Puppet Server the agent runs against (`--master` is taken too).
+    #[arg(long, alias = "master")]
+    pub server: Option<String>,
     #[arg(long)]
     pub certname: Option<String>,
     #[command(flatten)]
@@ -414,7 +417,7 @@ mod tests {
             "c1",
             "--base",
             "b",
-            "--master",
+            "--server",
             "m",
             "--certname",
             "c",
@@ -487,6 +490,52 @@ mod tests {
                 "the following required arguments were not provided: --phase-count <N>"
             ),
             "{lonely}"
+        );
+    }
+
+    #[test]
+    fn master_is_taken_for_server_where_a_server_is_given() {
+        let server_of = |args: &[&str]| match Cli::try_parse_from(args).unwrap().command {
+            Command::Clone {
+                verb: CloneVerb::Create(a),
+            } => a.server,
+            Command::Clone {
+                verb: CloneVerb::Configure(a),
+            } => a.server,
+            Command::Base {
+                verb: BaseVerb::Create(a),
+            } => a.server,
+            other => panic!("{other:?}"),
+        };
+        let create = ["clone-army", "clone", "create", "c1", "--base", "b"];
+        let old = [
+            &create[..],
+            &["--master", "m.example.com", "--certname", "c"],
+        ]
+        .concat();
+        assert_eq!(server_of(&old).as_deref(), Some("m.example.com"));
+        let configure = ["clone-army", "clone", "configure", "c1", "--master", "m"];
+        assert_eq!(server_of(&configure).as_deref(), Some("m"));
+        let base = [
+            "clone-army",
+            "base",
+            "create",
+            "b",
+            "--master",
+            "pe.example.com",
+        ];
+        assert_eq!(server_of(&base).as_deref(), Some("pe.example.com"));
+        let mut cli = Cli::command();
+        let create = cli.find_subcommand_mut("clone").unwrap();
+        let help = create
+            .find_subcommand_mut("create")
+            .unwrap()
+            .render_long_help();
+        let help = help.to_string();
+        assert!(help.contains("--server"), "{help}");
+        assert!(
+            !help.contains("--master <"),
+            "the old word stays out of --help: {help}"
         );
     }
 

@@ -20,7 +20,7 @@ use crate::sys::names::{validate_hostname, validate_name};
 #[derive(Debug, Clone, Default)]
 pub struct ConfigureRequest {
     pub name: String,
-    pub master: Option<String>,
+    pub server: Option<String>,
     pub certname: Option<String>,
     pub shape: ShapeRequest,
 }
@@ -31,12 +31,12 @@ pub struct ConfigureRequest {
 /// this does, and hold at the latest from the clone's next start.
 pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChanged> {
     let clone = request.name.as_str();
-    let master = request.master.as_deref();
+    let server = request.server.as_deref();
     let certname = request.certname.as_deref();
     let shape = &request.shape;
     validate_name("clone", "name", clone)?;
-    if let Some(master) = master {
-        validate_hostname("master", master)?;
+    if let Some(server) = server {
+        validate_hostname("server", server)?;
     }
     if let Some(certname) = certname {
         validate_hostname("certname", certname)?;
@@ -57,9 +57,9 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     let plan = change.plan(current, false)?;
 
     let mut changed = false;
-    if master.is_some() || certname.is_some() || plan.run.is_some() {
+    if server.is_some() || certname.is_some() || plan.run.is_some() {
         let current = current_conf.unwrap_or_default();
-        let conf = plan.puppet_conf(puppet_conf::update(&current, master, certname));
+        let conf = plan.puppet_conf(puppet_conf::update(&current, server, certname));
         changed |= config.write_bound(PUPPET_CONF, &conf, 0o644)?;
     }
     if let Some(certname) = certname {

@@ -24,7 +24,7 @@ pub struct CloneRequest {
     pub name: String,
     pub base: String,
     /// `None` only in apply mode, where no server is asked.
-    pub master: Option<String>,
+    pub server: Option<String>,
     pub certname: String,
     pub start: bool,
     /// The load shape (run mode, limits, facts): the whole shape, unset flags at their
@@ -49,8 +49,8 @@ fn create_clone(
 ) -> Result<CloneCreated> {
     validate_name("clone", "name", &request.name)?;
     validate_base_name("base", &request.base)?;
-    if let Some(master) = &request.master {
-        validate_hostname("master", master)?;
+    if let Some(server) = &request.server {
+        validate_hostname("server", server)?;
     }
     validate_hostname("certname", &request.certname)?;
     let plan = shape
@@ -62,9 +62,9 @@ fn create_clone(
         .as_ref()
         .and_then(|p| p.run)
         .is_some_and(|run| run.mode == super::run_mode::RunMode::Apply);
-    if request.master.is_none() && !apply_mode {
+    if request.server.is_none() && !apply_mode {
         return Err(Error::InvalidArgument {
-            field: "master",
+            field: "server",
             value: String::new(),
             reason: "required unless --run-mode apply (masterless clones ask no server)".to_owned(),
         });
@@ -122,7 +122,7 @@ fn create_clone(
     faults::after("clone-create:dirs-created");
 
     let confdir = confdir_of(layout, &base.name)?;
-    let mut conf = puppet_conf::render(request.master.as_deref(), &request.certname);
+    let mut conf = puppet_conf::render(request.server.as_deref(), &request.certname);
     if let Some(plan) = &plan {
         conf = plan.puppet_conf(conf);
     }

@@ -105,7 +105,7 @@ fn describe_with_states(
             mounted: table.is_mounted(&layout.machine_dir(&mount.clone)),
             name: mount.clone,
             base,
-            master: settings.server,
+            server: settings.server,
             certname: settings.certname,
             state,
             unit,
@@ -134,7 +134,7 @@ pub fn table(list: &CloneList) -> String {
                 clap::ValueEnum::to_possible_value(&m).map(|v| v.get_name().to_owned())
             })),
             or_none(c.certname.as_deref()),
-            or_none(c.master.as_deref()),
+            or_none(c.server.as_deref()),
             if problems.is_empty() {
                 NONE.to_owned()
             } else {
@@ -173,7 +173,7 @@ mod tests {
         CloneInfo {
             name: name.to_owned(),
             base: "debian-12".to_owned(),
-            master: Some("puppet.example.com".to_owned()),
+            server: Some("puppet.example.com".to_owned()),
             certname: Some(format!("{name}.loadhost.example.com")),
             state,
             unit: format!("puppet-clone-army@{name}.service"),
@@ -189,7 +189,7 @@ mod tests {
     #[test]
     fn table_snapshot() {
         let mut broken = clone("clone3", CloneState::Stopped, None);
-        broken.master = None;
+        broken.server = None;
         // What a clone wrote in its own puppet.conf reaches the table escaped.
         broken.certname = Some("evil\u{1b}]0;owned\u{7}\u{1b}[2J".to_owned());
         broken.problems = vec![Problem {

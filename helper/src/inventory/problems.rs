@@ -25,11 +25,11 @@ pub const KINDS: &[&str] = &[
 ];
 
 /// Problems of one clone that has its mount unit: its base, upper or work dir is gone.
-/// `master` and `certname` (from its puppet.conf) make the work-dir fix exact.
+/// `server` and `certname` (from its puppet.conf) make the work-dir fix exact.
 pub fn of_clone(
     layout: &Layout,
     mount: &CloneMount,
-    master: Option<&str>,
+    server: Option<&str>,
     certname: Option<&str>,
 ) -> Vec<Problem> {
     let name = &mount.clone;
@@ -61,14 +61,14 @@ pub fn of_clone(
     } else if missing(&mount.workdir) {
         // The upper layer is intact: creating the clone again recreates the work dir and
         // keeps everything else, when we know what to create it with.
-        let recreate = match (master, certname) {
-            (Some(master), Some(certname))
+        let recreate = match (server, certname) {
+            (Some(server), Some(certname))
                 if validate_name("clone", "name", name).is_ok()
-                    && validate_hostname("master", master).is_ok()
+                    && validate_hostname("server", server).is_ok()
                     && validate_hostname("certname", certname).is_ok() =>
             {
                 Some(format!(
-                    "clone-army clone create {name} --base {} --master {master} --certname {certname}",
+                    "clone-army clone create {name} --base {} --server {server} --certname {certname}",
                     shell_word(&mount.base())
                 ))
             }
@@ -82,7 +82,7 @@ pub fn of_clone(
                 if recreate.is_some() {
                     "creating it again recreates the work dir and keeps its upper layer"
                 } else {
-                    "its puppet.conf does not say its master and certname, so remove it and create it again"
+                    "its puppet.conf does not say its server and certname, so remove it and create it again"
                 }
             ),
             fix: recreate.unwrap_or(remove.clone()),
@@ -95,14 +95,14 @@ pub fn of_clone(
     // finishes it) or removes it.
     let link = layout.fs(layout.clone_enable_link(name));
     if link.symlink_metadata().is_err() {
-        let finish = match (master, certname) {
-            (Some(master), Some(certname))
+        let finish = match (server, certname) {
+            (Some(server), Some(certname))
                 if validate_name("clone", "name", name).is_ok()
-                    && validate_hostname("master", master).is_ok()
+                    && validate_hostname("server", server).is_ok()
                     && validate_hostname("certname", certname).is_ok() =>
             {
                 format!(
-                    "clone-army clone create {name} --base {} --master {master} --certname {certname} --start",
+                    "clone-army clone create {name} --base {} --server {server} --certname {certname} --start",
                     shell_word(&mount.base())
                 )
             }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::protocol::error::Error;
 
 /// Bumped when a change to the envelope or a result is not backwards compatible.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The one document written to stdout.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,7 +180,7 @@ pub struct CloneInfo {
     pub name: String,
     pub base: String,
     /// `null` when the clone's puppet.conf has no `server` (or cannot be read).
-    pub master: Option<String>,
+    pub server: Option<String>,
     /// `null` when the clone's puppet.conf has no `certname` (or cannot be read).
     pub certname: Option<String>,
     pub state: CloneState,
@@ -635,7 +635,7 @@ mod tests {
         let running = CloneInfo {
             name: "clone1".into(),
             base: "debian-12".into(),
-            master: Some("puppet.example.com".into()),
+            server: Some("puppet.example.com".into()),
             certname: Some("clone1.example.com".into()),
             state: CloneState::Running,
             unit: "puppet-clone-army@clone1.service".into(),
@@ -662,7 +662,7 @@ mod tests {
         let stopped = CloneInfo {
             name: "clone2".into(),
             base: "debian-12".into(),
-            master: None,
+            server: None,
             certname: None,
             state: CloneState::Stopped,
             unit: "puppet-clone-army@clone2.service".into(),

@@ -11,7 +11,7 @@ pub const MAX_HOSTNAME_LEN: usize = 253;
 /// What a refused name is told is allowed (PROTOCOL.md, "Names").
 pub const NAME_RULE: &str =
     "1 to 64 characters of a-z, 0-9 and '-', starting with a letter or digit";
-/// What a refused master or certname is told is allowed.
+/// What a refused server or certname is told is allowed.
 pub const HOSTNAME_RULE: &str = "a hostname: labels of A-Z, a-z, 0-9 and '-' (not at either \
      end, 1 to 63 characters) separated by '.', at most 253 characters in all";
 
@@ -72,7 +72,7 @@ pub fn is_base_name(name: &str) -> bool {
     validate_base_name("name", name).is_ok()
 }
 
-/// A master or certname: DNS labels of `[A-Za-z0-9-]` separated by `.`, at most 253 characters.
+/// A server or certname: DNS labels of `[A-Za-z0-9-]` separated by `.`, at most 253 characters.
 pub fn validate_hostname(field: &'static str, value: &str) -> Result<()> {
     let invalid = |reason: &str| Error::InvalidArgument {
         field,
@@ -187,13 +187,13 @@ mod tests {
             (&too_long, false),
         ];
         for (value, ok) in table {
-            let result = validate_hostname("master", value);
+            let result = validate_hostname("server", value);
             assert_eq!(result.is_ok(), *ok, "{value:?}: {result:?}");
             if let Err(e) = result {
                 assert_eq!(e.kind(), "invalid-argument");
-                assert_eq!(e.field(), Some("master"));
+                assert_eq!(e.field(), Some("server"));
                 let message = e.to_string();
-                assert!(message.starts_with("master "), "{message}");
+                assert!(message.starts_with("server "), "{message}");
                 assert!(message.contains(HOSTNAME_RULE), "{message}");
             }
         }
@@ -279,7 +279,7 @@ mod properties {
 
         #[test]
         fn accepted_hostnames_obey_the_grammar(value in near_hostnames()) {
-            match validate_hostname("master", &value) {
+            match validate_hostname("server", &value) {
                 Ok(()) => {
                     prop_assert!(hostname_grammar(&value), "{:?}", value);
                     prop_assert!(!value.chars().any(|c| c.is_control() || c.is_whitespace()));
@@ -288,9 +288,9 @@ mod properties {
                 Err(e) => {
                     prop_assert!(!hostname_grammar(&value), "{:?} refused: {}", value, e);
                     prop_assert_eq!(e.kind(), "invalid-argument");
-                    prop_assert_eq!(e.field(), Some("master"));
+                    prop_assert_eq!(e.field(), Some("server"));
                     let message = e.to_string();
-                    prop_assert!(message.starts_with("master "), "{}", message);
+                    prop_assert!(message.starts_with("server "), "{}", message);
                     prop_assert!(message.contains(HOSTNAME_RULE), "{}", message);
                 }
             }

@@ -146,7 +146,7 @@ impl Scene {
             "c1",
             "--base",
             "b1",
-            "--master",
+            "--server",
             "puppet.example.com",
             "--certname",
             "c1.example.com",

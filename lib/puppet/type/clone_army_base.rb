@@ -2,6 +2,7 @@
 
 require_relative '../../puppet_x/clone_army/helper'
 require_relative '../../puppet_x/clone_army/helper_param'
+require_relative '../../puppet_x/clone_army/master_param'
 require_relative '../../puppet_x/clone_army/names'
 require_relative '../../puppet_x/clone_army/schema'
 
@@ -20,7 +21,7 @@ Puppet::Type.newtype(:clone_army_base) do
     only when it is complete, so a half-built base is never used. Building a
     Debian 12 base with debootstrap takes about a minute.
 
-    `os`, `release`, `mirror`, `puppet_source`, `master` and `pe_ca_cert` are used
+    `os`, `release`, `mirror`, `puppet_source`, `server` and `pe_ca_cert` are used
     only when the base is built: changing them later does not rebuild an existing base. To
     rebuild, remove the base (`ensure => absent`, which the helper refuses
     while clones use it) and let it be built again.
@@ -139,35 +140,37 @@ Puppet::Type.newtype(:clone_army_base) do
     end
   end
 
-  newparam(:master) do
+  newparam(:server) do
     desc <<-DOC
       With `puppet_source => pe`: the PE primary server (a host name, e.g.
       `puppet.example.com`) whose `/packages/current/install.bash` installs
-      the agent. Class clone_army passes its `master`. Required with `pe`,
+      the agent. Class clone_army passes its `server`. Required with `pe`,
       refused with any other `puppet_source`. Used only when the base is
       built.
     DOC
 
     validate do |value|
-      PuppetX::CloneArmy::Names.validate_hostname('master', value, 'puppet.example.com')
+      PuppetX::CloneArmy::Names.validate_hostname('server', value, 'puppet.example.com')
     end
   end
 
   PuppetX::CloneArmy::HelperParam.define(self)
+  PuppetX::CloneArmy::MasterParam.define(self)
 
   validate do
+    PuppetX::CloneArmy::MasterParam.take(self)
     if self[:pe_ca_cert] && self[:puppet_source] != :pe
       raise ArgumentError,
             "pe_ca_cert is only used with puppet_source => pe (puppet_source is #{self[:puppet_source] || 'not set'})"
     end
-    if self[:master] && self[:puppet_source] != :pe
+    if self[:server] && self[:puppet_source] != :pe
       raise ArgumentError,
-            "master is only used with puppet_source => pe (puppet_source is #{self[:puppet_source] || 'not set'})"
+            "server is only used with puppet_source => pe (puppet_source is #{self[:puppet_source] || 'not set'})"
     end
     # The helper downloads PE's agent installer from the primary server, so
     # it must know which one; say so when the catalog is built.
-    if self[:puppet_source] == :pe && self[:ensure] != :absent && self[:master].nil?
-      raise ArgumentError, 'puppet_source => pe needs master: the PE primary server the agent installer is downloaded from'
+    if self[:puppet_source] == :pe && self[:ensure] != :absent && self[:server].nil?
+      raise ArgumentError, 'puppet_source => pe needs server: the PE primary server the agent installer is downloaded from'
     end
   end
 

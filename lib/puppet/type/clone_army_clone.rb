@@ -2,6 +2,7 @@
 
 require_relative '../../puppet_x/clone_army/helper'
 require_relative '../../puppet_x/clone_army/helper_param'
+require_relative '../../puppet_x/clone_army/master_param'
 require_relative '../../puppet_x/clone_army/names'
 require_relative '../../puppet_x/clone_army/secrets'
 require_relative '../../puppet_x/clone_army/shape'
@@ -14,7 +15,7 @@ Puppet::Type.newtype(:clone_army_clone) do
     own upper layer at `/var/lib/puppet-clone-army/<name>-overlay`, mounted at
     `/var/lib/machines/<name>` by a systemd mount unit, and runs as the unit
     `puppet-clone-army@<name>.service` (wanted by `puppet-clone-army.target`).
-    Inside, the Puppet agent runs against `master` with the certname
+    Inside, the Puppet agent runs against `server` with the certname
     `certname`, which is also the clone's hostname.
 
     Stopping a clone unmounts its overlay, so its upper layer can then be
@@ -35,7 +36,7 @@ Puppet::Type.newtype(:clone_army_clone) do
       clone_army_clone { 'clone1':
         ensure   => present,
         base     => 'debian-12',
-        master   => 'puppet.example.com',
+        server   => 'puppet.example.com',
         certname => 'clone1.loadhost.example.com',
       }
 
@@ -43,7 +44,7 @@ Puppet::Type.newtype(:clone_army_clone) do
       clone_army_clone { 'clone3':
         ensure          => running,
         base            => 'debian-12',
-        master          => 'puppet.example.com',
+        server          => 'puppet.example.com',
         certname        => 'clone3.loadhost.example.com',
         run_mode        => 'timer',
         runinterval     => 1800,
@@ -55,6 +56,9 @@ Puppet::Type.newtype(:clone_army_clone) do
         generated_facts => 500,
         churn_percent   => 15,
       }
+
+    @example Making one clone from the command line (server and certname default as in the class)
+      puppet resource clone_army_clone test1 ensure=running base=debian-12
 
     @example Stopping one clone from the command line
       puppet resource clone_army_clone clone2 ensure=stopped
@@ -83,8 +87,9 @@ Puppet::Type.newtype(:clone_army_clone) do
       `incomplete` for a clone whose create or remove was killed half-way (no
       `ensure` is in sync with it: the next run creates it again, which
       finishes it, or removes it).
-      Creating a clone needs `base`, `master` and `certname` (`master` not
-      in `apply` run mode).
+      Creating a clone needs `base`; a clone created without `server` or
+      `certname` gets the same defaults class clone_army uses (see those
+      attributes).
     DOC
 
     newvalue(:present, event: :clone_created, invalidate_refreshes: true) do
@@ -164,32 +169,33 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
-  newproperty(:master) do
+  newproperty(:server) do
     desc <<-DOC
       The Puppet Server the clone's agent runs against: `server` in the
       `[main]` section of the clone's `puppet.conf` (kept on the host, bound
-      read-only into the clone). A
-      host name, e.g. `puppet.example.com`. Needed to create a clone.
-      Changing it re-points the clone in place, without rebuilding or
-      restarting anything; a running agent uses the new server at its next
-      run.
+      read-only into the clone). A host name, e.g. `puppet.example.com`.
+      A clone created without it gets the server this host's own agent uses
+      (the first host of its `server_list`, else its `server`), as
+      `puppet resource` users expect; `apply` run mode needs none. Changing
+      it re-points the clone in place, without rebuilding or restarting
+      anything; a running agent uses the new server at its next run.
     DOC
 
     validate do |value|
-      PuppetX::CloneArmy::Names.validate_hostname('master', value, 'puppet.example.com')
+      PuppetX::CloneArmy::Names.validate_hostname('server', value, 'puppet.example.com')
     end
   end
 
   newproperty(:certname) do
     desc <<-DOC
       The certname of the clone's agent (`certname` in its `puppet.conf`),
-      also its hostname. A host name; class clone_army uses
-      `<clone>.<certname of the host>` so that clones on many load hosts
-      never collide. Needed to create a clone. Changing it reconfigures the
-      clone in place and restarts a running clone (batched, as for
-      `run_mode`), so that its hostname changes too; the agent uses the new
-      certname (and asks the server for a certificate under it) at its next
-      run.
+      also its hostname. A host name. A clone created without it gets
+      `<name>.<certname of this host>`, as class clone_army gives every
+      clone, so that clones on many load hosts never collide. Changing it
+      reconfigures the clone in place and restarts a running clone
+      (batched, as for `run_mode`), so that its hostname changes too; the
+      agent uses the new certname (and asks the server for a certificate
+      under it) at its next run.
     DOC
 
     validate do |value|
@@ -212,7 +218,7 @@ Puppet::Type.newtype(:clone_army_clone) do
         the clone at `/srv/clone-army-apply`: its `manifests/` with its
         `modules/` as the modulepath) every `runinterval` seconds, phased as
         in `timer` mode. No compile server is asked and no report is sent;
-        `master` is not needed.
+        `server` is not needed.
 
       Changed in place; a running clone (not to be stopped) is then
       restarted, because its systemd reads the run units when it boots: after
@@ -485,8 +491,10 @@ Puppet::Type.newtype(:clone_army_clone) do
   end
 
   PuppetX::CloneArmy::HelperParam.define(self)
+  PuppetX::CloneArmy::MasterParam.define(self)
 
   validate do
+    PuppetX::CloneArmy::MasterParam.take(self)
     index = self[:phase_index]
     count = self[:phase_count]
     raise ArgumentError, 'phase_index and phase_count go together: give both or neither' if index.nil? != count.nil?
@@ -520,7 +528,7 @@ Puppet::Type.newtype(:clone_army_clone) do
 
   # When `ensure` changes the run state of an existing clone, Puppet syncs no
   # other property of the resource in that run. The run-state change calls
-  # this first, so a clone is started with its new base, master or certname
+  # this first, so a clone is started with its new base, server or certname
   # (or stopped after being re-pointed) within one run.
   def sync_configuration
     properties.each do |property|

@@ -22,7 +22,7 @@ Puppet::Type.newtype(:clone_army_fleet) do
     run.
 
     @example
-      clone_army_clone { 'clone1': ensure => running, base => 'debian-12', master => 'puppet.example.com', certname => 'clone1.load.example.com' }
+      clone_army_clone { 'clone1': ensure => running, base => 'debian-12', server => 'puppet.example.com', certname => 'clone1.load.example.com' }
       clone_army_fleet { 'clones': }
   DOC
 

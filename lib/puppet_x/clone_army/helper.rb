@@ -35,7 +35,7 @@ module PuppetX
     # Option flags go before `--`, names after it, so a name can never be
     # read as a flag.
     class Helper
-      PROTOCOL_VERSION = 1
+      PROTOCOL_VERSION = 2
       DEFAULT_PATH = '/usr/local/sbin/clone-army'
       # Seconds a helper call may take before it is stopped and fails: above
       # the helper's own limits (its lock wait is 300 s, every D-Bus call 25 s,
@@ -89,13 +89,13 @@ module PuppetX
       end
 
       # The base as `base list` reports it.
-      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil, master: nil, pe_ca_cert: nil)
+      def base_create(name, os: nil, release: nil, mirror: nil, puppet_source: nil, server: nil, pe_ca_cert: nil)
         options = []
         options += ['--os', os.to_s] if os
         options += ['--release', release.to_s] if release
         options += ['--mirror', mirror.to_s] if mirror
         options += ['--puppet-source', puppet_source.to_s] if puppet_source
-        options += ['--master', master.to_s] if master
+        options += ['--server', server.to_s] if server
         options += ['--pe-ca-cert', pe_ca_cert.to_s] if pe_ca_cert
         result = run('base', 'create', *options, '--', name)
         entity(result, 'base', name, ['base', 'create'])
@@ -142,10 +142,10 @@ module PuppetX
       # The clone as `clone list` reports it. The secrets are passed as paths of files
       # that hold them (PuppetX::CloneArmy::Secrets.with_files), never as
       # values.
-      def clone_create(name, base:, master:, certname:, start:, shape: {},
+      def clone_create(name, base:, server:, certname:, start:, shape: {},
                        root_password_hash_file: nil, challenge_password_file: nil)
         options = ['--base', base]
-        options += ['--master', master] if master
+        options += ['--server', server] if server
         options += ['--certname', certname]
         options += self.class.shape_options(shape)
         options += ['--root-password-hash-file', root_password_hash_file] if root_password_hash_file
@@ -156,9 +156,9 @@ module PuppetX
       end
 
       # As clone_create; only the settings given change.
-      def clone_configure(name, master: nil, certname: nil, shape: {})
+      def clone_configure(name, server: nil, certname: nil, shape: {})
         options = []
-        options += ['--master', master] if master
+        options += ['--server', server] if server
         options += ['--certname', certname] if certname
         options += self.class.shape_options(shape)
         result = run('clone', 'configure', *options, '--', name)

@@ -28,7 +28,7 @@ fn configure_writes_what_the_clone_is_given() {
         listed.clones[0].certname.as_deref(),
         Some("renamed.example.com")
     );
-    assert_eq!(listed.clones[0].master.as_deref(), Some("new.example.com"));
+    assert_eq!(listed.clones[0].server.as_deref(), Some("new.example.com"));
 
     let error = configure(&f.ctx(), "nope", Some("m"), None).unwrap_err();
     assert_eq!(error.kind(), "not-found");

@@ -9,7 +9,7 @@ fn create_writes_everything_and_reloads_once() {
     assert!(result.changed);
     assert_eq!(result.clone.name, "clone-1");
     assert_eq!(result.clone.base, "debian-12");
-    assert_eq!(result.clone.master.as_deref(), Some("puppet.example.com"));
+    assert_eq!(result.clone.server.as_deref(), Some("puppet.example.com"));
     assert_eq!(result.clone.state, CloneState::Stopped);
 
     // What the clone is given is on the host, in its config dir (root's alone) ...
@@ -136,7 +136,7 @@ fn create_refuses_a_missing_base_and_touches_nothing() {
         &CloneRequest {
             name: "c1".into(),
             base: "nope".into(),
-            master: Some("m".into()),
+            server: Some("m".into()),
             certname: "c".into(),
             start: false,
             ..Default::default()
@@ -158,13 +158,13 @@ fn create_refuses_a_missing_base_and_touches_nothing() {
 #[test]
 fn create_refuses_bad_input_before_touching_disk() {
     let f = Fixture::new();
-    for (name, master, field) in [("../x", "m", "name"), ("c1", "bad host", "master")] {
+    for (name, server, field) in [("../x", "m", "name"), ("c1", "bad host", "server")] {
         let error = create(
             &f.ctx(),
             &CloneRequest {
                 name: name.into(),
                 base: "debian-12".into(),
-                master: Some(master.into()),
+                server: Some(server.into()),
                 certname: "c".into(),
                 start: false,
                 ..Default::default()

@@ -83,7 +83,7 @@ fn a_legacy_clone_is_listed_from_its_upper_layer_and_moved_over_untouched() {
     let before = tree(&upper);
 
     let listed = describe_one(&f.ctx(), "old1").unwrap();
-    assert_eq!(listed.master.as_deref(), Some("old.example.com"));
+    assert_eq!(listed.server.as_deref(), Some("old.example.com"));
     assert_eq!(listed.shape.run_mode, Some(RunMode::Timer));
     assert_eq!(
         (
@@ -108,7 +108,7 @@ fn a_legacy_clone_is_listed_from_its_upper_layer_and_moved_over_untouched() {
         .contains("BindReadOnly=/etc/hosts\n"));
     let after = describe_one(&f.ctx(), "old1").unwrap();
     assert_eq!(after.shape, listed.shape);
-    assert_eq!(after.master, listed.master);
+    assert_eq!(after.server, listed.server);
     // Nothing in the clone's own tree was changed or removed.
     assert_eq!(tree(&upper), before);
 }
@@ -126,7 +126,7 @@ fn a_legacy_clones_planted_files_read_as_missing_and_are_never_followed() {
     std::os::unix::fs::symlink(&f.root, &facts).unwrap();
 
     let listed = describe_one(&f.ctx(), "old1").unwrap();
-    assert_eq!(listed.master, None);
+    assert_eq!(listed.server, None);
     assert!(listed.shape.facts.is_empty());
     f.create("new1", false);
     let moved = f.read("/var/lib/puppet-clone-army/old1-config/puppet.conf");

@@ -14,7 +14,7 @@ fn a_failing_start_is_a_systemd_error_naming_the_unit() {
         &CloneRequest {
             name: "c1".into(),
             base: "debian-12".into(),
-            master: Some("m".into()),
+            server: Some("m".into()),
             certname: "c".into(),
             start: true,
             ..Default::default()

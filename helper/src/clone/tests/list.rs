@@ -21,7 +21,7 @@ fn list_reads_disk_and_states_in_one_call() {
     assert_eq!(names, ["a", "b"]);
     let a = &list.clones[0];
     assert_eq!(a.base, "debian-12");
-    assert_eq!(a.master.as_deref(), Some("puppet.example.com"));
+    assert_eq!(a.server.as_deref(), Some("puppet.example.com"));
     assert_eq!(a.certname.as_deref(), Some("a.load.example.com"));
     assert_eq!(a.state, CloneState::Running);
     assert_eq!(a.unit, "puppet-clone-army@a.service");
@@ -94,7 +94,7 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
                 "c2",
                 vec![(
                     "work-dir-missing",
-                    "clone-army clone create c2 --base debian-12 --master puppet.example.com --certname c2.load.example.com"
+                    "clone-army clone create c2 --base debian-12 --server puppet.example.com --certname c2.load.example.com"
                 )]
             ),
             ("c3", vec![]),
@@ -102,7 +102,7 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
                 "c4",
                 vec![(
                     "incomplete",
-                    "clone-army clone create c4 --base debian-12 --master puppet.example.com --certname c4.load.example.com --start"
+                    "clone-army clone create c4 --base debian-12 --server puppet.example.com --certname c4.load.example.com --start"
                 )]
             ),
             (
@@ -149,7 +149,7 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
     f.create("c2", false);
     let c2 = describe_one(&f.ctx(), "c2").unwrap();
     assert!(c2.problems.is_empty(), "{:?}", c2.problems);
-    assert_eq!(c2.master.as_deref(), Some("puppet.example.com"));
+    assert_eq!(c2.server.as_deref(), Some("puppet.example.com"));
 }
 
 /// A clone's upper layer is the clone's to write: a base.json planted there never makes

@@ -55,17 +55,17 @@ fn create_with_secrets(
 fn configure(
     ctx: &Context,
     clone: &str,
-    master: Option<&str>,
+    server: Option<&str>,
     certname: Option<&str>,
 ) -> crate::protocol::error::Result<crate::protocol::answers::CloneChanged> {
-    configure_with(ctx, clone, master, certname, &Default::default())
+    configure_with(ctx, clone, server, certname, &Default::default())
 }
 
 /// `configure` with a load shape.
 fn configure_with(
     ctx: &Context,
     clone: &str,
-    master: Option<&str>,
+    server: Option<&str>,
     certname: Option<&str>,
     shape: &super::shape::ShapeRequest,
 ) -> crate::protocol::error::Result<crate::protocol::answers::CloneChanged> {
@@ -73,7 +73,7 @@ fn configure_with(
         ctx,
         &ConfigureRequest {
             name: clone.to_owned(),
-            master: master.map(str::to_owned),
+            server: server.map(str::to_owned),
             certname: certname.map(str::to_owned),
             shape: shape.clone(),
         },
@@ -151,7 +151,7 @@ impl Fixture {
             &CloneRequest {
                 name: name.into(),
                 base: "debian-12".into(),
-                master: Some("puppet.example.com".into()),
+                server: Some("puppet.example.com".into()),
                 certname: format!("{name}.load.example.com"),
                 start,
                 ..Default::default()
@@ -214,7 +214,7 @@ impl Fixture {
             &CloneRequest {
                 name: name.into(),
                 base: "debian-12".into(),
-                master: Some("puppet.example.com".into()),
+                server: Some("puppet.example.com".into()),
                 certname: format!("{name}.load.example.com"),
                 start: false,
                 ..Default::default()

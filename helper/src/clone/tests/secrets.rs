@@ -11,7 +11,7 @@ fn request(name: &str) -> CloneRequest {
     CloneRequest {
         name: name.into(),
         base: "debian-12".into(),
-        master: Some("puppet.example.com".into()),
+        server: Some("puppet.example.com".into()),
         certname: format!("{name}.load.example.com"),
         start: false,
         ..Default::default()

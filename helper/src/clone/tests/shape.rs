@@ -60,7 +60,7 @@ fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
         &CloneRequest {
             name: "c1".into(),
             base: "debian-12".into(),
-            master: None,
+            server: None,
             certname: "c1.load.example.com".into(),
             start: false,
             ..Default::default()
@@ -72,7 +72,7 @@ fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
     assert_eq!(shape.run_mode, Some(RunMode::Apply));
     assert_eq!(shape.runinterval, Some(600));
     assert_eq!(shape.apply_source.as_deref(), Some("/srv/apply"));
-    assert_eq!(created.clone.master, None);
+    assert_eq!(created.clone.server, None);
     assert_eq!(
         f.read(&format!("{CONFIG_C1}/puppet.conf")),
         "[main]\ncertname = c1.load.example.com\n"
@@ -120,10 +120,10 @@ fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
     let f = Fixture::new();
     fs::create_dir_all(f.path("/srv/apply/manifests")).unwrap();
     fs::create_dir_all(f.path("/srv/empty")).unwrap();
-    let request = |master: Option<&str>| CloneRequest {
+    let request = |server: Option<&str>| CloneRequest {
         name: "c1".into(),
         base: "debian-12".into(),
-        master: master.map(str::to_owned),
+        server: server.map(str::to_owned),
         certname: "c1.load.example.com".into(),
         start: false,
         ..Default::default()
@@ -138,7 +138,7 @@ fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
     );
     assert_eq!(
         invalid_field(create_with(&f.ctx(), &request(None), &timer_shape())),
-        "master"
+        "server"
     );
     assert_eq!(
         invalid_field(create_with(
@@ -175,7 +175,7 @@ fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
         switched.clone.shape.apply_source.as_deref(),
         Some("/srv/apply")
     );
-    // In apply mode, another source alone is fine; the master stays as it was.
+    // In apply mode, another source alone is fine; the server stays as it was.
     fs::create_dir_all(f.path("/srv/other/manifests")).unwrap();
     let other = f.configure_shape(
         "c1",
@@ -188,7 +188,7 @@ fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
         other.clone.shape.apply_source.as_deref(),
         Some("/srv/other")
     );
-    assert_eq!(other.clone.master.as_deref(), Some("puppet.example.com"));
+    assert_eq!(other.clone.server.as_deref(), Some("puppet.example.com"));
 }
 
 #[test]
@@ -403,7 +403,7 @@ fn bad_shape_values_are_refused_before_anything_is_written() {
         let request = CloneRequest {
             name: "c1".into(),
             base: "debian-12".into(),
-            master: Some("m.example.com".into()),
+            server: Some("m.example.com".into()),
             certname: "c1.example.com".into(),
             start: false,
             ..Default::default()

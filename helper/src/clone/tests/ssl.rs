@@ -166,7 +166,7 @@ fn a_symlink_in_place_of_the_kept_dir_is_refused() {
         &CloneRequest {
             name: "c1".into(),
             base: "debian-12".into(),
-            master: Some("puppet.example.com".into()),
+            server: Some("puppet.example.com".into()),
             certname: "c1.load.example.com".into(),
             ..Default::default()
         },

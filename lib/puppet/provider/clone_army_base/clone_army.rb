@@ -47,7 +47,7 @@ Puppet::Type.type(:clone_army_base).provide(:clone_army) do
     resource.notice('building the base image: the OS installer runs now, usually for some minutes')
     started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     base = helper.base_create(name, os: resource[:os], release: resource[:release], mirror: resource[:mirror],
-                                    puppet_source: resource[:puppet_source], master: resource[:master],
+                                    puppet_source: resource[:puppet_source], server: resource[:server],
                                     pe_ca_cert: resource[:pe_ca_cert])
     resource.notice(format('base image built in %<seconds>d s', seconds: Process.clock_gettime(Process::CLOCK_MONOTONIC) - started))
     @property_hash = self.class.from_helper(base)

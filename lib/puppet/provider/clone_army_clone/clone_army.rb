@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative '../../../puppet_x/clone_army/agent_defaults'
 require_relative '../../../puppet_x/clone_army/batch'
 require_relative '../../../puppet_x/clone_army/helper'
 require_relative '../../../puppet_x/clone_army/secrets'
@@ -8,7 +9,7 @@ require_relative '../../../puppet_x/clone_army/shape'
 Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   desc <<-DOC
     Manages clones with the `clone-army` helper. All clones are read with one
-    `clone-army clone list` per run (prefetch); changes of base, master,
+    `clone-army clone list` per run (prefetch); changes of base, server,
     certname and load shape are applied once per resource in `flush`, with
     one `clone-army clone configure` carrying only what changed. After all
     clones are evaluated, the clones removed in the run go with one
@@ -24,7 +25,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
 
   # What `clone configure` sets in place.
   def self.configuration
-    [:master, :certname] + PuppetX::CloneArmy::Shape::PROPERTIES
+    [:server, :certname] + PuppetX::CloneArmy::Shape::PROPERTIES
   end
 
   # The properties whose change restarts a running clone (batched, after
@@ -40,7 +41,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # The properties this provider reads from one entry of `clone list`. A
-  # master or certname the clone's puppet.conf lacks (null) is :absent.
+  # server or certname the clone's puppet.conf lacks (null) is :absent.
   #
   # A clone the helper reports as `incomplete` (a create or remove killed
   # half-way) is :incomplete, which no `ensure` is in sync with: Puppet then
@@ -51,7 +52,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
       name: clone['name'],
       ensure: incomplete ? :incomplete : clone['state'].to_sym,
       base: clone['base'] || :absent,
-      master: clone['master'] || :absent,
+      server: clone['server'] || :absent,
       certname: clone['certname'] || :absent,
     }.merge(PuppetX::CloneArmy::Shape.from_helper(clone))
   end
@@ -84,14 +85,13 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   def create(start:)
-    missing = self.class.needed(resource[:run_mode]).select { |attribute| resource[attribute].nil? }
-    unless missing.empty?
-      raise Puppet::Error,
-            "cannot create clone #{name}: #{missing.join(', ')} not given " \
-            '(base, master and certname are all needed to create a clone; master not in run_mode apply)'
+    if resource[:base].nil?
+      raise Puppet::Error, "cannot create clone #{name}: base not given (the clone_army_base it boots from, e.g. base => 'debian-12')"
     end
 
-    wanted = { base: resource[:base], master: resource[:master], certname: resource[:certname] }
+    wanted = { base: resource[:base], server: resource[:server], certname: resource[:certname] }
+    wanted[:server] ||= PuppetX::CloneArmy::AgentDefaults.server unless resource[:run_mode] == :apply
+    wanted[:certname] ||= PuppetX::CloneArmy::AgentDefaults.certname(name, Puppet[:certname])
     create_clone(wanted, PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact, start)
     @property_flush = {}
   end
@@ -132,7 +132,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # What creating a clone needs: a masterless (apply mode) clone asks no
   # server.
   def self.needed(run_mode)
-    run_mode == :apply ? [:base, :certname] : [:base, :master, :certname]
+    run_mode == :apply ? [:base, :certname] : [:base, :server, :certname]
   end
 
   ([:base] + configuration).each do |property|
@@ -236,7 +236,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
 
   private
 
-  # Sets `changes` (master, certname, shape) in place with one `clone
+  # Sets `changes` (server, certname, shape) in place with one `clone
   # configure`.
   def configure(changes)
     # The helper takes the phase as a pair: the other half comes along.
@@ -246,21 +246,21 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     end
     shape = changes.slice(*PuppetX::CloneArmy::Shape::PROPERTIES)
     clone = with_facts_file(shape) do |options|
-      helper.clone_configure(name, **changes.slice(:master, :certname), shape: options)
+      helper.clone_configure(name, **changes.slice(:server, :certname), shape: options)
     end
     @property_hash = self.class.from_helper(clone)
   end
 
   # Removes the clone and creates it again on the new base, keeping (or
-  # applying) its master, certname and load shape.
+  # applying) its server, certname and load shape.
   def recreate
     start_again = state == :running && resource[:ensure] != :stopped
-    wanted = { base: @property_flush[:base], master: kept(:master), certname: kept(:certname) }
+    wanted = { base: @property_flush[:base], server: kept(:server), certname: kept(:certname) }
     unknown = wanted.select { |attribute, value| value.nil? && self.class.needed(kept(:run_mode)).include?(attribute) }.keys
     unless unknown.empty?
       raise Puppet::Error,
             "cannot recreate clone #{name} on base #{wanted[:base]}: its #{unknown.join(', ')} " \
-            "#{unknown.size == 1 ? 'is' : 'are'} unknown; give master and certname"
+            "#{unknown.size == 1 ? 'is' : 'are'} unknown; give server and certname"
     end
 
     shape = kept_shape

@@ -65,17 +65,17 @@ describe Puppet::Type.type(:clone_army_base) do
 
     it 'accepts puppet_source distro, puppet, openvox and pe' do
       ['distro', 'puppet', 'openvox', 'pe'].each do |source|
-        master = source == 'pe' ? { master: 'puppet.example.com' } : {}
-        expect(base(master.merge(puppet_source: source))[:puppet_source]).to eq(source.to_sym)
+        server = source == 'pe' ? { server: 'puppet.example.com' } : {}
+        expect(base(server.merge(puppet_source: source))[:puppet_source]).to eq(source.to_sym)
       end
       expect { base(puppet_source: 'gems') }.to raise_error(Puppet::ResourceError, %r{Invalid value "gems"})
     end
 
     it 'takes pe_ca_cert with puppet_source pe' do
-      pe = { puppet_source: 'pe', master: 'puppet.example.com' }
+      pe = { puppet_source: 'pe', server: 'puppet.example.com' }
       expect(base(pe.merge(pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem'))[:pe_ca_cert])
         .to eq('/etc/puppetlabs/puppet/ssl/certs/ca.pem')
-      expect { base(puppet_source: 'pe', master: 'puppet.example.com', pe_ca_cert: 'ca.pem') }
+      expect { base(puppet_source: 'pe', server: 'puppet.example.com', pe_ca_cert: 'ca.pem') }
         .to raise_error(Puppet::ResourceError, %r{pe_ca_cert must be an absolute path})
     end
 
@@ -85,21 +85,21 @@ describe Puppet::Type.type(:clone_army_base) do
       expect { base(pe_ca_cert: '/ca.pem') }.to raise_error(Puppet::ResourceError, %r{puppet_source is not set})
     end
 
-    it 'takes master, a host name, with puppet_source pe' do
-      expect(base(puppet_source: 'pe', master: 'puppet.example.com')[:master]).to eq('puppet.example.com')
-      expect { base(puppet_source: 'pe', master: 'puppet example') }
-        .to raise_error(Puppet::ResourceError, %r{master must be a hostname})
+    it 'takes server, a host name, with puppet_source pe' do
+      expect(base(puppet_source: 'pe', server: 'puppet.example.com')[:server]).to eq('puppet.example.com')
+      expect { base(puppet_source: 'pe', server: 'puppet example') }
+        .to raise_error(Puppet::ResourceError, %r{server must be a hostname})
     end
 
-    it 'needs master with puppet_source pe, except to remove the base' do
+    it 'needs server with puppet_source pe, except to remove the base' do
       expect { base(puppet_source: 'pe') }
-        .to raise_error(Puppet::ResourceError, %r{puppet_source => pe needs master: the PE primary server})
-      expect(base(ensure: 'absent', puppet_source: 'pe')[:master]).to be_nil
+        .to raise_error(Puppet::ResourceError, %r{puppet_source => pe needs server: the PE primary server})
+      expect(base(ensure: 'absent', puppet_source: 'pe')[:server]).to be_nil
     end
 
-    it 'refuses master with another puppet_source' do
-      expect { base(puppet_source: 'distro', master: 'puppet.example.com') }
-        .to raise_error(Puppet::ResourceError, %r{master is only used with puppet_source => pe \(puppet_source is distro\)})
+    it 'refuses server with another puppet_source' do
+      expect { base(puppet_source: 'distro', server: 'puppet.example.com') }
+        .to raise_error(Puppet::ResourceError, %r{server is only used with puppet_source => pe \(puppet_source is distro\)})
     end
 
     it 'wants an absolute helper path' do

@@ -92,7 +92,7 @@ describe Puppet::Type.type(:clone_army_clone) do
     end
 
     describe 'sync' do
-      let(:resource) { clone(ensure: should, base: 'debian-12', master: 'puppet.example.com') }
+      let(:resource) { clone(ensure: should, base: 'debian-12', server: 'puppet.example.com') }
       let(:ensure_property) { resource.property(:ensure) }
 
       before(:each) { allow(resource).to receive(:provider).and_return(provider) }
@@ -117,8 +117,8 @@ describe Puppet::Type.type(:clone_army_clone) do
         it 'brings the configuration in sync, then starts an existing clone' do
           allow(provider).to receive(:exists?).and_return(true)
           allow(provider).to receive(:base).and_return('debian-12')
-          allow(provider).to receive(:master).and_return('old.example.com')
-          expect(provider).to receive(:master=).with('puppet.example.com').ordered
+          allow(provider).to receive(:server).and_return('old.example.com')
+          expect(provider).to receive(:server=).with('puppet.example.com').ordered
           expect(provider).to receive(:flush_changes).ordered
           expect(provider).to receive(:start).ordered
           ensure_property.sync
@@ -136,7 +136,7 @@ describe Puppet::Type.type(:clone_army_clone) do
         it 'stops an existing clone' do
           allow(provider).to receive(:exists?).and_return(true)
           allow(provider).to receive(:base).and_return('debian-12')
-          allow(provider).to receive(:master).and_return('puppet.example.com')
+          allow(provider).to receive(:server).and_return('puppet.example.com')
           expect(provider).to receive(:flush_changes)
           expect(provider).to receive(:stop)
           ensure_property.sync
@@ -160,7 +160,7 @@ describe Puppet::Type.type(:clone_army_clone) do
       expect { clone(base: 'Debian 12') }.to raise_error(Puppet::ResourceError, %r{base must be 1 to 64 characters})
     end
 
-    ['master', 'certname'].each do |attribute|
+    ['server', 'certname'].each do |attribute|
       describe attribute do
         ['puppet', 'puppet.example.com', 'clone1.load-host.example.com', 'PUPPET.Example.com'].each do |value|
           it "accepts #{value.inspect}" do
@@ -169,7 +169,7 @@ describe Puppet::Type.type(:clone_army_clone) do
         end
 
         ['puppet example.com', 'puppet..example.com', '-puppet', 'puppet.', 'pup_pet', 'a' * 254,
-         "#{'a' * 64}.example.com", '--master'].each do |value|
+         "#{'a' * 64}.example.com", '--server'].each do |value|
           it "refuses #{value[0, 30].inspect}, naming the attribute" do
             expect { clone(attribute.to_sym => value) }.to raise_error(
               Puppet::ResourceError, %r{#{attribute} must be a hostname}
@@ -436,7 +436,7 @@ describe Puppet::Type.type(:clone_army_clone), 'secrets' do
 
   it 'still marks sensitive properties, as Puppet does' do
     resource = Puppet::Resource.new(:clone_army_clone, 'clone1',
-                                    parameters: { master: 'puppet.example.com' }, sensitive_parameters: [:master])
-    expect(described_class.new(resource).property(:master).sensitive).to be true
+                                    parameters: { server: 'puppet.example.com' }, sensitive_parameters: [:server])
+    expect(described_class.new(resource).property(:server).sensitive).to be true
   end
 end

@@ -57,9 +57,9 @@ describe PuppetX::CloneArmy::Helper do
     end
 
     it 'base create for PE, with the primary server' do
-      expect_run(['base', 'create', '--puppet-source', 'pe', '--master', 'puppet.example.com', '--pe-ca-cert', '/ca.pem',
+      expect_run(['base', 'create', '--puppet-source', 'pe', '--server', 'puppet.example.com', '--pe-ca-cert', '/ca.pem',
                   '--', 'debian-12'], 'base_create.json')
-      helper.base_create('debian-12', puppet_source: :pe, master: 'puppet.example.com', pe_ca_cert: '/ca.pem')
+      helper.base_create('debian-12', puppet_source: :pe, server: 'puppet.example.com', pe_ca_cert: '/ca.pem')
     end
 
     it 'clone configure with load-shape flags in the documented order' do
@@ -90,29 +90,29 @@ describe PuppetX::CloneArmy::Helper do
     end
 
     it 'clone create --start' do
-      expect_run(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+      expect_run(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                   '--certname', 'clone3.loadhost.example.com', '--start', '--', 'clone3'], 'clone_create.json')
-      clone = helper.clone_create('clone3', base: 'debian-12', master: 'puppet.example.com',
+      clone = helper.clone_create('clone3', base: 'debian-12', server: 'puppet.example.com',
                                             certname: 'clone3.loadhost.example.com', start: true)
       expect(clone['state']).to eq('running')
     end
 
     it 'clone create without --start' do
-      expect_run(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+      expect_run(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                   '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
-      helper.clone_create('clone3', base: 'debian-12', master: 'puppet.example.com',
+      helper.clone_create('clone3', base: 'debian-12', server: 'puppet.example.com',
                                     certname: 'clone3.loadhost.example.com', start: false)
     end
 
     it 'clone configure with only what changed' do
-      expect_run(['clone', 'configure', '--master', 'puppet2.example.com', '--', 'clone1'], 'clone_configure.json')
-      expect(helper.clone_configure('clone1', master: 'puppet2.example.com')['master']).to eq('puppet2.example.com')
+      expect_run(['clone', 'configure', '--server', 'puppet2.example.com', '--', 'clone1'], 'clone_configure.json')
+      expect(helper.clone_configure('clone1', server: 'puppet2.example.com')['server']).to eq('puppet2.example.com')
     end
 
-    it 'clone configure with master and certname' do
-      expect_run(['clone', 'configure', '--master', 'puppet2.example.com', '--certname', 'c1.example.com', '--', 'clone1'],
+    it 'clone configure with server and certname' do
+      expect_run(['clone', 'configure', '--server', 'puppet2.example.com', '--certname', 'c1.example.com', '--', 'clone1'],
                  'clone_configure.json')
-      helper.clone_configure('clone1', master: 'puppet2.example.com', certname: 'c1.example.com')
+      helper.clone_configure('clone1', server: 'puppet2.example.com', certname: 'c1.example.com')
     end
 
     it 'clone start, stop and remove' do
@@ -133,12 +133,12 @@ describe PuppetX::CloneArmy::Helper do
 
   describe 'warnings in the answer' do
     it 'become Puppet warnings naming the call, on success and on failure' do
-      answer = { protocol: 1, ok: true, result: { removed: ['clone1'], changed: true },
+      answer = { protocol: 2, ok: true, result: { removed: ['clone1'], changed: true },
                  warnings: ['removed /etc/systemd/system/.x.clone-army-1, left by a clone-army that was killed'] }
       expect(Puppet).to receive(:warning).with('clone-army clone remove -- clone1: removed /etc/systemd/system/.x.clone-army-1, ' \
                                                'left by a clone-army that was killed')
       expect(helper.parse(answer.to_json, 0, [path, 'clone', 'remove', '--', 'clone1'])['removed']).to eq(['clone1'])
-      failed = { protocol: 1, ok: false, error: { kind: 'io', message: 'no', causes: [] }, warnings: ['kernel limits will not persist'] }
+      failed = { protocol: 2, ok: false, error: { kind: 'io', message: 'no', causes: [] }, warnings: ['kernel limits will not persist'] }
       expect(Puppet).to receive(:warning).with(%r{kernel limits will not persist})
       expect { helper.parse(failed.to_json, 1, [path, 'clone', 'list']) }.to raise_error(PuppetX::CloneArmy::HelperError)
     end
@@ -147,7 +147,7 @@ describe PuppetX::CloneArmy::Helper do
   describe 'answers that do not describe what was asked for' do
     # A name where the protocol has an object is not an answer the helper gives.
     def name_only(key, name)
-      PuppetX::CloneArmy::Runner::Result.new({ protocol: 1, ok: true, result: { key => name, changed: true } }.to_json, '', 0)
+      PuppetX::CloneArmy::Runner::Result.new({ protocol: 2, ok: true, result: { key => name, changed: true } }.to_json, '', 0)
     end
 
     it 'refuses a base or clone given by its name only' do
@@ -158,14 +158,14 @@ describe PuppetX::CloneArmy::Helper do
 
     it 'refuses a start answer of names' do
       allow(PuppetX::CloneArmy::Runner).to receive(:run)
-        .and_return(PuppetX::CloneArmy::Runner::Result.new('{"protocol":1,"ok":true,"result":{"clones":["clone1"]}}', '', 0))
+        .and_return(PuppetX::CloneArmy::Runner::Result.new('{"protocol":2,"ok":true,"result":{"clones":["clone1"]}}', '', 0))
       expect { helper.clone_start('clone1') }.to raise_error(PuppetX::CloneArmy::HelperError, %r{holds "clone1", not a clone})
     end
 
     it 'refuses an object describing another clone' do
-      expect_run(['clone', 'create', '--base', 'b', '--master', 'm', '--certname', 'c', '--', 'clone2'],
+      expect_run(['clone', 'create', '--base', 'b', '--server', 'm', '--certname', 'c', '--', 'clone2'],
                  'generated/clone_create_clone1.json')
-      expect { helper.clone_create('clone2', base: 'b', master: 'm', certname: 'c', start: false) }
+      expect { helper.clone_create('clone2', base: 'b', server: 'm', certname: 'c', start: false) }
         .to raise_error(PuppetX::CloneArmy::HelperError, %r{not an object with the name "clone2"})
     end
 
@@ -234,17 +234,17 @@ describe PuppetX::CloneArmy::Helper do
     end
 
     it 'turns ok:false with a non-zero exit into a Puppet::Error with the kind, message, field and causes' do
-      expect_run(['clone', 'create', '--base', 'debian-13', '--master', 'p', '--certname', 'c', '--', 'clone1'],
+      expect_run(['clone', 'create', '--base', 'debian-13', '--server', 'p', '--certname', 'c', '--', 'clone1'],
                  'error_not_found.json', 1)
       expect {
-        helper.clone_create('clone1', base: 'debian-13', master: 'p', certname: 'c', start: false)
+        helper.clone_create('clone1', base: 'debian-13', server: 'p', certname: 'c', start: false)
       }.to raise_error(Puppet::Error) { |error|
         expect(error).to be_a(PuppetX::CloneArmy::HelperError)
         expect(error.kind).to eq('not-found')
         expect(error.field).to eq('base')
         expect(error.exitstatus).to eq(1)
         expect(error.message).to eq(
-          'clone-army clone create --base debian-13 --master p --certname c -- clone1 failed [not-found]: ' \
+          'clone-army clone create --base debian-13 --server p --certname c -- clone1 failed [not-found]: ' \
           'base "debian-13" does not exist (field: base); caused by: no directory /var/lib/puppet-clone-army/debian-13',
         )
       }
@@ -293,20 +293,22 @@ describe PuppetX::CloneArmy::Helper do
     end
 
     it 'refuses a newer protocol version, saying to upgrade the module' do
-      stub_stdout(helper_fixture('protocol_2.json'), 0)
+      ours = PuppetX::CloneArmy::Helper::PROTOCOL_VERSION
+      stub_stdout(%({"protocol": #{ours + 1}, "ok": true, "result": {"clones": []}}), 0)
       expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
         expect(error.kind).to eq('protocol-mismatch')
-        expect(error.message).to include('answered in protocol version 2; this module speaks version 1: ' \
+        expect(error.message).to include("answered in protocol version #{ours + 1}; this module speaks version #{ours}: " \
                                          'the helper is newer than the module: upgrade the clone_army module')
         expect(error.message).to include("(helper: #{helper_path})")
       }
     end
 
     it 'refuses an older protocol version, saying to upgrade the helper' do
-      stub_stdout('{"protocol": 0, "ok": true, "result": {"clones": []}}', 0)
+      ours = PuppetX::CloneArmy::Helper::PROTOCOL_VERSION
+      stub_stdout(%({"protocol": #{ours - 1}, "ok": true, "result": {"clones": []}}), 0)
       expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
         expect(error.kind).to eq('protocol-mismatch')
-        expect(error.message).to include('answered in protocol version 0; this module speaks version 1: ' \
+        expect(error.message).to include("answered in protocol version #{ours - 1}; this module speaks version #{ours}: " \
                                          "the helper is older than the module: upgrade the helper to this module's release")
       }
     end
@@ -319,15 +321,15 @@ describe PuppetX::CloneArmy::Helper do
 
     {
       'a JSON array' => ['[]', 0, %r{not a JSON object}],
-      'a missing ok' => ['{"protocol": 1, "result": {}}', 0, %r{"ok" is neither true nor false}],
-      'ok:true with a non-zero exit' => ['{"protocol": 1, "ok": true, "result": {"clones": []}}', 1, %r{"ok": true with exit status 1}],
-      'a missing result' => ['{"protocol": 1, "ok": true}', 0, %r{"result" is missing}],
-      'a result without clones' => ['{"protocol": 1, "ok": true, "result": {}}', 0, %r{"result"."clones" is not a list}],
-      'a clone without a name' => ['{"protocol": 1, "ok": true, "result": {"clones": [{"state": "running"}]}}', 0,
+      'a missing ok' => ['{"protocol": 2, "result": {}}', 0, %r{"ok" is neither true nor false}],
+      'ok:true with a non-zero exit' => ['{"protocol": 2, "ok": true, "result": {"clones": []}}', 1, %r{"ok": true with exit status 1}],
+      'a missing result' => ['{"protocol": 2, "ok": true}', 0, %r{"result" is missing}],
+      'a result without clones' => ['{"protocol": 2, "ok": true, "result": {}}', 0, %r{"result"."clones" is not a list}],
+      'a clone without a name' => ['{"protocol": 2, "ok": true, "result": {"clones": [{"state": "running"}]}}', 0,
                                    %r{"result"."clones" is not a list of objects with a name}],
-      'a clone in an unknown state' => ['{"protocol": 1, "ok": true, "result": {"clones": [{"name": "clone1", "state": "zombie"}]}}', 0,
+      'a clone in an unknown state' => ['{"protocol": 2, "ok": true, "result": {"clones": [{"name": "clone1", "state": "zombie"}]}}', 0,
                                         %r{lacks a name or a state}],
-      'an error without a kind' => ['{"protocol": 1, "ok": false, "error": {"message": "x"}}', 1, %r{malformed error}],
+      'an error without a kind' => ['{"protocol": 2, "ok": false, "error": {"message": "x"}}', 1, %r{malformed error}],
     }.each do |what, (stdout, status, message)|
       it "refuses #{what}" do
         stub_stdout(stdout, status)

@@ -20,7 +20,7 @@ describe PuppetX::CloneArmy::Schema do
   {
     'clone' => ->(name) { PuppetX::CloneArmy::Names.validate_name('name', name, 'clone1') },
     'base' => ->(name) { PuppetX::CloneArmy::Names.validate_base_name('name', name, 'debian-12') },
-    'hostname' => ->(name) { PuppetX::CloneArmy::Names.validate_hostname('master', name, 'puppet') },
+    'hostname' => ->(name) { PuppetX::CloneArmy::Names.validate_hostname('server', name, 'puppet') },
   }.each do |kind, check|
     describe "#{kind} names" do
       schema.dig('names', kind, 'valid').each do |name|

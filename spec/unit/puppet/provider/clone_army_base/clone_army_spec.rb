@@ -30,8 +30,8 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
     end
 
     it 'fails on a protocol it does not speak' do
-      expect_helper(['base', 'list'], 'protocol_2.json')
-      expect { described_class.instances }.to raise_error(Puppet::Error, %r{protocol version 2})
+      expect_helper(['base', 'list'], 'protocol_99.json')
+      expect { described_class.instances }.to raise_error(Puppet::Error, %r{protocol version 99})
     end
   end
 
@@ -88,9 +88,9 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
     end
 
     it 'passes puppet_source pe with the primary server and the CA certificate to verify it against' do
-      resource = base_resource('debian-12', puppet_source: 'pe', master: 'puppet.example.com',
+      resource = base_resource('debian-12', puppet_source: 'pe', server: 'puppet.example.com',
                                             pe_ca_cert: '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
-      expect_helper(['base', 'create', '--puppet-source', 'pe', '--master', 'puppet.example.com',
+      expect_helper(['base', 'create', '--puppet-source', 'pe', '--server', 'puppet.example.com',
                      '--pe-ca-cert', '/etc/puppetlabs/puppet/ssl/certs/ca.pem', '--', 'debian-12'], 'base_create.json')
       resource.provider.create
     end

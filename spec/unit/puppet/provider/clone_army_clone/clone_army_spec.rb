@@ -14,7 +14,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   # A provider as prefetch leaves it: found in `clone list`.
   def prefetched(resource, state, attributes = {})
     provider = described_class.new({ name: resource[:name], ensure: state, base: 'debian-12',
-                                     master: 'puppet.example.com',
+                                     server: 'puppet.example.com',
                                      certname: "#{resource[:name]}.loadhost.example.com" }.merge(attributes))
     resource.provider = provider
     provider
@@ -26,13 +26,13 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   end
 
   let(:full) do
-    { base: 'debian-12', master: 'puppet.example.com', certname: 'clone3.loadhost.example.com' }
+    { base: 'debian-12', server: 'puppet.example.com', certname: 'clone3.loadhost.example.com' }
   end
 
   describe '.from_helper' do
-    it 'reads a null master and certname as absent' do
-      clone = JSON.parse(helper_fixture('clone_list.json'))['result']['clones'].first.merge('master' => nil, 'certname' => nil)
-      expect(described_class.from_helper(clone)).to include(master: :absent, certname: :absent, ensure: :running)
+    it 'reads a null server and certname as absent' do
+      clone = JSON.parse(helper_fixture('clone_list.json'))['result']['clones'].first.merge('server' => nil, 'certname' => nil)
+      expect(described_class.from_helper(clone)).to include(server: :absent, certname: :absent, ensure: :running)
     end
 
     it 'reads a clone the helper calls incomplete as :incomplete, which does not exist yet' do
@@ -51,7 +51,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       resource = clone_resource('clone3', full.merge(ensure: 'present'))
       prefetched(resource, :incomplete)
       expect(resource.property(:ensure).insync?(:incomplete)).to be(false)
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                      '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
       resource.property(:ensure).sync
       expect(resource.provider.state).to eq(:stopped)
@@ -79,7 +79,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(instances.map(&:name)).to eq(['clone1', 'clone2'])
       expect(instances.map(&:state)).to eq([:running, :stopped])
       expect(instances.first.base).to eq('debian-12')
-      expect(instances.first.master).to eq('puppet.example.com')
+      expect(instances.first.server).to eq('puppet.example.com')
       expect(instances.first.certname).to eq('clone1.loadhost.example.com')
     end
 
@@ -103,7 +103,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_helper(['clone', 'list'], 'clone_list.json')
       described_class.prefetch(resources)
       expect(resources['clone1'].provider.state).to eq(:running)
-      expect(resources['clone1'].provider.master).to eq('puppet.example.com')
+      expect(resources['clone1'].provider.server).to eq('puppet.example.com')
       expect(resources['clone2'].provider.state).to eq(:stopped)
       expect(resources['clone3'].provider.state).to eq(:absent)
       expect(resources['clone3'].provider.exists?).to be false
@@ -123,7 +123,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   describe '#create' do
     it 'creates a clone and queues it to be started after all clones are evaluated' do
       resource = clone_resource('clone3', full.merge(ensure: 'present'))
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                      '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
       resource.provider.create(start: true)
       expect(resource.provider.state).to eq(:stopped)
@@ -136,14 +136,14 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'creates a clone without starting it' do
       resource = clone_resource('clone3', full.merge(ensure: 'stopped'))
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                      '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
       resource.provider.create(start: false)
       expect(resource.provider.state).to eq(:stopped)
       expect(described_class.start_queue).to eq([])
     end
 
-    it 'creates a masterless clone in apply mode without --master' do
+    it 'creates a masterless clone in apply mode without --server' do
       resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12', certname: 'clone3.loadhost.example.com',
                                           run_mode: 'apply', apply_source: '/srv/clone-army-apply')
       expect_helper(['clone', 'create', '--base', 'debian-12', '--certname', 'clone3.loadhost.example.com',
@@ -152,16 +152,27 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(resource.provider.state).to eq(:stopped)
     end
 
-    it 'says what is missing before calling the helper' do
-      resource = clone_resource('clone3', ensure: 'present', base: 'debian-12')
+    it 'says that the base is missing before calling the helper' do
+      resource = clone_resource('clone3', ensure: 'present', server: 'puppet.example.com')
       expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       expect { resource.provider.create(start: true) }
-        .to raise_error(Puppet::Error, %r{cannot create clone clone3: master, certname not given})
+        .to raise_error(Puppet::Error, %r{cannot create clone clone3: base not given})
+    end
+
+    # `puppet resource clone_army_clone test1 ensure=running base=debian-12`
+    it "gives a clone made without server and certname the host agent's server and a certname under the host's" do
+      Puppet[:server] = 'puppet'
+      Puppet[:server_list] = ''
+      Puppet[:certname] = 'loadhost.example.com'
+      resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12')
+      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet',
+                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
+      resource.provider.create(start: false)
     end
 
     it 'fails with the helper\'s kind and message' do
       resource = clone_resource('clone3', full.merge(base: 'debian-13'))
-      expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet.example.com',
                      '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'error_not_found.json', 1)
       expect { resource.provider.create(start: true) }
         .to raise_error(Puppet::Error, %r{\[not-found\]: base "debian-13" does not exist})
@@ -183,7 +194,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect(options).to eq(timeout: PuppetX::CloneArmy::Helper.timeout_for(argv.drop(1)))
         hash_file = argv[argv.index('--root-password-hash-file') + 1]
         challenge_file = argv[argv.index('--challenge-password-file') + 1]
-        expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+        expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                             '--certname', 'clone3.loadhost.example.com', '--root-password-hash-file', hash_file,
                             '--challenge-password-file', challenge_file, '--', 'clone3'])
         expect(argv.join(' ')).not_to include(hash, 's3cret')
@@ -266,7 +277,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         seen = {}
         expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, _options|
           facts_file = argv[argv.index('--facts-file') + 1]
-          expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+          expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                               '--certname', 'clone3.loadhost.example.com', '--run-mode', 'timer', '--runinterval', '1800',
                               '--splay', '60', '--phase-index', '2', '--phase-count', '10', '--memory-max', '512M',
                               '--cpu-quota', '50%', '--tasks-max', '512', '--facts-file', facts_file,
@@ -285,7 +296,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
       it 'passes only the flags of the settings given' do
         resource = clone_resource('clone3', full.merge(ensure: 'stopped', run_mode: 'manual', tasks_max: 'none'))
-        expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+        expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                        '--certname', 'clone3.loadhost.example.com', '--run-mode', 'manual', '--tasks-max', 'none',
                        '--', 'clone3'], 'clone_create_stopped.json')
         resource.provider.create(start: false)
@@ -321,10 +332,10 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         provider.flush
       end
 
-      it 'passes master with the shape in the same call' do
-        provider.master = 'puppet2.example.com'
+      it 'passes server with the shape in the same call' do
+        provider.server = 'puppet2.example.com'
         provider.run_mode = :daemon
-        expect_helper(['clone', 'configure', '--master', 'puppet2.example.com', '--run-mode', 'daemon', '--', 'clone1'],
+        expect_helper(['clone', 'configure', '--server', 'puppet2.example.com', '--run-mode', 'daemon', '--', 'clone1'],
                       'clone_configure.json')
         provider.flush
       end
@@ -350,7 +361,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
         expect(PuppetX::CloneArmy::Runner).to receive(:run).ordered do |argv, _options|
           facts_file = argv[argv.index('--facts-file') + 1]
-          expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
+          expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-13', '--server', 'puppet.example.com',
                               '--certname', 'clone1.loadhost.example.com', '--run-mode', 'timer', '--phase-index', '0',
                               '--phase-count', '2', '--memory-max', '1G', '--cpu-quota', '50%', '--tasks-max', '4096',
                               '--facts-file', facts_file, '--generated-facts', '500', '--churn-percent', '15', '--', 'clone1'])
@@ -564,10 +575,10 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 're-points a clone before starting it' do
-      resource = clone_resource('clone2', ensure: 'running', master: 'puppet2.example.com')
+      resource = clone_resource('clone2', ensure: 'running', server: 'puppet2.example.com')
       provider = prefetched(resource, :stopped)
-      provider.master = 'puppet2.example.com'
-      expect_helper(['clone', 'configure', '--master', 'puppet2.example.com', '--', 'clone2'], 'clone_configure_clone2.json')
+      provider.server = 'puppet2.example.com'
+      expect_helper(['clone', 'configure', '--server', 'puppet2.example.com', '--', 'clone2'], 'clone_configure_clone2.json')
       expect_helper(['clone', 'start', '--', 'clone2'], 'clone_start.json')
       provider.start
     end
@@ -599,15 +610,15 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider.flush
     end
 
-    it 're-points master and certname with one configure call' do
+    it 're-points server and certname with one configure call' do
       resource = clone_resource('clone1', ensure: 'present')
       provider = prefetched(resource, :running)
-      provider.master = 'puppet2.example.com'
+      provider.server = 'puppet2.example.com'
       provider.certname = 'c1.example.com'
-      expect_helper(['clone', 'configure', '--master', 'puppet2.example.com', '--certname', 'c1.example.com', '--', 'clone1'],
+      expect_helper(['clone', 'configure', '--server', 'puppet2.example.com', '--certname', 'c1.example.com', '--', 'clone1'],
                     'clone_configure.json')
       provider.flush
-      expect(provider.master).to eq('puppet2.example.com')
+      expect(provider.server).to eq('puppet2.example.com')
       expect(provider.state).to eq(:running)
     end
 
@@ -616,7 +627,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider = prefetched(resource, :running)
       provider.base = 'debian-13'
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
-      expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet.example.com',
                      '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'generated/clone_create_clone1.json', 0,
                     'base' => 'debian-13')
       provider.flush
@@ -626,26 +637,26 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(provider.state).to eq(:running)
     end
 
-    it 'recreates a stopped clone stopped, with a new master as well' do
+    it 'recreates a stopped clone stopped, with a new server as well' do
       resource = clone_resource('clone2', ensure: 'present', base: 'debian-13')
       provider = prefetched(resource, :stopped)
       provider.base = 'debian-13'
-      provider.master = 'puppet2.example.com'
+      provider.server = 'puppet2.example.com'
       expect_helper(['clone', 'remove', '--', 'clone2'], 'clone_remove.json')
-      expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet2.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet2.example.com',
                      '--certname', 'clone2.loadhost.example.com', '--', 'clone2'], 'generated/clone_create_clone2.json', 0,
-                    'base' => 'debian-13', 'master' => 'puppet2.example.com')
+                    'base' => 'debian-13', 'server' => 'puppet2.example.com')
       provider.flush
       expect(provider.state).to eq(:stopped)
-      expect(provider.master).to eq('puppet2.example.com')
+      expect(provider.server).to eq('puppet2.example.com')
     end
 
-    it 'cannot recreate a clone whose master is unknown' do
+    it 'cannot recreate a clone whose server is unknown' do
       resource = clone_resource('clone2', ensure: 'present', base: 'debian-13')
-      provider = prefetched(resource, :stopped, master: :absent)
+      provider = prefetched(resource, :stopped, server: :absent)
       provider.base = 'debian-13'
       expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
-      expect { provider.flush }.to raise_error(Puppet::Error, %r{cannot recreate clone clone2 on base debian-13: its master is unknown})
+      expect { provider.flush }.to raise_error(Puppet::Error, %r{cannot recreate clone clone2 on base debian-13: its server is unknown})
     end
 
     it 're-points a clone with clone configure' do
@@ -656,13 +667,13 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
                     'generated/clone_configure_clone1_certname.json')
       provider.flush
       expect(provider.certname).to eq('c1.example.com')
-      expect(provider.master).to eq('puppet.example.com')
+      expect(provider.server).to eq('puppet.example.com')
     end
 
     it 'does nothing after the clone was destroyed' do
       resource = clone_resource('clone1', ensure: 'absent')
       provider = prefetched(resource, :running)
-      provider.master = 'puppet2.example.com'
+      provider.server = 'puppet2.example.com'
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       provider.destroy
       provider.flush
@@ -685,17 +696,17 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'uses one listing for many clones and leaves clones in sync alone' do
       expect_helper(['clone', 'list'], 'clone_list.json')
       transaction = apply(
-        clone_resource('clone1', ensure: 'present', base: 'debian-12', master: 'puppet.example.com'),
-        clone_resource('clone2', ensure: 'present', base: 'debian-12', master: 'puppet.example.com'),
+        clone_resource('clone1', ensure: 'present', base: 'debian-12', server: 'puppet.example.com'),
+        clone_resource('clone2', ensure: 'present', base: 'debian-12', server: 'puppet.example.com'),
       )
       expect(transaction.report.resource_statuses.values.map(&:changed)).to eq([false, false])
     end
 
     it 're-points and starts a stopped clone in one run' do
       expect_helper(['clone', 'list'], 'clone_list.json')
-      expect_helper(['clone', 'configure', '--master', 'puppet2.example.com', '--', 'clone2'], 'clone_configure_clone2.json')
+      expect_helper(['clone', 'configure', '--server', 'puppet2.example.com', '--', 'clone2'], 'clone_configure_clone2.json')
       expect_helper(['clone', 'start', '--', 'clone2'], 'clone_start.json')
-      transaction = apply(clone_resource('clone2', ensure: 'running', master: 'puppet2.example.com'))
+      transaction = apply(clone_resource('clone2', ensure: 'running', server: 'puppet2.example.com'))
       expect(transaction.report.resource_statuses['Clone_army_clone[clone2]'].changed).to be true
     end
 
@@ -734,7 +745,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'creates many clones, then the fleet starts them together, and fails the run for a clone that does not start' do
       expect_helper(['clone', 'list'], 'clone_list_empty.json')
       ['clone1', 'clone2'].each do |name|
-        expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+        expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                        '--certname', "#{name}.loadhost.example.com", '--', name], "generated/clone_create_#{name}.json")
       end
       expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
@@ -787,7 +798,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'recreates a running clone on a new base in one run, running again' do
       expect_helper(['clone', 'list'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
-      expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet.example.com',
                      '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'generated/clone_create_clone1.json')
       expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
       apply(clone_resource('clone1', ensure: 'present', base: 'debian-13'))
@@ -796,7 +807,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'recreates a running clone on a new base stopped when it is to be stopped, without another stop' do
       expect_helper(['clone', 'list'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
-      expect_helper(['clone', 'create', '--base', 'debian-13', '--master', 'puppet.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet.example.com',
                      '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'generated/clone_create_clone1.json')
       apply(clone_resource('clone1', ensure: 'stopped', base: 'debian-13'))
     end
@@ -804,12 +815,12 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'removes a clone' do
       expect_helper(['clone', 'list'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone2'], 'clone_remove.json')
-      apply(clone_resource('clone2', ensure: 'absent', base: 'debian-12', master: 'puppet2.example.com'))
+      apply(clone_resource('clone2', ensure: 'absent', base: 'debian-12', server: 'puppet2.example.com'))
     end
 
     it 'creates a missing clone and starts it once' do
       expect_helper(['clone', 'list'], 'clone_list.json')
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--master', 'puppet.example.com',
+      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
                      '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       apply(clone_resource('clone3', full.merge(ensure: 'present')))
