@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative 'spec_helper_acceptance'
+require_relative '../../lib/puppet_x/clone_army/helper'
 
 # The module's spine, end to end: inside a sandbox host (a real systemd),
 # `puppet apply` of the class with the real helper (files/clone-army, which
@@ -48,7 +49,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
     it 'installs the helper on the PATH' do
       result = on_sandbox('clone-army', 'clone', 'list', timeout: 60)
       expect(result.exitstatus).to eq(0), result.to_s
-      expect(JSON.parse(result.stdout)).to include('protocol' => 1, 'ok' => true)
+      expect(JSON.parse(result.stdout)).to include('protocol' => PuppetX::CloneArmy::Helper::PROTOCOL_VERSION, 'ok' => true)
     end
 
     # The sandbox has no man-db: the page is checked as a file; bash loads the completion.
