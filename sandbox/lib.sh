@@ -4,12 +4,20 @@
 #
 # Everything the sandbox scripts create lives under SANDBOX_CACHE (outside
 # the checkout), so `make lab-down` can remove all of it:
-#   $SANDBOX_CACHE/rootfs-<hash>/        the cached Debian 12 rootfs (read-only lower layer)
+#   $SANDBOX_CACHE/rootfs-<hash>/        a cached Debian rootfs per suite (read-only lower layer)
 #   $SANDBOX_CACHE/.staging-<hash>-<pid>/ a rootfs being built (renamed into place when complete)
 #   $SANDBOX_CACHE/sandboxes/<name>/     one sandbox host's state (upper/work/root/data, pid, log)
 
 SANDBOX_CACHE=${SANDBOX_CACHE:-/var/cache/clone-army-sandbox}
 SANDBOX_SUITE=${SANDBOX_SUITE:-bookworm}
+# The suites the sandbox is made for (their Puppet packages are Debian's own).
+case $SANDBOX_SUITE in
+  bookworm | trixie) ;;
+  *)
+    printf 'SUITE (SANDBOX_SUITE) must be bookworm or trixie, not %s\n' "'$SANDBOX_SUITE'" >&2
+    exit 2
+    ;;
+esac
 # shellcheck disable=SC2034 # used by the scripts that source this file
 SANDBOX_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 

@@ -340,6 +340,10 @@ cmd_server() {
 certname = $SERVER_NAME
 dns_alt_names = $SERVER_NAME,$SERVER_NAME.sandbox.test,localhost${SERVER_ALIASES:+,${SERVER_ALIASES// /,}}
 autosign = true
+# Stored report files are the suite's evidence of a check-in. Debian 13's server
+# stores none by default (reports = none); both suites keep them in one place.
+reports = store
+reportdir = /var/lib/puppetserver/reports
 EOF
   fi
 
