@@ -101,8 +101,8 @@ RSpec.describe 'a hostile clone' do
     result = SandboxHarness.apply(hostile_manifest, timeout: 900)
     raise "the hostile fleet did not come up:\n#{result}" unless [0, 2].include?(result.exitstatus)
 
-    ok = wait_for(timeout: 180, interval: 3) { (CLONES - machines).empty? }
-    raise "#{CLONES.join(', ')} are not all running:\n#{diagnostics}" unless ok
+    ok = wait_for(timeout: 180, interval: 3) { (CLONES - machines).empty? && bus_up?('clone2') }
+    raise "#{CLONES.join(', ')} are not all running (with clone2's bus up):\n#{diagnostics}" unless ok
 
     # clone2 plants while it runs; clone3 and clone4 are stopped and planted from the host.
     planted = in_clone('clone2', 'sh', '-c', PLANT_RUNNING)

@@ -278,6 +278,14 @@ module SandboxProbes
   end
 
   # Runs argv inside a running clone (systemd-run over machined), its output and exit.
+  # Whether the clone's systemd answers on its own bus, which `systemd-run
+  # --machine` (in_clone) goes through: a registered machine may not have
+  # started its D-Bus yet ("Failed to connect to system scope bus").
+  def bus_up?(clone)
+    state = on_sandbox('systemctl', "--machine=#{clone}", 'is-system-running', timeout: 30).stdout.strip
+    ['initializing', 'starting', 'running', 'degraded', 'maintenance'].include?(state)
+  end
+
   def in_clone(clone, *argv, timeout: 120)
     on_sandbox('systemd-run', "--machine=#{clone}", '--wait', '--pipe', '--quiet', '--collect', '--', *argv,
                timeout: timeout)

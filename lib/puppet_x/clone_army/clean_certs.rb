@@ -104,7 +104,9 @@ module PuppetX
       # `puppetserver ca clean`: "Cleaned files related to X" (revoked, or
       # already revoked, and removed), "Could not find files to clean for X"
       # (nothing to clean: the CA has no such certname, which is what was
-      # wanted), anything else for X failed.
+      # wanted), anything else for X failed. Puppet Server 8 says "Cleaned"
+      # again for a certname cleaned before: it revokes it anew from its
+      # inventory.
       def ca_outcome(output, certname)
         name = Regexp.escape(certname)
         return 'cleaned' if output.match?(%r{^\s*Cleaned files related to #{name}\s*$})
