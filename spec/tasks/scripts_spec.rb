@@ -92,7 +92,10 @@ describe 'the Bolt tasks' do
 
   it 'report and fleet metadata take their parameters' do
     expect_valid('report', 'interval' => 1800, 'server' => 'https://puppet.example.com:8140', 'format' => 'prometheus',
-                           'ca_cert' => '/etc/puppetlabs/puppet/ssl/certs/ca.pem')
+                           'ca_cert' => '/etc/puppetlabs/puppet/ssl/certs/ca.pem', 'puppetdb' => 'https://puppetdb:8081',
+                           'client_cert' => '/etc/puppetlabs/puppet/ssl/certs/l.pem',
+                           'client_key' => '/etc/puppetlabs/puppet/ssl/private_keys/l.pem')
+    expect(parameter_type('report', 'puppetdb').instance?('http://puppetdb:8080')).to be false
     expect_valid('fleet', 'action' => 'stop')
   end
 

@@ -44,6 +44,24 @@ describe PuppetX::CloneArmy::Task do
       expect(status).to eq(0)
     end
 
+    it 'passes puppetdb and a client certificate with its key as flags' do
+      expect_run([helper, 'report', '--puppetdb', 'https://puppetdb.example.com:8081',
+                  '--client-cert', '/etc/puppetlabs/puppet/ssl/certs/load1.pem',
+                  '--client-key', '/etc/puppetlabs/puppet/ssl/private_keys/load1.pem'], '{"protocol":2,"ok":true,"result":{}}')
+      _, status = run_task(:report, 'puppetdb' => 'https://puppetdb.example.com:8081',
+                                    'client_cert' => '/etc/puppetlabs/puppet/ssl/certs/load1.pem',
+                                    'client_key' => '/etc/puppetlabs/puppet/ssl/private_keys/load1.pem')
+      expect(status).to eq(0)
+    end
+
+    it 'refuses a client certificate without its key, and plain http, before anything runs' do
+      expect(described_class).not_to receive(:run)
+      expect { described_class.report_args('client_cert' => '/x/cert.pem') }
+        .to raise_error(PuppetX::CloneArmy::Task::ParameterError, %r{client_cert and client_key go together})
+      expect { described_class.report_args('puppetdb' => 'http://puppetdb:8080') }
+        .to raise_error(PuppetX::CloneArmy::Task::ParameterError, %r{puppetdb must be an https:// URL})
+    end
+
     it 'passes table and prometheus text through as it is' do
       text = "# HELP clone_army_runs_total Runs by status\nclone_army_runs_total{status=\"changed\"} 3\n"
       expect_run([helper, 'report', '--format', 'prometheus'], text)

@@ -103,6 +103,12 @@ fn run_report(args: &ReportArgs) -> i32 {
                 interval: args.interval,
                 server: args.server.clone(),
                 ca_cert: args.ca_cert.clone(),
+                puppetdb: args.puppetdb.clone(),
+                client: args
+                    .client_cert
+                    .clone()
+                    .zip(args.client_key.clone())
+                    .map(|(cert, key)| report::https::ClientIdentity { cert, key }),
             },
             now,
         )

@@ -52,7 +52,8 @@ pub enum Command {
         #[command(subcommand)]
         verb: SslVerb,
     },
-    /// Every clone's last run, the fleet's figures and, with --server, the server's view.
+    /// Every clone's last run, the fleet's figures and, with --server and --puppetdb, the
+    /// server's and PuppetDB's views.
     Report(ReportArgs),
     /// The rules the helper applies (names, ranges, defaults, capacity, kinds); needs no root.
     Schema,
@@ -99,10 +100,21 @@ pub struct ReportArgs {
     /// Puppet Server to ask for its view (https URL, or host[:port] for https://host:8140).
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
-    /// CA certificate to verify the server with; default: the host agent's
-    /// (/etc/puppet/ssl/certs/ca.pem, else /etc/puppetlabs/puppet/ssl/certs/ca.pem).
+    /// PuppetDB to ask for its command queue (https URL, or host[:port] for
+    /// https://host:8081); it takes a client certificate signed by the Puppet CA.
+    #[arg(long, value_name = "URL")]
+    pub puppetdb: Option<String>,
+    /// CA certificate to verify the server and PuppetDB with; default: the host agent's
+    /// (/var/lib/puppet/ssl/certs/ca.pem, else /etc/puppetlabs/puppet/ssl/certs/ca.pem).
     #[arg(long, value_name = "PATH")]
     pub ca_cert: Option<PathBuf>,
+    /// Client certificate for PuppetDB (PEM); default: the host agent's own, the one key
+    /// in its ssldir's private_keys/ and the certificate of that name.
+    #[arg(long, value_name = "PATH", requires = "client_key")]
+    pub client_cert: Option<PathBuf>,
+    /// The private key of --client-cert (PEM).
+    #[arg(long, value_name = "PATH", requires = "client_cert")]
+    pub client_key: Option<PathBuf>,
     /// json: the JSON envelope; table: for people; prometheus: node_exporter textfile.
     /// Errors always come as the JSON envelope.
     #[arg(long, value_enum, default_value_t = Format::Json)]

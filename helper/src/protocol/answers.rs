@@ -343,6 +343,8 @@ pub struct Report {
     pub fleet: FleetReport,
     /// `null` without `--server`.
     pub server: Option<ServerView>,
+    /// `null` without `--puppetdb`.
+    pub puppetdb: Option<PuppetdbView>,
 }
 
 /// A clone's state as the report gives it: `clone list`'s, or `unknown` without systemd.
@@ -475,6 +477,42 @@ pub struct JrubyMetrics {
 pub struct Timing {
     pub count: Option<Figure>,
     pub mean_ms: Option<Figure>,
+}
+
+// --- answered by report (report/puppetdb.rs) --------------------
+
+/// The PuppetDB section of the report: its command queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PuppetdbView {
+    /// PuppetDB's base URL, as asked.
+    pub url: String,
+    /// Whether its status answered with JSON.
+    pub ok: bool,
+    /// Why not, when `ok` is false.
+    pub error: Option<String>,
+    /// The CA certificate PuppetDB was verified against.
+    pub ca_cert: Option<String>,
+    /// The client certificate presented (PuppetDB's TLS port wants one the CA signed).
+    pub client_cert: Option<String>,
+    /// PuppetDB's version and its service state (`running`, `starting`, ...).
+    pub version: Option<String>,
+    pub state: Option<String>,
+    /// Commands (fact sets, catalogs, reports) received and not yet processed.
+    pub queue_depth: Option<Figure>,
+    pub commands: Option<CommandMetrics>,
+    /// Why `commands` is missing when the status answered.
+    pub metrics_error: Option<String>,
+}
+
+/// Command processing since PuppetDB started. Times in milliseconds, as PuppetDB gives them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandMetrics {
+    pub processed: Option<Figure>,
+    /// Commands processed per second, averaged over the last minute.
+    pub processed_per_second: Option<Figure>,
+    pub processing_mean_ms: Option<Figure>,
+    pub processing_p95_ms: Option<Figure>,
+    pub processing_max_ms: Option<Figure>,
 }
 
 // --- answered by report (report/stats.rs) --------------------

@@ -3,14 +3,17 @@
 //! Every clone's last run is read from the agent's `last_run_summary.yaml` in the clone's
 //! upper layer, without entering the container (and, for a failed run, why it failed from
 //! `last_run_report.yaml` beside it); the fleet's figures are computed from
-//! those; with `--server`, Puppet Server's own view comes from its status API.
+//! those; with `--server`, Puppet Server's own view comes from its status API, and with
+//! `--puppetdb`, PuppetDB's command queue from its status and metrics.
 //!
 //! The report is a read-only reader, so it must work where systemd cannot be asked (no
 //! system bus): the clones' states are then `unknown` and the reason is in the result.
 //! Neither an unreadable summary nor a server that does not answer fails the report; each
 //! is reported where it belongs (the clone's `error`, the server's `error`).
 
+pub mod https;
 pub mod last_report;
+pub mod puppetdb;
 pub mod render;
 pub mod server;
 pub mod stats;
@@ -46,6 +49,9 @@ pub struct ReportRequest {
     pub interval: u64,
     pub server: Option<String>,
     pub ca_cert: Option<PathBuf>,
+    pub puppetdb: Option<String>,
+    /// PuppetDB's client certificate; `None`: the host agent's own.
+    pub client: Option<https::ClientIdentity>,
 }
 
 /// The report as of `now` (seconds since the epoch).
@@ -102,6 +108,13 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
         .server
         .as_deref()
         .map(|url| server::fetch(url, request.ca_cert.as_deref(), |p: &Path| layout.fs(p)));
+    let puppetdb = request.puppetdb.as_deref().map(|url| {
+        let credentials = puppetdb::Credentials {
+            ca_cert: request.ca_cert.as_deref(),
+            client: request.client.clone(),
+        };
+        puppetdb::fetch(url, credentials, |p: &Path| layout.fs(p))
+    });
     Ok(Report {
         now,
         generated_at: rfc3339_utc(now),
@@ -111,6 +124,7 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
         clones,
         fleet,
         server,
+        puppetdb,
     })
 }
 

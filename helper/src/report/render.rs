@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use crate::protocol::answers::{CloneReport, Report};
+use crate::report::puppetdb::PuppetdbView;
 use crate::report::server::{Figure, ServerView};
 use crate::report::stats::Distribution;
 use crate::report::summary::RunStatus;
@@ -118,6 +119,9 @@ pub fn table(report: &Report) -> String {
     if let Some(server) = &report.server {
         server_lines(&mut out, server);
     }
+    if let Some(puppetdb) = &report.puppetdb {
+        puppetdb_lines(&mut out, puppetdb);
+    }
     let _ = writeln!(out, "generated at {}", report.generated_at);
     out
 }
@@ -185,6 +189,35 @@ fn server_lines(out: &mut String, server: &ServerView) {
                 rounded(&t.mean_ms),
             );
         }
+    }
+}
+
+fn puppetdb_lines(out: &mut String, puppetdb: &PuppetdbView) {
+    let _ = writeln!(out, "puppetdb: {}", puppetdb.url);
+    if let Some(error) = &puppetdb.error {
+        let _ = writeln!(out, "  error: {}", visible(error));
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {} {}; queue depth {}",
+        visible(puppetdb.version.as_deref().unwrap_or("-")),
+        visible(puppetdb.state.as_deref().unwrap_or("-")),
+        rounded(&puppetdb.queue_depth),
+    );
+    if let Some(c) = &puppetdb.commands {
+        let _ = writeln!(
+            out,
+            "  commands: {} processed, {}/s over the last minute; processing mean {} ms, p95 {} ms, max {} ms",
+            rounded(&c.processed),
+            seconds(float(&c.processed_per_second)),
+            rounded(&c.processing_mean_ms),
+            rounded(&c.processing_p95_ms),
+            rounded(&c.processing_max_ms),
+        );
+    }
+    if let Some(error) = &puppetdb.metrics_error {
+        let _ = writeln!(out, "  metrics: {}", visible(error));
     }
 }
 
@@ -360,6 +393,9 @@ pub fn prometheus(report: &Report) -> String {
     if let Some(server) = &report.server {
         server_metrics(&mut out, server);
     }
+    if let Some(puppetdb) = &report.puppetdb {
+        puppetdb_metrics(&mut out, puppetdb);
+    }
     {
         let name = "clone_army_report_timestamp_seconds";
         let mut family = Family::start(
@@ -443,6 +479,56 @@ fn server_metrics(out: &mut String, server: &ServerView) {
             "clone_army_server_catalog_request_mean_seconds",
             "Mean catalog request time since Puppet Server started, seconds.",
             ms_to_s(&t.mean_ms),
+        );
+    }
+}
+
+fn puppetdb_metrics(out: &mut String, puppetdb: &PuppetdbView) {
+    {
+        let name = "clone_army_puppetdb_up";
+        let mut family = Family::start(
+            out,
+            name,
+            "gauge",
+            "1 when PuppetDB's status API answered with JSON.",
+        );
+        family.sample(name, &[], if puppetdb.ok { 1.0 } else { 0.0 });
+    }
+    let mut gauge = |name: &str, help: &str, value: Option<f64>| {
+        if let Some(v) = value {
+            Family::start(out, name, "gauge", help).sample(name, &[], v);
+        }
+    };
+    gauge(
+        "clone_army_puppetdb_queue_depth",
+        "Commands PuppetDB has received and not yet processed.",
+        float(&puppetdb.queue_depth),
+    );
+    if let Some(c) = &puppetdb.commands {
+        gauge(
+            "clone_army_puppetdb_commands_processed",
+            "Commands PuppetDB processed since it started.",
+            float(&c.processed),
+        );
+        gauge(
+            "clone_army_puppetdb_commands_per_second",
+            "Commands PuppetDB processed per second, over the last minute.",
+            float(&c.processed_per_second),
+        );
+        gauge(
+            "clone_army_puppetdb_command_processing_mean_seconds",
+            "Mean time PuppetDB took to process a command since it started, seconds.",
+            ms_to_s(&c.processing_mean_ms),
+        );
+        gauge(
+            "clone_army_puppetdb_command_processing_p95_seconds",
+            "95th percentile of PuppetDB's command processing time, seconds.",
+            ms_to_s(&c.processing_p95_ms),
+        );
+        gauge(
+            "clone_army_puppetdb_command_processing_max_seconds",
+            "Longest command processing time PuppetDB holds, seconds.",
+            ms_to_s(&c.processing_max_ms),
         );
     }
 }

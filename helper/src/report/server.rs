@@ -13,25 +13,14 @@
 //! the report stands. TLS is always verified, against the Puppet CA only.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
 
 pub use crate::protocol::answers::{Figure, JrubyMetrics, ServerView, Timing};
+use crate::report::https;
 use serde_json::Value;
 
-/// The whole request, connecting included, gives up after this long.
-pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Puppet Server's default port, for a `--server` given as a bare host name.
 pub const DEFAULT_PORT: u16 = 8140;
 pub const STATUS_PATH: &str = "/status/v1/services?level=debug";
-/// A debug status answer is some tens of KiB; refuse to buffer anything absurd.
-const MAX_BODY: u64 = 16 * 1024 * 1024;
-
-/// The host agent's CA certificate, Debian's package first, then the AIO agent's.
-pub const DEFAULT_CA_CERTS: [&str; 2] = [
-    "/etc/puppet/ssl/certs/ca.pem",
-    "/etc/puppetlabs/puppet/ssl/certs/ca.pem",
-];
 
 /// `--server` as a full URL of the status endpoint. A bare host (or `host:port`) means
 /// `https://host:8140`; a URL without a path gets the status path. Only `https` is taken.
@@ -62,17 +51,6 @@ pub fn status_url(server: &str) -> Result<String, String> {
     }
 }
 
-/// The CA certificate to verify the server against: the one given, else the host agent's.
-pub fn ca_cert_path(given: Option<&Path>, exists: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    match given {
-        Some(path) => Some(path.to_owned()),
-        None => DEFAULT_CA_CERTS
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| exists(p)),
-    }
-}
-
 /// Asks the server and summarises its answer. Never fails: errors land in the view.
 ///
 /// `host_path` maps a host file the helper reads by default (the agent's CA) to where it
@@ -91,10 +69,10 @@ pub fn fetch(
         }
     };
     view.url = url.clone();
-    let Some(ca) = ca_cert_path(ca_cert, |p| host_path(p).exists()) else {
+    let Some(ca) = https::ca_cert_path(ca_cert, |p| host_path(p).exists()) else {
         view.error = Some(format!(
             "no CA certificate to verify the server with: none of {} exists; give --ca-cert",
-            DEFAULT_CA_CERTS.join(", ")
+            https::default_ca_certs()
         ));
         return view;
     };
@@ -104,7 +82,7 @@ pub fn fetch(
     } else {
         host_path(&ca)
     };
-    match get(&url, &ca_fs) {
+    match https::get(&url, &ca_fs, None) {
         Ok((status, body)) => {
             view.http_status = Some(status);
             match serde_json::from_str::<Value>(&body) {
@@ -146,57 +124,6 @@ impl ServerView {
             raw: None,
         }
     }
-}
-
-fn get(url: &str, ca_fs_path: &Path) -> Result<(u16, String), String> {
-    let pem = std::fs::read(ca_fs_path).map_err(|e| {
-        format!(
-            "cannot read the CA certificate {}: {e}",
-            ca_fs_path.display()
-        )
-    })?;
-    let certs = ureq::tls::parse_pem(&pem)
-        .filter_map(|item| match item {
-            Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            format!(
-                "cannot parse the CA certificate {}: {e}",
-                ca_fs_path.display()
-            )
-        })?;
-    if certs.is_empty() {
-        return Err(format!(
-            "the CA certificate file {} holds no certificate",
-            ca_fs_path.display()
-        ));
-    }
-    let tls = ureq::tls::TlsConfig::builder()
-        .provider(ureq::tls::TlsProvider::Rustls)
-        .root_certs(ureq::tls::RootCerts::Specific(Arc::new(certs)))
-        .build();
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .tls_config(tls)
-        .timeout_global(Some(HTTP_TIMEOUT))
-        // A 503 carries the services' states in JSON: read it like a 200.
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut response = agent
-        .get(url)
-        .call()
-        .map_err(|e| format!("GET {url} failed: {e}"))?;
-    let status = response.status().as_u16();
-    let body = response
-        .body_mut()
-        .with_config()
-        .limit(MAX_BODY)
-        .read_to_string()
-        .map_err(|e| format!("reading the answer of GET {url} failed: {e}"))?;
-    Ok((status, body))
 }
 
 /// The named fields of a status answer.
@@ -303,23 +230,6 @@ mod tests {
         );
         assert!(status_url("http://puppet:8140").is_err());
         assert!(status_url("https:///x").is_err());
-    }
-
-    #[test]
-    fn ca_cert_defaults_to_the_host_agents() {
-        assert_eq!(
-            ca_cert_path(Some(Path::new("/x/ca.pem")), |_| false),
-            Some(PathBuf::from("/x/ca.pem"))
-        );
-        assert_eq!(
-            ca_cert_path(None, |p| p.starts_with("/etc/puppetlabs")),
-            Some(PathBuf::from("/etc/puppetlabs/puppet/ssl/certs/ca.pem"))
-        );
-        assert_eq!(
-            ca_cert_path(None, |_| true),
-            Some(PathBuf::from("/etc/puppet/ssl/certs/ca.pem"))
-        );
-        assert_eq!(ca_cert_path(None, |_| false), None);
     }
 
     #[test]

@@ -94,6 +94,8 @@ impl Fleet {
                 interval: 1800,
                 server: None,
                 ca_cert: None,
+                puppetdb: None,
+                client: None,
             },
             NOW,
         )
@@ -362,6 +364,8 @@ fn interval_zero_is_refused() {
             interval: 0,
             server: None,
             ca_cert: None,
+            puppetdb: None,
+            client: None,
         },
         NOW,
     )
@@ -380,6 +384,8 @@ fn a_server_that_does_not_answer_leaves_the_fleet_part() {
             interval: 1800,
             server: Some("https://127.0.0.1:1".to_owned()),
             ca_cert: Some(ca),
+            puppetdb: Some("127.0.0.1:1".to_owned()),
+            client: None,
         },
         NOW,
     )
@@ -388,6 +394,10 @@ fn a_server_that_does_not_answer_leaves_the_fleet_part() {
     let server = r.server.unwrap();
     assert!(!server.ok);
     assert!(server.error.is_some());
+    let puppetdb = r.puppetdb.unwrap();
+    assert!(!puppetdb.ok);
+    assert_eq!(puppetdb.url, "https://127.0.0.1:1");
+    assert!(puppetdb.error.unwrap().contains("--client-cert"));
 }
 
 /// The report with a server view from the Puppet Server 7 fixture, as `fetch` would make it.
@@ -400,7 +410,7 @@ fn sample_with_server() -> Report {
         url: "https://puppet.example.com:8140/status/v1/services?level=debug".to_owned(),
         ok: true,
         error: None,
-        ca_cert: Some("/etc/puppet/ssl/certs/ca.pem".to_owned()),
+        ca_cert: Some("/var/lib/puppet/ssl/certs/ca.pem".to_owned()),
         http_status: Some(200),
         states: s.states,
         jruby: s.jruby,
@@ -409,6 +419,28 @@ fn sample_with_server() -> Report {
         all_requests: s.all_requests,
         // The raw answer is the fixture itself; kept out of the snapshot for size.
         raw: None,
+    });
+    let status: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/puppetdb-8-status-debug.json")).unwrap();
+    let (version, state, queue_depth) = puppetdb::status_fields(&status);
+    let metric = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+    r.puppetdb = Some(puppetdb::PuppetdbView {
+        url: "https://puppet.example.com:8081".to_owned(),
+        ok: true,
+        error: None,
+        ca_cert: Some("/var/lib/puppet/ssl/certs/ca.pem".to_owned()),
+        client_cert: Some("/var/lib/puppet/ssl/certs/load1.example.com.pem".to_owned()),
+        version,
+        state,
+        queue_depth,
+        commands: Some(
+            puppetdb::commands(
+                &metric(include_str!("fixtures/puppetdb-8-processed.json")),
+                &metric(include_str!("fixtures/puppetdb-8-processing-time.json")),
+            )
+            .unwrap(),
+        ),
+        metrics_error: None,
     });
     r
 }

@@ -30,12 +30,15 @@ module PuppetX
 
       # --- argv of each task (everything after the helper's path) ---
 
-      # clone-army report [--interval S] [--server URL] [--ca-cert PATH] [--format F]
+      # clone-army report [--interval S] [--server URL] [--puppetdb URL] [--ca-cert PATH]
+      #                    [--client-cert PATH --client-key PATH] [--format F]
       def report_args(params)
         args = ['report']
         args += ['--interval', positive_integer(params, 'interval').to_s] if given?(params, 'interval')
-        args += ['--server', server_url(params)] if given?(params, 'server')
+        args += ['--server', https_url(params, 'server')] if given?(params, 'server')
+        args += ['--puppetdb', https_url(params, 'puppetdb')] if given?(params, 'puppetdb')
         args += ['--ca-cert', absolute_path(params, 'ca_cert')] if given?(params, 'ca_cert')
+        args += client_cert_args(params)
         args += ['--format', one_of(params, 'format', REPORT_FORMATS)] if given?(params, 'format')
         args
       end
@@ -186,9 +189,20 @@ module PuppetX
         check(key, value, value.is_a?(Integer) && value.positive?, 'a positive integer')
       end
 
-      def server_url(params)
-        value = params['server']
-        check('server', value, value.is_a?(String) && value.match?(%r{\Ahttps?://\S+\z}), 'an https:// (or http://) URL')
+      # The helper speaks only TLS to the server and PuppetDB.
+      def https_url(params, key)
+        value = params[key]
+        check(key, value, value.is_a?(String) && value.match?(%r{\Ahttps://\S+\z}), 'an https:// URL')
+      end
+
+      # Both or neither: a certificate without its key cannot be presented.
+      def client_cert_args(params)
+        cert = given?(params, 'client_cert')
+        key = given?(params, 'client_key')
+        return [] unless cert || key
+        raise ParameterError.new(cert ? 'client_key' : 'client_cert', 'client_cert and client_key go together') unless cert && key
+
+        ['--client-cert', absolute_path(params, 'client_cert'), '--client-key', absolute_path(params, 'client_key')]
       end
 
       def absolute_path(params, key)

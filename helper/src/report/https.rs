@@ -1,0 +1,226 @@
+//! The report's one HTTP client: a bounded GET over TLS verified against the Puppet CA
+//! only, with the host agent's certificate as the client's where the service asks for one
+//! (PuppetDB does; Puppet Server's status API does not).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The whole request, connecting included, gives up after this long.
+pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+/// A status or metrics answer is some tens of KiB; refuse to buffer anything absurd.
+const MAX_BODY: u64 = 16 * 1024 * 1024;
+
+/// Where the host's own agent keeps its SSL files: Debian's and Ubuntu's `puppet-agent`
+/// package first, then the AIO agent's (Puppet, OpenVox).
+pub const AGENT_SSLDIRS: [&str; 2] = ["/var/lib/puppet/ssl", "/etc/puppetlabs/puppet/ssl"];
+
+/// A client certificate and its key, as host paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientIdentity {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// The CA certificate to verify a service against: the one given, else the host agent's.
+pub fn ca_cert_path(given: Option<&Path>, exists: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    match given {
+        Some(path) => Some(path.to_owned()),
+        None => AGENT_SSLDIRS
+            .iter()
+            .map(|dir| Path::new(dir).join("certs/ca.pem"))
+            .find(|p| exists(p)),
+    }
+}
+
+/// The agent CA paths tried by [`ca_cert_path`], for an error that names them.
+pub fn default_ca_certs() -> String {
+    AGENT_SSLDIRS
+        .iter()
+        .map(|dir| format!("{dir}/certs/ca.pem"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The host agent's own certificate: the first agent SSL directory that holds exactly one
+/// private key (`private_keys/<certname>.pem`) and the certificate of the same name.
+/// `list` gives a directory's file names (host paths are mapped by the caller).
+pub fn agent_identity(
+    exists: impl Fn(&Path) -> bool,
+    list: impl Fn(&Path) -> Vec<String>,
+) -> Result<ClientIdentity, String> {
+    for dir in AGENT_SSLDIRS {
+        let keys_dir = Path::new(dir).join("private_keys");
+        let keys: Vec<String> = list(&keys_dir)
+            .into_iter()
+            .filter(|name| name.ends_with(".pem"))
+            .collect();
+        match keys.as_slice() {
+            [] => continue,
+            [key] => {
+                let cert = Path::new(dir).join("certs").join(key);
+                if !exists(&cert) {
+                    return Err(format!(
+                        "{} has no certificate for the key {}; give --client-cert and --client-key",
+                        Path::new(dir).join("certs").display(),
+                        keys_dir.join(key).display()
+                    ));
+                }
+                return Ok(ClientIdentity {
+                    cert,
+                    key: keys_dir.join(key),
+                });
+            }
+            _ => {
+                return Err(format!(
+                    "{} holds {} keys, so which one is the host's is not clear; give --client-cert and --client-key",
+                    keys_dir.display(),
+                    keys.len()
+                ))
+            }
+        }
+    }
+    Err(format!(
+        "no host agent certificate: none of {} holds a private key; give --client-cert and --client-key",
+        AGENT_SSLDIRS
+            .iter()
+            .map(|dir| format!("{dir}/private_keys"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))
+}
+
+/// GET `url`, verifying the service against the CA at `ca` (a path to open) and, with
+/// `client`, presenting that certificate. Any HTTP status is an answer (a 503 carries the
+/// services' states in JSON); only a failed exchange is an error.
+pub fn get(url: &str, ca: &Path, client: Option<&ClientIdentity>) -> Result<(u16, String), String> {
+    let pem = read_pem(ca, "CA certificate")?;
+    let certs = ureq::tls::parse_pem(&pem)
+        .filter_map(|item| match item {
+            Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("cannot parse the CA certificate {}: {e}", ca.display()))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "the CA certificate file {} holds no certificate",
+            ca.display()
+        ));
+    }
+    let mut tls = ureq::tls::TlsConfig::builder()
+        .provider(ureq::tls::TlsProvider::Rustls)
+        .root_certs(ureq::tls::RootCerts::Specific(Arc::new(certs)));
+    if let Some(identity) = client {
+        tls = tls.client_cert(Some(client_cert(identity)?));
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .tls_config(tls.build())
+        .timeout_global(Some(HTTP_TIMEOUT))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut response = agent
+        .get(url)
+        .call()
+        .map_err(|e| format!("GET {url} failed: {e}"))?;
+    let status = response.status().as_u16();
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_BODY)
+        .read_to_string()
+        .map_err(|e| format!("reading the answer of GET {url} failed: {e}"))?;
+    Ok((status, body))
+}
+
+fn client_cert(identity: &ClientIdentity) -> Result<ureq::tls::ClientCert, String> {
+    let cert_pem = read_pem(&identity.cert, "client certificate")?;
+    let chain = ureq::tls::parse_pem(&cert_pem)
+        .filter_map(|item| match item {
+            Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            format!(
+                "cannot parse the client certificate {}: {e}",
+                identity.cert.display()
+            )
+        })?;
+    if chain.is_empty() {
+        return Err(format!(
+            "the client certificate file {} holds no certificate",
+            identity.cert.display()
+        ));
+    }
+    let key_pem = read_pem(&identity.key, "client key")?;
+    let key = ureq::tls::PrivateKey::from_pem(&key_pem).map_err(|e| {
+        format!(
+            "cannot parse the client key {}: {e}",
+            identity.key.display()
+        )
+    })?;
+    Ok(ureq::tls::ClientCert::new_with_certs(&chain, key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ca_cert_defaults_to_the_host_agents() {
+        assert_eq!(
+            ca_cert_path(Some(Path::new("/x/ca.pem")), |_| false),
+            Some(PathBuf::from("/x/ca.pem"))
+        );
+        assert_eq!(
+            ca_cert_path(None, |p| p.starts_with("/etc/puppetlabs")),
+            Some(PathBuf::from("/etc/puppetlabs/puppet/ssl/certs/ca.pem"))
+        );
+        assert_eq!(
+            ca_cert_path(None, |_| true),
+            Some(PathBuf::from("/var/lib/puppet/ssl/certs/ca.pem"))
+        );
+        assert_eq!(ca_cert_path(None, |_| false), None);
+    }
+
+    #[test]
+    fn the_agents_identity_is_its_one_key_and_the_certificate_of_that_name() {
+        let one = |dir: &Path| {
+            if dir == Path::new("/etc/puppetlabs/puppet/ssl/private_keys") {
+                vec!["load1.example.com.pem".to_owned()]
+            } else {
+                vec![]
+            }
+        };
+        assert_eq!(
+            agent_identity(|_| true, one),
+            Ok(ClientIdentity {
+                cert: "/etc/puppetlabs/puppet/ssl/certs/load1.example.com.pem".into(),
+                key: "/etc/puppetlabs/puppet/ssl/private_keys/load1.example.com.pem".into(),
+            })
+        );
+        let no_cert = agent_identity(|_| false, one).unwrap_err();
+        assert!(no_cert.contains("--client-cert"), "{no_cert}");
+        let two =
+            agent_identity(|_| true, |_| vec!["a.pem".to_owned(), "b.pem".to_owned()]).unwrap_err();
+        assert!(
+            two.contains("2 keys") && two.contains("/var/lib/puppet/ssl/private_keys"),
+            "{two}"
+        );
+        let none = agent_identity(|_| true, |_| vec!["README".to_owned()]).unwrap_err();
+        assert!(
+            none.contains(
+                "/var/lib/puppet/ssl/private_keys, /etc/puppetlabs/puppet/ssl/private_keys"
+            ),
+            "{none}"
+        );
+    }
+}
