@@ -7,10 +7,11 @@ TARGET   := x86_64-unknown-linux-gnu
 RUSTFLAGS_STATIC := -C target-feature=+crt-static
 HELPER   := target/$(TARGET)/release/clone-army
 CLONES   ?= 4
-# The Debian suite of the sandbox host (make lab, the acceptance suite, make bench):
-# bookworm (Puppet 7.23, Puppet Server 7.9) or trixie (Puppet 8.10, Puppet Server 8.7).
-SUITE    ?= bookworm
+# SUITE=trixie|bookworm: the Debian suite of the sandbox host (make lab, the acceptance
+# suite, make bench); sandbox/lib.sh holds the list and the default (trixie).
+ifdef SUITE
 export SANDBOX_SUITE := $(SUITE)
+endif
 
 .PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench clean
 

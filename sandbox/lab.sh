@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make lab`: a sandbox host "lab" (sandbox.sh) with Debian's Puppet Server on
+# `make lab`: a sandbox host "lab" (sandbox.sh) with Debian's Puppet Server (and
+# PuppetDB behind it where the suite has it, sandbox/lib.sh) on
 # 127.0.0.1:8140 (or, when that is taken, the first free 127.0.0.x, or
 # SERVER_ADDR when given) and a fleet of CLONES clones made by `puppet apply` of
 # the class clone_army with the real module and helper. Waits (bounded) until
@@ -68,12 +69,16 @@ print_table() {
   } | align_columns
 }
 
-# The fleet report: every clone's last run, the fleet's p50/p95 and the server's
-# own view, verified against the lab server's CA.
+# The fleet report: every clone's last run, the fleet's p50/p95, the server's
+# own view and PuppetDB's command queue where the suite has PuppetDB, verified
+# against the lab server's CA. The sandbox host's agent certificate, which the
+# helper presents to PuppetDB, is the server's own (they share an ssldir).
 print_report() {
+  local puppetdb=()
+  [ "$SANDBOX_PUPPETDB" != yes ] || puppetdb=(--puppetdb "https://$SERVER_NAME:$PUPPETDB_TLS_PORT")
   echo
   inside clone-army report --interval "$LAB_RUNINTERVAL" \
-    --server "https://$SERVER_NAME:8140" --ca-cert /etc/puppet/puppetserver/ca/ca_crt.pem \
+    --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert /etc/puppet/puppetserver/ca/ca_crt.pem \
     --format table
 }
 

@@ -9,8 +9,10 @@
 #   $SANDBOX_CACHE/sandboxes/<name>/     one sandbox host's state (upper/work/root/data, pid, log)
 
 SANDBOX_CACHE=${SANDBOX_CACHE:-/var/cache/clone-army-sandbox}
-SANDBOX_SUITE=${SANDBOX_SUITE:-bookworm}
-# The suites the sandbox is made for (their Puppet packages are Debian's own).
+# The suites the sandbox is made for (their Puppet packages are Debian's own):
+# trixie (Debian 13: Puppet 8, Puppet Server 8, PuppetDB 8), the default, and
+# bookworm (Debian 12: Puppet 7, Puppet Server 7).
+SANDBOX_SUITE=${SANDBOX_SUITE:-trixie}
 case $SANDBOX_SUITE in
   bookworm | trixie) ;;
   *)
@@ -33,6 +35,22 @@ SANDBOX_PACKAGES=(
   # tools the harness and people use inside
   iproute2 procps curl jq less
 )
+# Whether the sandbox's Puppet Server stores facts, catalogs and reports in
+# PuppetDB (sandbox.sh server sets it up): on the Puppet 8 suite, as the
+# Puppet 8 stacks people load-test are; Debian 12's stays the plain Puppet 7 one.
+case $SANDBOX_SUITE in
+  trixie) SANDBOX_PUPPETDB=yes ;;
+  *) SANDBOX_PUPPETDB=no ;;
+esac
+if [ "$SANDBOX_PUPPETDB" = yes ]; then
+  SANDBOX_PACKAGES+=(puppetdb puppet-terminus-puppetdb postgresql)
+fi
+# PuppetDB's ports, on the server's address: plain HTTP for its status, TLS for
+# the server and for clone-army report --puppetdb.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+PUPPETDB_PORT=8080
+# shellcheck disable=SC2034
+PUPPETDB_TLS_PORT=8081
 # Bump when the rootfs recipe (not the package list) changes.
 SANDBOX_RECIPE=1
 

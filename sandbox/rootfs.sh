@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The sandbox host's root filesystem: a Debian 12 rootfs with systemd,
-# machined, puppet-agent and puppetserver, cached under
+# The sandbox host's root filesystem: a Debian rootfs (SANDBOX_SUITE) with
+# systemd, machined, puppet-agent, puppetserver (and PuppetDB with PostgreSQL
+# where lib.sh says so), cached under
 # /var/cache/clone-army-sandbox/rootfs-<key> where <key> hashes the suite,
 # mirror and package list (lib.sh), so a change rebuilds it.
 #
@@ -87,9 +88,14 @@ configure_rootfs() {
   printf 'sandbox\n' >"$root/etc/hostname"
   # Empty: systemd gives every booted sandbox its own transient machine id.
   : >"$root/etc/machine-id"
-  # Nothing starts by itself: the harness starts puppetserver once it is
-  # configured, and the sandbox's own agent must not talk to it.
-  systemctl --root="$root" disable puppet.service puppetserver.service >/dev/null 2>&1 || true
+  # Nothing starts by itself: the harness starts puppetserver (and PostgreSQL
+  # and PuppetDB) once they are configured for the sandbox's address, and the
+  # sandbox's own agent must not talk to the server.
+  # One at a time: systemctl disables none of them when one is not installed.
+  local unit
+  for unit in puppet puppetserver postgresql puppetdb; do
+    systemctl --root="$root" disable "$unit.service" >/dev/null 2>&1 || true
+  done
   # Background jobs that only cost CPU beside a fleet.
   systemctl --root="$root" mask apt-daily.timer apt-daily-upgrade.timer \
     man-db.timer fstrim.timer e2scrub_all.timer >/dev/null 2>&1 || true

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A "sandbox host": the cached Debian 12 rootfs (rootfs.sh) booted with
+# A "sandbox host": the cached Debian rootfs (rootfs.sh, SANDBOX_SUITE) booted with
 # `systemd-nspawn -b`, so systemd is PID 1 inside and the module can be
 # applied for real on a machine whose own PID 1 is not systemd.
 #
@@ -330,6 +330,8 @@ cmd_server() {
   # The server's identity and autosigning, in the [server] section only: the
   # sandbox's own `puppet apply` keeps its FQDN certname.
   # (Written directly: three `puppet config set` cost ~10 s on a busy machine.)
+  local reports=store
+  [ "$SANDBOX_PUPPETDB" != yes ] || reports=store,puppetdb
   if ! grep -q '^\[server\]' "$root/etc/puppet/puppet.conf"; then
     cat >>"$root/etc/puppet/puppet.conf" <<EOF
 
@@ -342,10 +344,12 @@ dns_alt_names = $SERVER_NAME,$SERVER_NAME.sandbox.test,localhost${SERVER_ALIASES
 autosign = true
 # Stored report files are the suite's evidence of a check-in. Debian 13's server
 # stores none by default (reports = none); both suites keep them in one place.
-reports = store
+reports = $reports
 reportdir = /var/lib/puppetserver/reports
 EOF
+    [ "$SANDBOX_PUPPETDB" != yes ] || printf 'storeconfigs = true\nstoreconfigs_backend = puppetdb\n' >>"$root/etc/puppet/puppet.conf"
   fi
+  [ "$SANDBOX_PUPPETDB" != yes ] || configure_puppetdb "$root"
 
   started=$SECONDS
   log "starting puppetserver in sandbox $name (up to ${SERVER_TIMEOUT}s)"
@@ -359,6 +363,94 @@ EOF
     die "puppetserver in sandbox $name did not answer on https://$SERVER_ADDR:8140 within ${SERVER_TIMEOUT}s"
   fi
   log "puppetserver in sandbox $name answers after $((SECONDS - started)) s"
+  [ "$SANDBOX_PUPPETDB" != yes ] || start_puppetdb "$name"
+}
+
+# PuppetDB's and PostgreSQL's settings, and the server's use of PuppetDB (it
+# stores facts, catalogs and reports there). Everything binds SERVER_ADDR, as
+# the server does, so sandboxes on other addresses do not collide on 5432/8081.
+configure_puppetdb() {
+  local root=$1 pgconf
+  cat >"$root/etc/puppet/puppetdb.conf" <<EOF
+# Written by clone_army's sandbox/sandbox.sh: the server's PuppetDB.
+[main]
+server_urls = https://$SERVER_NAME:$PUPPETDB_TLS_PORT
+EOF
+  cat >"$root/etc/puppet/routes.yaml" <<EOF
+---
+server:
+  facts:
+    terminus: puppetdb
+    cache: yaml
+EOF
+  for pgconf in "$root"/etc/postgresql/*/main; do
+    [ -d "$pgconf" ] || die "no PostgreSQL cluster in the sandbox rootfs (is postgresql in lib.sh's packages?)"
+    mkdir -p "$pgconf/conf.d"
+    printf "listen_addresses = '%s'\n" "$SERVER_ADDR" >"$pgconf/conf.d/clone-army-sandbox.conf"
+    grep -qxF "host puppetdb puppetdb $SERVER_ADDR/32 scram-sha-256" "$pgconf/pg_hba.conf" ||
+      printf 'host puppetdb puppetdb %s/32 scram-sha-256\n' "$SERVER_ADDR" >>"$pgconf/pg_hba.conf"
+  done
+  # Debian's package wrote a password into database.ini; the role is made with it.
+  sed -i -E "s#^([[:space:]]*subname[[:space:]]*=[[:space:]]*//)[^/:]*(:[0-9]+)?/#\1$SERVER_ADDR:5432/#" \
+    "$root/etc/puppetdb/conf.d/database.ini"
+  grep -qF "//$SERVER_ADDR:5432/" "$root/etc/puppetdb/conf.d/database.ini" ||
+    die "could not point PuppetDB at $SERVER_ADDR:5432 in /etc/puppetdb/conf.d/database.ini"
+  cat >"$root/etc/puppetdb/conf.d/jetty.ini" <<EOF
+# Written by clone_army's sandbox/sandbox.sh: loopback only, TLS with the server's certificate.
+[jetty]
+host = $SERVER_ADDR
+port = $PUPPETDB_PORT
+ssl-host = $SERVER_ADDR
+ssl-port = $PUPPETDB_TLS_PORT
+ssl-key = /etc/puppetdb/ssl/private.pem
+ssl-cert = /etc/puppetdb/ssl/public.pem
+ssl-ca-cert = /etc/puppetdb/ssl/ca.pem
+EOF
+}
+
+# Once the server has made its CA and certificate: PuppetDB gets that
+# certificate, PostgreSQL its role and database, and both start.
+start_puppetdb() {
+  local name=$1 started
+  started=$SECONDS
+  log "starting PostgreSQL and PuppetDB in sandbox $name (up to ${SERVER_TIMEOUT}s)"
+  if ! EXEC_TIMEOUT=$SERVER_TIMEOUT exec_in "$name" bash -s -- "$SERVER_NAME" <<'SCRIPT'; then
+set -euo pipefail
+server=$1
+ssl=$(puppet config print --section server ssldir)
+install -d -o puppetdb -g puppetdb -m 0700 /etc/puppetdb/ssl
+install -o puppetdb -g puppetdb -m 0600 "$ssl/private_keys/$server.pem" /etc/puppetdb/ssl/private.pem
+install -o puppetdb -g puppetdb -m 0644 "$ssl/certs/$server.pem" /etc/puppetdb/ssl/public.pem
+install -o puppetdb -g puppetdb -m 0644 "$ssl/certs/ca.pem" /etc/puppetdb/ssl/ca.pem
+systemctl start postgresql.service
+password=$(sed -n -E 's/^[[:space:]]*password[[:space:]]*=[[:space:]]*//p' /etc/puppetdb/conf.d/database.ini)
+[ -n "$password" ] || { echo "no password in /etc/puppetdb/conf.d/database.ini" >&2; exit 1; }
+psql_() { PGOPTIONS='--client-min-messages=warning' runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qtA "$@"; }
+if [ -z "$(psql_ -d postgres -c "select 1 from pg_roles where rolname = 'puppetdb'")" ]; then
+  psql_ -d postgres -v pw="$password" <<'SQL'
+create role puppetdb login password :'pw';
+create database puppetdb owner puppetdb;
+SQL
+fi
+psql_ -d puppetdb -c 'create extension if not exists pg_trgm'
+systemctl start puppetdb.service
+SCRIPT
+    exec_in "$name" journalctl -u puppetdb -u 'postgresql*' --no-pager -n 40 >&2 || true
+    die "PuppetDB did not start in sandbox $name"
+  fi
+  puppetdb_sandbox=$name
+  if ! wait_until "$SERVER_TIMEOUT" 2 puppetdb_answers; then
+    exec_in "$name" journalctl -u puppetdb --no-pager -n 40 >&2 || true
+    die "PuppetDB in sandbox $name did not answer on http://$SERVER_ADDR:$PUPPETDB_PORT within ${SERVER_TIMEOUT}s"
+  fi
+  log "PuppetDB in sandbox $name answers after $((SECONDS - started)) s"
+}
+
+puppetdb_sandbox=
+puppetdb_answers() {
+  EXEC_TIMEOUT=10 exec_in "$puppetdb_sandbox" curl -fs --max-time 5 \
+    "http://$SERVER_ADDR:$PUPPETDB_PORT/status/v1/services/puppetdb-status" 2>/dev/null |
+    grep -q '"state":"running"'
 }
 
 # Asked from inside the sandbox (same loopback), so this machine needs no curl.

@@ -118,6 +118,40 @@ RSpec.describe 'class clone_army on a sandbox host' do
       expect(got).to be_truthy,
                      "no report after #{checkin_timeout}s from: #{certnames - reports.keys}\n#{diagnostics}"
     end
+
+    context 'with PuppetDB behind the server' do
+      before { skip "this suite's sandbox host has no PuppetDB (sandbox/lib.sh)" unless puppetdb? }
+
+      it "stores each clone's facts, catalog and report in PuppetDB" do
+        stored = wait_for(timeout: checkin_timeout) do
+          nodes = puppetdb_query('nodes').to_h { |n| [n['certname'], n] }
+          certnames.all? { |c| nodes[c] && ['facts_timestamp', 'catalog_timestamp', 'report_timestamp'].all? { |k| nodes[c][k] } } &&
+            nodes
+        end
+        expect(stored).to be_truthy, "PuppetDB lacks #{certnames}: #{puppetdb_query('nodes')}\n#{diagnostics}"
+        certnames.each do |c|
+          expect(stored[c]).to include('latest_report_status' => match(%r{\A(changed|unchanged)\z})), stored[c].inspect
+        end
+      end
+
+      it 'has clone-army report --puppetdb show its command queue, with the host agent certificate found by itself' do
+        result = on_sandbox(HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
+                            '--ca-cert', '/var/lib/puppet/ssl/certs/ca.pem', timeout: 120)
+        expect(result.exitstatus).to eq(0), result.to_s
+        view = JSON.parse(result.stdout).fetch('result').fetch('puppetdb')
+        expect(view).to include('ok' => true, 'state' => 'running', 'error' => nil, 'metrics_error' => nil,
+                                'client_cert' => "/var/lib/puppet/ssl/certs/#{SandboxHarness::SERVER}.pem"), view.inspect
+        expect(view['version']).to match(%r{\A\d+\.\d+}), view.inspect
+        expect(view['queue_depth']).to be_a(Integer), view.inspect
+        # A fact set, a catalog and a report from each clone at least.
+        expect(view.dig('commands', 'processed')).to be >= 3 * certnames.size, view.inspect
+        expect(view.dig('commands', 'processing_mean_ms')).to be > 0, view.inspect
+        table = on_sandbox(HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
+                           '--ca-cert', '/var/lib/puppet/ssl/certs/ca.pem', '--format', 'table', timeout: 120)
+        expect(table.stdout).to match(%r{^  commands: \d+ processed, [0-9.]+/s over the last minute; processing mean \d+ ms}),
+                                table.to_s
+      end
+    end
   end
 
   context 'second apply' do

@@ -230,6 +230,24 @@ module SandboxProbes
     end
   end
 
+  # Whether the sandbox's server stores into PuppetDB: its rootfs was built with
+  # it (sandbox/lib.sh decides per suite and records the packages in the rootfs).
+  def puppetdb?
+    info = on_sandbox!('cat', '/etc/clone-army-sandbox.info', timeout: 30).stdout
+    info[%r{^packages=(.*)$}, 1].to_s.split.include?('puppetdb')
+  end
+
+  # GET /pdb/query/v4/ENTITY from the sandbox's PuppetDB (TLS, the server's own
+  # certificate as the client's), decoded.
+  def puppetdb_query(entity)
+    ssl = '/var/lib/puppet/ssl'
+    result = on_sandbox!('curl', '-fsS', '--max-time', '30', '--cacert', "#{ssl}/certs/ca.pem",
+                         '--cert', "#{ssl}/certs/#{SandboxHarness::SERVER}.pem",
+                         '--key', "#{ssl}/private_keys/#{SandboxHarness::SERVER}.pem",
+                         "https://#{SandboxHarness::SERVER}:8081/pdb/query/v4/#{entity}", timeout: 60)
+    JSON.parse(result.stdout)
+  end
+
   # `class { 'clone_army': ... }` with the suite's server and the given parameters.
   def class_manifest(**params)
     params = { server: SandboxHarness::SERVER, runinterval: SandboxHarness::RUNINTERVAL }.merge(params)
