@@ -156,10 +156,15 @@ RSpec.describe 'class clone_army classified through the Puppet Server' do
     expect(clone_list.map { |c| c['server'] }.uniq).to eq([agent_server]), diagnostics
   end
 
-  it "stores the host's clone_army fact on the server" do
-    facts = on_sandbox('sh', '-c', 'cat /var/lib/puppetserver/server_data/facts/"$1".json ' \
-                                   '/var/lib/puppetserver/yaml/facts/"$1".yaml 2>/dev/null',
-                       'sh', host_certname, timeout: 30).stdout
+  it "stores the host's clone_army fact on the server (in PuppetDB, where the server has one)" do
+    facts = if puppetdb?
+              JSON.generate(puppetdb_query("nodes/#{host_certname}/facts/clone_army")
+                              .to_h { |fact| [fact['name'], fact['value']] })
+            else
+              on_sandbox('sh', '-c', 'cat /var/lib/puppetserver/server_data/facts/"$1".json ' \
+                                     '/var/lib/puppetserver/yaml/facts/"$1".yaml 2>/dev/null',
+                         'sh', host_certname, timeout: 30).stdout
+            end
     expect(facts).to match(%r{"clone_army"\s*:\s*\{.*"capacity"\s*:\s*\{\s*"daemon"\s*:\s*\d+}m),
                      "no clone_army fact for #{host_certname} on the server: #{facts[0, 2000]}"
     expect(facts).to match(%r{"clones"\s*:\s*\{\s*"names"}m),
