@@ -135,7 +135,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
       end
 
       it 'has clone-army report --puppetdb show its command queue, with the host agent certificate found by itself' do
-        result = on_sandbox(HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
+        result = on_sandbox(SandboxHarness::HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
                             '--ca-cert', '/var/lib/puppet/ssl/certs/ca.pem', timeout: 120)
         expect(result.exitstatus).to eq(0), result.to_s
         view = JSON.parse(result.stdout).fetch('result').fetch('puppetdb')
@@ -146,7 +146,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
         # A fact set, a catalog and a report from each clone at least.
         expect(view.dig('commands', 'processed')).to be >= 3 * certnames.size, view.inspect
         expect(view.dig('commands', 'processing_mean_ms')).to be > 0, view.inspect
-        table = on_sandbox(HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
+        table = on_sandbox(SandboxHarness::HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
                            '--ca-cert', '/var/lib/puppet/ssl/certs/ca.pem', '--format', 'table', timeout: 120)
         expect(table.stdout).to match(%r{^  commands: \d+ processed, [0-9.]+/s over the last minute; processing mean \d+ ms}),
                                 table.to_s
