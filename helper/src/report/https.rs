@@ -33,13 +33,39 @@ pub fn ca_cert_path(given: Option<&Path>, exists: impl Fn(&Path) -> bool) -> Opt
     }
 }
 
-/// The agent CA paths tried by [`ca_cert_path`], for an error that names them.
-pub fn default_ca_certs() -> String {
-    AGENT_SSLDIRS
-        .iter()
-        .map(|dir| format!("{dir}/certs/ca.pem"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// A CA certificate as the answer shows it and where the helper opens it.
+pub struct CaCert {
+    pub shown: PathBuf,
+    pub open: PathBuf,
+}
+
+/// The CA to verify `service` against: the one given (opened as given), else the host
+/// agent's (found and opened through `host_path`), else an error naming what was tried.
+pub fn ca_cert(
+    given: Option<&Path>,
+    service: &str,
+    host_path: impl Fn(&Path) -> PathBuf,
+) -> Result<CaCert, String> {
+    if let Some(path) = given {
+        return Ok(CaCert {
+            shown: path.to_owned(),
+            open: path.to_owned(),
+        });
+    }
+    match ca_cert_path(None, |p| host_path(p).exists()) {
+        Some(found) => Ok(CaCert {
+            open: host_path(&found),
+            shown: found,
+        }),
+        None => Err(format!(
+            "no CA certificate to verify {service} with: none of {} exists; give --ca-cert",
+            AGENT_SSLDIRS
+                .iter()
+                .map(|dir| format!("{dir}/certs/ca.pem"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 /// The host agent's own certificate: the first agent SSL directory that holds exactly one
@@ -94,11 +120,10 @@ fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))
 }
 
-/// GET `url`, verifying the service against the CA at `ca` (a path to open) and, with
-/// `client`, presenting that certificate. Any HTTP status is an answer (a 503 carries the
-/// services' states in JSON); only a failed exchange is an error.
-pub fn get(url: &str, ca: &Path, client: Option<&ClientIdentity>) -> Result<(u16, String), String> {
-    let pem = read_pem(ca, "CA certificate")?;
+/// Every certificate in the PEM file at `path` (keys and other sections skipped); none is
+/// an error, `what` naming the file in it.
+fn certificates(path: &Path, what: &str) -> Result<Vec<ureq::tls::Certificate<'static>>, String> {
+    let pem = read_pem(path, what)?;
     let certs = ureq::tls::parse_pem(&pem)
         .filter_map(|item| match item {
             Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
@@ -106,13 +131,21 @@ pub fn get(url: &str, ca: &Path, client: Option<&ClientIdentity>) -> Result<(u16
             Err(e) => Some(Err(e)),
         })
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("cannot parse the CA certificate {}: {e}", ca.display()))?;
+        .map_err(|e| format!("cannot parse the {what} {}: {e}", path.display()))?;
     if certs.is_empty() {
         return Err(format!(
-            "the CA certificate file {} holds no certificate",
-            ca.display()
+            "the {what} file {} holds no certificate",
+            path.display()
         ));
     }
+    Ok(certs)
+}
+
+/// GET `url`, verifying the service against the CA at `ca` (a path to open) and, with
+/// `client`, presenting that certificate. Any HTTP status is an answer (a 503 carries the
+/// services' states in JSON); only a failed exchange is an error.
+pub fn get(url: &str, ca: &Path, client: Option<&ClientIdentity>) -> Result<(u16, String), String> {
+    let certs = certificates(ca, "CA certificate")?;
     let mut tls = ureq::tls::TlsConfig::builder()
         .provider(ureq::tls::TlsProvider::Rustls)
         .root_certs(ureq::tls::RootCerts::Specific(Arc::new(certs)));
@@ -140,26 +173,7 @@ pub fn get(url: &str, ca: &Path, client: Option<&ClientIdentity>) -> Result<(u16
 }
 
 fn client_cert(identity: &ClientIdentity) -> Result<ureq::tls::ClientCert, String> {
-    let cert_pem = read_pem(&identity.cert, "client certificate")?;
-    let chain = ureq::tls::parse_pem(&cert_pem)
-        .filter_map(|item| match item {
-            Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            format!(
-                "cannot parse the client certificate {}: {e}",
-                identity.cert.display()
-            )
-        })?;
-    if chain.is_empty() {
-        return Err(format!(
-            "the client certificate file {} holds no certificate",
-            identity.cert.display()
-        ));
-    }
+    let chain = certificates(&identity.cert, "client certificate")?;
     let key_pem = read_pem(&identity.key, "client key")?;
     let key = ureq::tls::PrivateKey::from_pem(&key_pem).map_err(|e| {
         format!(

@@ -81,19 +81,14 @@ pub fn fetch(
         }
     };
     view.url = base.clone();
-    let Some(ca) = https::ca_cert_path(credentials.ca_cert, |p| host_path(p).exists()) else {
-        view.error = Some(format!(
-            "no CA certificate to verify PuppetDB with: none of {} exists; give --ca-cert",
-            https::default_ca_certs()
-        ));
-        return view;
+    let ca = match https::ca_cert(credentials.ca_cert, "PuppetDB", &host_path) {
+        Ok(ca) => ca,
+        Err(e) => {
+            view.error = Some(e);
+            return view;
+        }
     };
-    view.ca_cert = Some(ca.display().to_string());
-    let ca_fs = if credentials.ca_cert.is_some() {
-        ca
-    } else {
-        host_path(&ca)
-    };
+    view.ca_cert = Some(ca.shown.display().to_string());
     let client = match credentials.client {
         Some(given) => given,
         None => match https::agent_identity(
@@ -120,7 +115,7 @@ pub fn fetch(
     }
     let ask = |path: &str| -> Result<Value, String> {
         let url = format!("{base}{path}");
-        let (status, body) = https::get(&url, &ca_fs, Some(&client))?;
+        let (status, body) = https::get(&url, &ca.open, Some(&client))?;
         serde_json::from_str::<Value>(&body)
             .map_err(|e| format!("GET {url}: HTTP {status} with something that is not JSON: {e}"))
     };

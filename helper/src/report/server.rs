@@ -69,20 +69,15 @@ pub fn fetch(
         }
     };
     view.url = url.clone();
-    let Some(ca) = https::ca_cert_path(ca_cert, |p| host_path(p).exists()) else {
-        view.error = Some(format!(
-            "no CA certificate to verify the server with: none of {} exists; give --ca-cert",
-            https::default_ca_certs()
-        ));
-        return view;
+    let ca = match https::ca_cert(ca_cert, "the server", host_path) {
+        Ok(ca) => ca,
+        Err(e) => {
+            view.error = Some(e);
+            return view;
+        }
     };
-    view.ca_cert = Some(ca.display().to_string());
-    let ca_fs = if ca_cert.is_some() {
-        ca
-    } else {
-        host_path(&ca)
-    };
-    match https::get(&url, &ca_fs, None) {
+    view.ca_cert = Some(ca.shown.display().to_string());
+    match https::get(&url, &ca.open, None) {
         Ok((status, body)) => {
             view.http_status = Some(status);
             match serde_json::from_str::<Value>(&body) {
