@@ -264,10 +264,12 @@ booted() {
   local pid leader state started_pid
   pid=$(nspawn_pid "$1")
   if [ -z "$pid" ]; then
-    # Just started: the PID is setsid's until it has exec'd systemd-nspawn.
+    # Just started, the PID is the shell's fork, then setsid's, until it has
+    # exec'd systemd-nspawn; the exec may land between nspawn_pid's look and
+    # this one. While that process is there, look again next round (the boot
+    # timeout bounds it); only a process that is gone (or a zombie) has exited.
     started_pid=$(cat "$(sandbox_dir "$1")/nspawn.pid" 2>/dev/null || true)
-    if [[ $started_pid =~ ^[0-9]+$ ]] && [ -e "/proc/$started_pid" ] &&
-      [ "$(cat "/proc/$started_pid/comm" 2>/dev/null)" != systemd-nspawn ]; then
+    if [[ $started_pid =~ ^[0-9]+$ ]] && ! pid_gone "$started_pid"; then
       return 1
     fi
     tail -n 40 "$(sandbox_dir "$1")/console.log" >&2 || true
