@@ -188,14 +188,19 @@ boot() {
   # Host network (no --private-network): the sandbox's loopback is this machine's.
   # --register=no: there is no machined out here. --capability=all: the sandbox
   # mounts overlays and runs systemd-nspawn itself for its clones.
-  setsid systemd-nspawn --quiet \
-    --directory="$dir/root" --machine="$name" --boot \
-    --register=no --keep-unit --capability=all \
-    --resolv-conf=copy-host --timezone=off --console=read-only \
-    --bind="$dir/data:/var/lib/puppet-clone-army" \
-    --bind-ro="$MODULE_DIR:$SANDBOX_MODULE_PATH" \
-    --bind-ro="$rootfs:$SANDBOX_ROOTFS_INSIDE" \
-    </dev/null >"$dir/console.log" 2>&1 &
+  local cgroups cg
+  mapfile -t cgroups < <(sandbox_cgroups "$name")
+  mkdir -p "${cgroups[@]}"
+  (
+    for cg in "${cgroups[@]}"; do printf '%s\n' "$BASHPID" >"$cg/cgroup.procs"; done
+    exec setsid systemd-nspawn --quiet \
+      --directory="$dir/root" --machine="$name" --boot \
+      --register=no --keep-unit --capability=all \
+      --resolv-conf=copy-host --timezone=off --console=read-only \
+      --bind="$dir/data:/var/lib/puppet-clone-army" \
+      --bind-ro="$MODULE_DIR:$SANDBOX_MODULE_PATH" \
+      --bind-ro="$rootfs:$SANDBOX_ROOTFS_INSIDE"
+  ) </dev/null >"$dir/console.log" 2>&1 &
   pid=$!
   printf '%s\n' "$pid" >"$dir/nspawn.pid"
   log "sandbox $name: systemd-nspawn PID $pid, waiting up to ${BOOT_TIMEOUT}s for boot"
@@ -210,6 +215,35 @@ boot() {
     exec_in "$name" systemctl --failed --no-legend --plain >&2 || true
   fi
   log "sandbox $name booted in $((SECONDS - started)) s (systemd: $state)"
+}
+
+# The cgroups sandbox NAME's systemd-nspawn starts in, one per hierarchy it uses:
+# the named systemd one and the unified one of a hybrid (cgroup v1) machine, or
+# the one of a cgroup v2 machine. With --keep-unit, systemd-nspawn puts itself
+# in supervisor/ and the container in payload/ below the cgroup it starts in, so
+# two sandboxes started from one cgroup would share one payload/: each one's
+# systemd would see the other's units, and the first to stop would remove the
+# other's cgroups from under it ("Failed to spawn executor").
+sandbox_cgroups() {
+  local hierarchy found=0
+  for hierarchy in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified; do
+    [ -e "$hierarchy/cgroup.procs" ] || continue
+    printf '%s/clone-army-sandbox-%s\n' "$hierarchy" "$1"
+    found=1
+  done
+  if ((!found)) && [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+    printf '/sys/fs/cgroup/clone-army-sandbox-%s\n' "$1"
+  fi
+}
+
+# Removes sandbox NAME's cgroups once nothing runs in them (deepest first).
+remove_cgroups() {
+  local cg
+  while read -r cg; do
+    [ -d "$cg" ] || continue
+    find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null ||
+      log "sandbox $1: could not remove its cgroup $cg (something still runs in it?)"
+  done < <(sandbox_cgroups "$1")
 }
 
 # --- restart ---------------------------------------------------------------
@@ -355,15 +389,11 @@ EOF
 
   started=$SECONDS
   log "starting puppetserver in sandbox $name (up to ${SERVER_TIMEOUT}s)"
-  if ! EXEC_TIMEOUT=$SERVER_TIMEOUT exec_in "$name" systemctl start puppetserver.service; then
-    exec_in "$name" journalctl -u puppetserver --no-pager -n 40 >&2 || true
-    die "puppetserver did not start in sandbox $name"
-  fi
+  EXEC_TIMEOUT=$SERVER_TIMEOUT exec_in "$name" systemctl start puppetserver.service ||
+    journal_and_die "$name" "puppetserver did not start in sandbox $name" puppetserver
   server_sandbox=$name
-  if ! wait_until "$SERVER_TIMEOUT" 2 server_answers; then
-    exec_in "$name" journalctl -u puppetserver --no-pager -n 40 >&2 || true
-    die "puppetserver in sandbox $name did not answer on https://$SERVER_ADDR:8140 within ${SERVER_TIMEOUT}s"
-  fi
+  wait_until "$SERVER_TIMEOUT" 2 server_answers ||
+    journal_and_die "$name" "puppetserver in sandbox $name did not answer on https://$SERVER_ADDR:8140 within ${SERVER_TIMEOUT}s" puppetserver
   log "puppetserver in sandbox $name answers after $((SECONDS - started)) s"
   [ "$SANDBOX_PUPPETDB" != yes ] || start_puppetdb "$name"
 }
@@ -437,14 +467,11 @@ fi
 psql_ -d puppetdb -c 'create extension if not exists pg_trgm'
 systemctl start puppetdb.service
 SCRIPT
-    exec_in "$name" journalctl -u puppetdb -u 'postgresql*' --no-pager -n 40 >&2 || true
-    die "PuppetDB did not start in sandbox $name"
+    journal_and_die "$name" "PuppetDB did not start in sandbox $name" puppetdb 'postgresql*'
   fi
   puppetdb_sandbox=$name
-  if ! wait_until "$SERVER_TIMEOUT" 2 puppetdb_answers; then
-    exec_in "$name" journalctl -u puppetdb --no-pager -n 40 >&2 || true
-    die "PuppetDB in sandbox $name did not answer on http://$SERVER_ADDR:$PUPPETDB_PORT within ${SERVER_TIMEOUT}s"
-  fi
+  wait_until "$SERVER_TIMEOUT" 2 puppetdb_answers ||
+    journal_and_die "$name" "PuppetDB in sandbox $name did not answer on http://$SERVER_ADDR:$PUPPETDB_PORT within ${SERVER_TIMEOUT}s" puppetdb
   log "PuppetDB in sandbox $name answers after $((SECONDS - started)) s"
 }
 
@@ -453,6 +480,16 @@ puppetdb_answers() {
   EXEC_TIMEOUT=10 exec_in "$puppetdb_sandbox" curl -fs --max-time 5 \
     "http://$SERVER_ADDR:$PUPPETDB_PORT/status/v1/services/puppetdb-status" 2>/dev/null |
     grep -q '"state":"running"'
+}
+
+# What went wrong with a service: the last journal lines of UNIT... in sandbox
+# NAME, then die with MESSAGE.
+journal_and_die() {
+  local name=$1 message=$2 unit units=()
+  shift 2
+  for unit in "$@"; do units+=(-u "$unit"); done
+  exec_in "$name" journalctl "${units[@]}" --no-pager -n 40 >&2 || true
+  die "$message"
 }
 
 # Asked from inside the sandbox (same loopback), so this machine needs no curl.
@@ -499,6 +536,7 @@ cmd_down() {
     kill_nsenters_of "$leader"
     wait_until 15 1 pid_gone "$leader" || log "sandbox $name: its PID 1 ($leader) is still there"
   fi
+  remove_cgroups "$name"
   [ -e "$dir" ] || return 0
   # Our overlay at root/, and anything else left below the state dir.
   while read -r m; do
