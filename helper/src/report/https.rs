@@ -8,8 +8,9 @@ use std::time::Duration;
 
 /// The whole request, connecting included, gives up after this long.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
-/// A status or metrics answer is some tens of KiB; refuse to buffer anything absurd.
-const MAX_BODY: u64 = 16 * 1024 * 1024;
+/// A status or metrics answer is some tens of KiB, PuppetDB's latest reports of one load
+/// host's clones about 3 KiB a clone; refuse to buffer anything absurd.
+const MAX_BODY: u64 = 64 * 1024 * 1024;
 
 /// Where the host's own agent keeps its SSL files: Debian's and Ubuntu's `puppet-agent`
 /// package first, then the AIO agent's (Puppet, OpenVox).
@@ -22,15 +23,13 @@ pub struct ClientIdentity {
     pub key: PathBuf,
 }
 
-/// The CA certificate to verify a service against: the one given, else the host agent's.
-pub fn ca_cert_path(given: Option<&Path>, exists: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    match given {
-        Some(path) => Some(path.to_owned()),
-        None => AGENT_SSLDIRS
-            .iter()
-            .map(|dir| Path::new(dir).join("certs/ca.pem"))
-            .find(|p| exists(p)),
-    }
+/// The host agent's CA certificate: `certs/ca.pem` in the first agent SSL directory that
+/// has one.
+pub fn agent_ca_cert(exists: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    AGENT_SSLDIRS
+        .iter()
+        .map(|dir| Path::new(dir).join("certs/ca.pem"))
+        .find(|p| exists(p))
 }
 
 /// A CA certificate as the answer shows it and where the helper opens it.
@@ -52,7 +51,7 @@ pub fn ca_cert(
             open: path.to_owned(),
         });
     }
-    match ca_cert_path(None, |p| host_path(p).exists()) {
+    match agent_ca_cert(|p| host_path(p).exists()) {
         Some(found) => Ok(CaCert {
             open: host_path(&found),
             shown: found,
@@ -145,6 +144,32 @@ fn certificates(path: &Path, what: &str) -> Result<Vec<ureq::tls::Certificate<'s
 /// `client`, presenting that certificate. Any HTTP status is an answer (a 503 carries the
 /// services' states in JSON); only a failed exchange is an error.
 pub fn get(url: &str, ca: &Path, client: Option<&ClientIdentity>) -> Result<(u16, String), String> {
+    let response = agent(ca, client)?
+        .get(url)
+        .call()
+        .map_err(|e| format!("GET {url} failed: {e}"))?;
+    answer("GET", url, response)
+}
+
+/// POST the JSON `body` to `url`, with the same verification and client certificate as
+/// [`get`]. PuppetDB's queries go this way: a query naming a fleet's certnames outgrows
+/// what a server takes in a URL.
+pub fn post_json(
+    url: &str,
+    body: &str,
+    ca: &Path,
+    client: Option<&ClientIdentity>,
+) -> Result<(u16, String), String> {
+    let response = agent(ca, client)?
+        .post(url)
+        .content_type("application/json")
+        .send(body)
+        .map_err(|e| format!("POST {url} failed: {e}"))?;
+    answer("POST", url, response)
+}
+
+/// A client that trusts the CA at `ca` alone and presents `client` when given.
+fn agent(ca: &Path, client: Option<&ClientIdentity>) -> Result<ureq::Agent, String> {
     let certs = certificates(ca, "CA certificate")?;
     let mut tls = ureq::tls::TlsConfig::builder()
         .provider(ureq::tls::TlsProvider::Rustls)
@@ -152,23 +177,27 @@ pub fn get(url: &str, ca: &Path, client: Option<&ClientIdentity>) -> Result<(u16
     if let Some(identity) = client {
         tls = tls.client_cert(Some(client_cert(identity)?));
     }
-    let agent: ureq::Agent = ureq::Agent::config_builder()
+    Ok(ureq::Agent::config_builder()
         .tls_config(tls.build())
         .timeout_global(Some(HTTP_TIMEOUT))
         .http_status_as_error(false)
         .build()
-        .into();
-    let mut response = agent
-        .get(url)
-        .call()
-        .map_err(|e| format!("GET {url} failed: {e}"))?;
+        .into())
+}
+
+/// The status and the body (at most [`MAX_BODY`]) of an answer.
+fn answer(
+    method: &str,
+    url: &str,
+    mut response: ureq::http::Response<ureq::Body>,
+) -> Result<(u16, String), String> {
     let status = response.status().as_u16();
     let body = response
         .body_mut()
         .with_config()
         .limit(MAX_BODY)
         .read_to_string()
-        .map_err(|e| format!("reading the answer of GET {url} failed: {e}"))?;
+        .map_err(|e| format!("reading the answer of {method} {url} failed: {e}"))?;
     Ok((status, body))
 }
 
@@ -189,20 +218,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ca_cert_defaults_to_the_host_agents() {
+    fn the_agents_ca_is_found_in_its_ssldir() {
         assert_eq!(
-            ca_cert_path(Some(Path::new("/x/ca.pem")), |_| false),
-            Some(PathBuf::from("/x/ca.pem"))
-        );
-        assert_eq!(
-            ca_cert_path(None, |p| p.starts_with("/etc/puppetlabs")),
+            agent_ca_cert(|p| p.starts_with("/etc/puppetlabs")),
             Some(PathBuf::from("/etc/puppetlabs/puppet/ssl/certs/ca.pem"))
         );
         assert_eq!(
-            ca_cert_path(None, |_| true),
+            agent_ca_cert(|_| true),
             Some(PathBuf::from("/var/lib/puppet/ssl/certs/ca.pem"))
         );
-        assert_eq!(ca_cert_path(None, |_| false), None);
+        assert_eq!(agent_ca_cert(|_| false), None);
     }
 
     #[test]
