@@ -281,15 +281,7 @@ class clone_army (
   Optional[Integer[1, 4194304]] $tasks_max = undef,
   Integer[0, 86400] $ramp_up = 0,
 ) {
-  if $master =~ NotUndef {
-    if $server =~ NotUndef and $server != $master {
-      fail(@("MSG"/L))
-        clone_army: server => '${server}' and master => '${master}' disagree; master is \
-        the deprecated name of server, so give server alone
-        |- MSG
-    }
-    warning('clone_army: master is deprecated, give server instead (the same value)')
-  }
+  $given_server = clone_army::given_server($server, $master)
   # Only a catalog compiled by a Puppet Server for a remote agent has a server
   # to point the clones at; `puppet apply` and Bolt compile locally and have
   # no `servername` (getvar keeps this safe under strict variables).
@@ -301,7 +293,7 @@ class clone_army (
     },
     default  => undef,
   }
-  $_server = [$server, $master, $compiling_server].filter |$name| { $name =~ NotUndef }[0]
+  $_server = [$given_server, $compiling_server].filter |$name| { $name =~ NotUndef }[0]
   if $run_mode == 'apply' and $apply_source =~ Undef {
     fail(@("MSG"/L))
       clone_army: run_mode => 'apply' needs apply_source: a directory on this host \

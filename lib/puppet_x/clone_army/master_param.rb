@@ -21,18 +21,28 @@ module PuppetX
         end
       end
 
-      # Called from the type's validate: moves `master` over to `server`.
-      def self.take(resource)
-        master = resource[:master]
-        return if master.nil?
+      DEPRECATED = 'master is deprecated, give server instead (the same value)'
 
-        server = resource[:server]
+      # The server given as `server` or `master`, or nil. Calls `warn` with
+      # DEPRECATED when `master` is given; raises ArgumentError when the two
+      # disagree. The class (function clone_army::given_server) and the types
+      # both take `master` this way.
+      def self.given_server(server, master)
+        return server if master.nil?
+
         if server && server != master
           raise ArgumentError, "server => '#{server}' and master => '#{master}' disagree; " \
                                'master is the deprecated name of server, so give server alone'
         end
-        resource.warning('master is deprecated, give server instead (the same value)')
-        resource[:server] = master
+        yield DEPRECATED
+        master
+      end
+
+      # Called from the type's validate: moves `master` over to `server`.
+      def self.take(resource)
+        return if resource[:master].nil?
+
+        resource[:server] = given_server(resource[:server], resource[:master]) { |m| resource.warning(m) }
       end
     end
   end

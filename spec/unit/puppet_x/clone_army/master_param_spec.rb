@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require 'spec_helper'
+require 'puppet_x/clone_army/master_param'
 
 # `master`, the word before `server`, on both types that take a server.
 describe PuppetX::CloneArmy::MasterParam do
