@@ -27,6 +27,7 @@ build:
 lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p clone-army
 	puppet-lint --fail-on-warnings manifests types
 	rubocop lib spec tasks Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run

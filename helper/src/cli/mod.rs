@@ -53,7 +53,7 @@ pub enum Command {
         verb: SslVerb,
     },
     /// Every clone's last run, the fleet's figures and, with --server and --puppetdb, the
-    /// server's and PuppetDB's views.
+    /// server's and PuppetDB's views (PuppetDB's with every load host's clones).
     Report(ReportArgs),
     /// The rules the helper applies (names, ranges, defaults, capacity, kinds); needs no root.
     Schema,
@@ -97,11 +97,12 @@ pub struct ReportArgs {
     /// The agents' run interval in seconds; clones silent for more than twice this are listed.
     #[arg(long, default_value_t = DEFAULT_INTERVAL)]
     pub interval: u64,
-    /// Puppet Server to ask for its view (https URL, or host[:port] for https://host:8140).
+    /// Puppet Server to ask for its view (https URL, or a host or host:port for https://host:8140).
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
-    /// PuppetDB to ask for its command queue (https URL, or host[:port] for
-    /// https://host:8081); it takes a client certificate signed by the Puppet CA.
+    /// PuppetDB to ask for its command queue and for the last runs of every load host's
+    /// clones (https URL, or a host or host:port for https://host:8081); it takes a client
+    /// certificate signed by the Puppet CA.
     #[arg(long, value_name = "URL")]
     pub puppetdb: Option<String>,
     /// CA certificate to verify the server and PuppetDB with; default: the host agent's

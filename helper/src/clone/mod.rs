@@ -50,7 +50,7 @@ pub fn describe_one(ctx: &Context, clone: &str) -> Result<crate::protocol::answe
 }
 
 /// Where a clone's settings are read back from: its config dir, or, for a clone an older
-/// clone-army made, its upper layer (see [`legacy`]).
+/// clone-army made, its upper layer (see the `legacy` module).
 pub fn settings_of(
     layout: &Layout,
     mount: &CloneMount,

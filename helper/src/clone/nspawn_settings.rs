@@ -142,7 +142,7 @@ pub fn remove(layout: &Layout, config: &CloneConfig) -> Result<bool> {
 }
 
 /// Whether the clone has a settings file of ours: a clone without one was made by an
-/// older clone-army (see [`super::legacy`]).
+/// older clone-army (see the `legacy` module).
 pub fn exists(config: &CloneConfig) -> Result<bool> {
     Ok(read_ours(&config.settings_file)?.is_some())
 }

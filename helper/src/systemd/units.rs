@@ -58,7 +58,7 @@ pub const SELINUX_ENV_VAR: &str = "CLONE_ARMY_NSPAWN_SELINUX";
 ///
 /// `RestartSec=5s`: after a crash of `systemd-nspawn` (SIGKILL) the old container's
 /// processes and its machined registration can outlive it for a moment; restarting at
-/// systemd's default 100 ms then fails with "Machine '<clone>' already exists" five times
+/// systemd's default 100 ms then fails with "Machine '`<clone>`' already exists" five times
 /// within half a second and hits the start limit, so the clone stays down for good (seen
 /// in the acceptance suite). Five seconds spaces the attempts out.
 ///
