@@ -89,9 +89,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
       raise Puppet::Error, "cannot create clone #{name}: base not given (the clone_army_base it boots from, e.g. base => 'debian-12')"
     end
 
-    wanted = { base: resource[:base], server: resource[:server], certname: resource[:certname] }
-    wanted[:server] ||= PuppetX::CloneArmy::AgentDefaults.server unless resource[:run_mode] == :apply
-    wanted[:certname] ||= PuppetX::CloneArmy::AgentDefaults.certname(name, Puppet[:certname])
+    wanted = with_defaults({ base: resource[:base], server: resource[:server], certname: resource[:certname] }, resource[:run_mode])
     create_clone(wanted, PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact, start)
     @property_flush = {}
   end
@@ -127,12 +125,6 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
 
     update_from(helper.clone_stop(name), :stopped)
     update_from(helper.clone_start(name), :running)
-  end
-
-  # What creating a clone needs: a masterless (apply mode) clone asks no
-  # server.
-  def self.needed(run_mode)
-    run_mode == :apply ? [:base, :certname] : [:base, :server, :certname]
   end
 
   ([:base] + configuration).each do |property|
@@ -251,18 +243,22 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     @property_hash = self.class.from_helper(clone)
   end
 
+  # The server and certname a clone is made with where none is given or
+  # known: the host agent's server (an agent needs one) and a certname under
+  # the host's own.
+  def with_defaults(wanted, run_mode)
+    wanted = wanted.dup
+    wanted[:server] ||= PuppetX::CloneArmy::AgentDefaults.server unless run_mode == :apply
+    wanted[:certname] ||= PuppetX::CloneArmy::AgentDefaults.certname(name, Puppet[:certname])
+    wanted
+  end
+
   # Removes the clone and creates it again on the new base, keeping (or
-  # applying) its server, certname and load shape.
+  # applying) its server, certname and load shape; where they are not known,
+  # it gets the defaults a new clone gets.
   def recreate
     start_again = state == :running && resource[:ensure] != :stopped
-    wanted = { base: @property_flush[:base], server: kept(:server), certname: kept(:certname) }
-    unknown = wanted.select { |attribute, value| value.nil? && self.class.needed(kept(:run_mode)).include?(attribute) }.keys
-    unless unknown.empty?
-      raise Puppet::Error,
-            "cannot recreate clone #{name} on base #{wanted[:base]}: its #{unknown.join(', ')} " \
-            "#{unknown.size == 1 ? 'is' : 'are'} unknown; give server and certname"
-    end
-
+    wanted = with_defaults({ base: @property_flush[:base], server: kept(:server), certname: kept(:certname) }, kept(:run_mode))
     shape = kept_shape
     helper.clone_remove(name)
     @property_hash = { name: name, ensure: :absent }

@@ -651,12 +651,18 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(provider.server).to eq('puppet2.example.com')
     end
 
-    it 'cannot recreate a clone whose server is unknown' do
+    it "recreates a clone whose server is unknown with the host agent's, as a new clone gets" do
+      Puppet[:server] = 'puppet'
+      Puppet[:server_list] = ''
       resource = clone_resource('clone2', ensure: 'present', base: 'debian-13')
       provider = prefetched(resource, :stopped, server: :absent)
       provider.base = 'debian-13'
-      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
-      expect { provider.flush }.to raise_error(Puppet::Error, %r{cannot recreate clone clone2 on base debian-13: its server is unknown})
+      expect_helper(['clone', 'remove', '--', 'clone2'], 'clone_remove.json')
+      expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet',
+                     '--certname', 'clone2.loadhost.example.com', '--', 'clone2'], 'generated/clone_create_clone2.json', 0,
+                    'base' => 'debian-13', 'server' => 'puppet')
+      provider.flush
+      expect(provider.server).to eq('puppet')
     end
 
     it 're-points a clone with clone configure' do
