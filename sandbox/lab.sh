@@ -82,6 +82,16 @@ print_report() {
     --format table
 }
 
+# The sandbox host's facts, its clone_army fact with the clones' certnames among
+# them, sent to the server and so to PuppetDB, whose fleet view lists a load host
+# by that fact. Sent under the server's certname: the lab's load host is also
+# its server, and its agent's ssldir holds the server's certificate, which the
+# report presents to PuppetDB (one key there, so it finds it by itself).
+upload_host_facts() {
+  [ "$SANDBOX_PUPPETDB" = yes ] || return 0
+  EXEC_TIMEOUT=120 inside puppet facts upload --color=false --certname "$SERVER_NAME" >/dev/null
+}
+
 # Tab-separated lines as aligned columns (column(1) is not on every minimal Debian).
 align_columns() {
   awk -F'\t' '
@@ -150,6 +160,7 @@ cmd_up() {
 
   print_table
   log "lab up: $CLONES clones checked in, $((SECONDS - started)) s after start"
+  upload_host_facts || log "the sandbox host's facts did not reach PuppetDB; its report lists no load host"
   print_report || true
   cat >&2 <<EOF
 

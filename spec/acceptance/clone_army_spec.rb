@@ -151,6 +151,90 @@ RSpec.describe 'class clone_army on a sandbox host' do
         expect(table.stdout).to match(%r{^  commands: \d+ processed, [0-9.]+/s over the last minute; processing mean \d+ ms}),
                                 table.to_s
       end
+
+      # A fleet across load hosts with nothing beside PuppetDB: a second sandbox
+      # host under the same server gets the class and two clones of its own
+      # (named as this host's are); both hosts' own agents upload their facts,
+      # the clone_army fact with the clones' certnames among them; one report
+      # on the second host then shows both hosts' clones.
+      context 'with a second load host under the same server' do
+        second = SandboxHarness::SECOND
+        on_second = ->(*argv, timeout: 300) { SandboxHarness.on_sandbox(*argv, timeout: timeout, sandbox: second) }
+
+        before(:all) do
+          # The examples are skipped without PuppetDB (the before above runs
+          # after this one); so is the second host.
+          next unless puppetdb?
+
+          SandboxHarness.up_second_host
+          # The base the first host built, copied rather than built again (its
+          # build is what the first apply tested); nothing else of that host.
+          bases = JSON.parse(SandboxHarness.on_sandbox!(SandboxHarness::HELPER, 'base', 'list', timeout: 60).stdout)
+                      .fetch('result').fetch('bases').map { |b| b.fetch('name') }
+          bases.each do |base|
+            copied = system('cp', '-a', File.join(SandboxHarness.state_dir_outside(SandboxHarness::NAME), base),
+                            SandboxHarness.state_dir_outside(second))
+            raise "copying base #{base} to sandbox #{second} failed" unless copied
+          end
+          @second_apply = SandboxHarness.apply(manifest, timeout: 900, sandbox: second)
+          @second_certname = on_second.call('puppet', 'config', 'print', 'certname', timeout: 60).stdout.strip
+          # `puppet facts upload` sends the facts with the host agent's certificate,
+          # which it does not ask for by itself (the sandbox server autosigns).
+          @uploads = [SandboxHarness.method(:on_sandbox), on_second].flat_map do |run|
+            [['puppet', 'ssl', 'bootstrap'], ['puppet', 'facts', 'upload']].map do |argv|
+              run.call(*argv, '--color=false', timeout: 300)
+            end
+          end
+        end
+
+        after(:all) { SandboxHarness.down_second_host }
+
+        let(:second_certnames) { clones.map { |c| "#{c}.#{@second_certname}" } }
+
+        it 'applies the class there, its clones getting certnames of their own' do
+          expect(@second_apply.exitstatus).to eq(2), @second_apply.to_s
+          expect(@second_certname).not_to eq(host_certname)
+          expect(second_certnames & certnames).to be_empty
+          @uploads.each { |upload| expect(upload.exitstatus).to eq(0), upload.to_s }
+        end
+
+        it "has clone-army report --puppetdb on that host show both hosts' clones, per host" do
+          wanted = certnames + second_certnames
+          reported = wait_for(timeout: checkin_timeout, interval: 5) do
+            nodes = puppetdb_query('nodes').to_h { |n| [n['certname'], n] }
+            wanted.all? { |c| nodes.dig(c, 'report_timestamp') }
+          end
+          expect(reported).to be_truthy, "PuppetDB lacks reports of #{wanted}: #{puppetdb_query('nodes')}"
+          result = on_second.call(SandboxHarness::HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
+                                  timeout: 120)
+          expect(result.exitstatus).to eq(0), result.to_s
+          view = JSON.parse(result.stdout).fetch('result').fetch('puppetdb')
+          expect(view).to include('ok' => true, 'fleet_error' => nil), view.inspect
+          hosts = view.fetch('fleet').fetch('hosts').to_h { |h| [h.fetch('host'), h] }
+          expect(hosts.keys).to include(host_certname, @second_certname)
+          { host_certname => certnames, @second_certname => second_certnames }.each do |host, names|
+            expect(hosts[host]['error']).to be_nil, hosts[host].inspect
+            expect(hosts[host]['clones'].map { |c| c['certname'] }).to match_array(names)
+            hosts[host]['clones'].each do |c|
+              expect(c['status']).to match(%r{\A(changed|unchanged)\z}), c.inspect
+              expect(c['total_time']).to be > 0, c.inspect
+            end
+            expect(hosts[host].dig('fleet', 'clones')).to eq(names.size)
+          end
+          all = view.dig('fleet', 'fleet')
+          expect(all['clones']).to eq(hosts.values.sum { |h| h['clones'].size })
+          expect(all.dig('total_time', 'count')).to be >= wanted.size
+          table = on_second.call(SandboxHarness::HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
+                                 '--format', 'table', timeout: 120)
+          expect(table.stdout).to match(%r{^  fleet in PuppetDB: \d+ load hosts, \d+ clones$}), table.to_s
+          [host_certname, @second_certname].each do |host|
+            expect(table.stdout).to include("  load host #{host}:"), table.to_s
+          end
+          metrics = on_second.call(SandboxHarness::HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
+                                   '--format', 'prometheus', timeout: 120)
+          expect(metrics.stdout).to include(%(clone_army_puppetdb_fleet_clones{host="#{@second_certname}"} 2)), metrics.to_s
+        end
+      end
     end
   end
 

@@ -70,10 +70,10 @@ module SandboxHarness
   end
 
   # sandbox.sh VERB NAME, its output streamed to our stderr; raises on failure.
-  def sandbox!(verb)
-    log "sandbox.sh #{verb} #{NAME}"
-    ok = system('bash', SANDBOX_SH, verb, NAME, out: $stderr, err: $stderr)
-    raise "sandbox.sh #{verb} #{NAME} failed" unless ok
+  def sandbox!(verb, name = NAME)
+    log "sandbox.sh #{verb} #{name}"
+    ok = system('bash', SANDBOX_SH, verb, name, out: $stderr, err: $stderr)
+    raise "sandbox.sh #{verb} #{name} failed" unless ok
   end
 
   # Runs argv inside the sandbox host, bounded by timeout seconds; never raises
@@ -82,10 +82,10 @@ module SandboxHarness
   # Not Open3.capture3: on an interrupt it waits for the child to finish (an
   # apply can take minutes) before the teardown can run. Here an interrupt
   # leaves the child behind, and taking the sandbox down ends it.
-  def on_sandbox(*argv, timeout: 300)
+  def on_sandbox(*argv, timeout: 300, sandbox: NAME)
     out_r, out_w = IO.pipe
     err_r, err_w = IO.pipe
-    pid = Process.spawn({ 'EXEC_TIMEOUT' => timeout.to_s }, 'bash', SANDBOX_SH, 'exec', NAME, *argv,
+    pid = Process.spawn({ 'EXEC_TIMEOUT' => timeout.to_s }, 'bash', SANDBOX_SH, 'exec', sandbox, *argv,
                         in: File::NULL, out: out_w, err: err_w)
     [out_w, err_w].each(&:close)
     readers = [out_r, err_r].map { |io| Thread.new { io.read } }
@@ -95,19 +95,19 @@ module SandboxHarness
   end
 
   # Like on_sandbox, but a non-zero exit is an error.
-  def on_sandbox!(*argv, timeout: 300)
-    result = on_sandbox(*argv, timeout: timeout)
-    raise "inside sandbox #{NAME}: #{result}" unless result.exitstatus.zero?
+  def on_sandbox!(*argv, timeout: 300, sandbox: NAME)
+    result = on_sandbox(*argv, timeout: timeout, sandbox: sandbox)
+    raise "inside sandbox #{sandbox}: #{result}" unless result.exitstatus.zero?
 
     result
   end
 
   # `puppet apply` of a manifest inside the sandbox, with --detailed-exitcodes.
-  def apply(manifest, timeout: 1200)
-    log "puppet apply -e #{manifest.inspect}"
+  def apply(manifest, timeout: 1200, sandbox: NAME)
+    log "puppet apply -e #{manifest.inspect} (in sandbox #{sandbox})"
     started = Time.now
     result = on_sandbox('puppet', 'apply', '--detailed-exitcodes', '--color=false', '-e', manifest,
-                        timeout: timeout)
+                        timeout: timeout, sandbox: sandbox)
     log format('puppet apply exited %<rc>s after %<s>.0f s', rc: result.exitstatus, s: Time.now - started)
     result
   end
@@ -171,7 +171,32 @@ module SandboxHarness
     log format('sandbox %<n>s restarted, its Puppet Server answering, after %<s>.0f s', n: NAME, s: Time.now - started)
   end
 
+  # A second load host: sandbox NAME-b, booted beside the first with the same
+  # SERVER_ADDR (so `puppet` is the first one's server) and no server of its
+  # own; taken down by down_second_host, or with the suite.
+  SECOND = "#{NAME}-b".freeze
+
+  def up_second_host
+    @second_up = true
+    sandbox!('down', SECOND)
+    sandbox!('up', SECOND)
+  end
+
+  def down_second_host
+    return unless @second_up
+
+    @second_up = false
+    sandbox!('down', SECOND)
+  end
+
+  # Where sandbox NAME's /var/lib/puppet-clone-army is, seen from this machine
+  # (sandbox.sh binds its data directory there).
+  def state_dir_outside(name)
+    File.join(ENV.fetch('SANDBOX_CACHE', '/var/cache/clone-army-sandbox'), 'sandboxes', name, 'data')
+  end
+
   def down
+    down_second_host
     return if @torn_down
 
     @torn_down = true

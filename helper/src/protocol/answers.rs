@@ -502,6 +502,57 @@ pub struct PuppetdbView {
     pub commands: Option<CommandMetrics>,
     /// Why `commands` is missing when the status answered.
     pub metrics_error: Option<String>,
+    /// Every load host's clones and their last runs, as PuppetDB holds them.
+    pub fleet: Option<PuppetdbFleet>,
+    /// Why `fleet` is missing when the status answered.
+    pub fleet_error: Option<String>,
+}
+
+/// The fleet across load hosts: each host that reports a `clone_army` fact listing clones,
+/// with the last run PuppetDB holds of each of those clones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PuppetdbFleet {
+    /// Every host's clones together; `silent` names certnames (clone names repeat across
+    /// hosts).
+    pub fleet: FleetReport,
+    pub hosts: Vec<LoadHostRuns>,
+}
+
+/// One load host's clones in PuppetDB.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadHostRuns {
+    /// The load host's certname.
+    pub host: String,
+    pub fleet: FleetReport,
+    pub clones: Vec<PuppetdbCloneRun>,
+    /// Why some or all of its clones' runs are missing (its fact lists no certnames, the
+    /// reports query failed, a listed certname is not a host name).
+    pub error: Option<String>,
+}
+
+/// A clone's last run as PuppetDB holds it (`latest_report? = true`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PuppetdbCloneRun {
+    pub name: String,
+    pub certname: String,
+    /// `never` when PuppetDB holds no report of it; `unreadable` when its report's status
+    /// is none Puppet writes (`error` says which).
+    pub status: RunStatus,
+    /// Whether the run was a `--noop` run.
+    pub noop: Option<bool>,
+    /// The report's `end_time`, seconds since the epoch.
+    pub last_run: Option<u64>,
+    pub age: Option<u64>,
+    /// The report's `time` metrics `total` and `config_retrieval`, seconds.
+    pub total_time: Option<f64>,
+    pub config_retrieval_time: Option<f64>,
+    /// The report's `resources` metric `failed`.
+    pub failed_resources: Option<u64>,
+    pub puppet_version: Option<String>,
+    pub config_version: Option<String>,
+    /// Its last run is more than `silent_after` seconds old.
+    pub silent: bool,
+    pub error: Option<String>,
 }
 
 /// Command processing since PuppetDB started. Times in milliseconds, as PuppetDB gives them.

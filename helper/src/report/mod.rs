@@ -4,7 +4,8 @@
 //! upper layer, without entering the container (and, for a failed run, why it failed from
 //! `last_run_report.yaml` beside it); the fleet's figures are computed from
 //! those; with `--server`, Puppet Server's own view comes from its status API, and with
-//! `--puppetdb`, PuppetDB's command queue from its status and metrics.
+//! `--puppetdb`, PuppetDB's command queue from its status and metrics, and the runs of
+//! every load host's clones from its queries.
 //!
 //! The report is a read-only reader, so it must work where systemd cannot be asked (no
 //! system bus): the clones' states are then `unknown` and the reason is in the result.
@@ -14,6 +15,7 @@
 pub mod https;
 pub mod last_report;
 pub mod puppetdb;
+pub mod puppetdb_fleet;
 pub mod render;
 pub mod server;
 pub mod stats;
@@ -25,14 +27,14 @@ use std::time::UNIX_EPOCH;
 
 use crate::clone;
 use crate::context::Context;
-use crate::protocol::answers::{CloneReport, CloneState, FleetReport, Report, ReportState};
+use crate::protocol::answers::{CloneReport, CloneState, Report, ReportState};
 use crate::protocol::error::{Error, Result};
 use crate::sys::confined::CloneTree;
 use crate::sys::time::rfc3339_utc;
 use crate::systemd::units::CloneMount;
 
 use self::last_report::{statedirs_for, REPORT_FILE};
-use self::stats::{is_silent, Distribution};
+use self::stats::is_silent;
 use self::summary::{parse, summary_dirs_for, LastRun, RunStatus, SUMMARY_FILE};
 
 /// The most read of a clone's run summary (Puppet's is about 1 KiB).
@@ -103,7 +105,16 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
             request.interval,
         ));
     }
-    let fleet = fleet(&clones, request.interval);
+    let fleet = stats::fleet(
+        clones.iter().map(|c| stats::RunFigures {
+            id: &c.name,
+            status: c.status,
+            total_time: c.total_time,
+            config_retrieval_time: c.config_retrieval_time,
+            silent: c.silent,
+        }),
+        request.interval,
+    );
     let server = request
         .server
         .as_deref()
@@ -113,7 +124,11 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
             ca_cert: request.ca_cert.as_deref(),
             client: request.client.clone(),
         };
-        puppetdb::fetch(url, credentials, |p: &Path| layout.fs(p))
+        let clock = puppetdb::FleetClock {
+            now,
+            interval: request.interval,
+        };
+        puppetdb::fetch(url, credentials, clock, |p: &Path| layout.fs(p))
     });
     Ok(Report {
         now,
@@ -245,28 +260,6 @@ fn clone_report(
     }
     report.silent = is_silent(report.age, existed_for, interval);
     report
-}
-
-fn fleet(clones: &[CloneReport], interval: u64) -> FleetReport {
-    let mut by_status: BTreeMap<RunStatus, usize> =
-        RunStatus::ALL.iter().map(|s| (*s, 0)).collect();
-    for clone in clones {
-        *by_status.entry(clone.status).or_default() += 1;
-    }
-    FleetReport {
-        clones: clones.len(),
-        by_status,
-        total_time: Distribution::of(clones.iter().filter_map(|c| c.total_time)),
-        config_retrieval_time: Distribution::of(
-            clones.iter().filter_map(|c| c.config_retrieval_time),
-        ),
-        silent: clones
-            .iter()
-            .filter(|c| c.silent)
-            .map(|c| c.name.clone())
-            .collect(),
-        silent_after: interval.saturating_mul(2),
-    }
 }
 
 #[cfg(test)]

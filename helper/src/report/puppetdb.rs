@@ -11,13 +11,17 @@
 //!   `Mean`, `95thPercentile`, `Max` in milliseconds), Jolokia answers with the figures
 //!   under `value`.
 //!
+//! - then the fleet across load hosts from its query API (see [`puppetdb_fleet`]).
+//!
 //! Like the server's, this section never fails the report: what did not answer is its
-//! `error` (the status) or `metrics_error` (the metrics alone).
+//! `error` (the status), `metrics_error` (the metrics alone) or `fleet_error` (the
+//! queries).
 
 use std::path::{Path, PathBuf};
 
 pub use crate::protocol::answers::{CommandMetrics, PuppetdbView};
 use crate::report::https::{self, ClientIdentity};
+use crate::report::puppetdb_fleet;
 use crate::report::server::Figure;
 use serde_json::Value;
 
@@ -70,6 +74,7 @@ pub struct Credentials<'a> {
 pub fn fetch(
     puppetdb: &str,
     credentials: Credentials<'_>,
+    fleet: FleetClock,
     host_path: impl Fn(&Path) -> PathBuf,
 ) -> PuppetdbView {
     let mut view = PuppetdbView::empty(puppetdb.to_owned());
@@ -135,7 +140,36 @@ pub fn fetch(
         Ok(Ok(commands)) => view.commands = Some(commands),
         Ok(Err(e)) | Err(e) => view.metrics_error = Some(e),
     }
+    let query = |pql: &str| -> Result<Value, String> {
+        let url = format!("{base}{}", puppetdb_fleet::QUERY_PATH);
+        let (status, body) = https::post_json(
+            &url,
+            &puppetdb_fleet::query_body(pql),
+            &ca.open,
+            Some(&client),
+        )?;
+        if status != 200 {
+            let first = body.lines().next().unwrap_or_default();
+            return Err(format!(
+                "POST {url} ({pql}) answered HTTP {status}: {}",
+                first.chars().take(300).collect::<String>()
+            ));
+        }
+        serde_json::from_str::<Value>(&body)
+            .map_err(|e| format!("POST {url}: HTTP {status} with something that is not JSON: {e}"))
+    };
+    match puppetdb_fleet::fleet(query, fleet.now, fleet.interval) {
+        Ok(found) => view.fleet = Some(found),
+        Err(e) => view.fleet_error = Some(e),
+    }
     view
+}
+
+/// What the fleet's figures are taken against: the report's time and run interval.
+#[derive(Debug, Clone, Copy)]
+pub struct FleetClock {
+    pub now: u64,
+    pub interval: u64,
 }
 
 fn file_names(dir: &Path) -> Vec<String> {
@@ -163,6 +197,8 @@ impl PuppetdbView {
             queue_depth: None,
             commands: None,
             metrics_error: None,
+            fleet: None,
+            fleet_error: None,
         }
     }
 }
@@ -217,6 +253,10 @@ mod tests {
     /// PuppetDB 8.4's answers (Debian 13), see fixtures/README.md.
     const PROCESSED: &str = include_str!("fixtures/puppetdb-8-processed.json");
     const PROCESSING_TIME: &str = include_str!("fixtures/puppetdb-8-processing-time.json");
+    const CLOCK: FleetClock = FleetClock {
+        now: 1_795_145_400,
+        interval: 1800,
+    };
 
     #[test]
     fn base_urls() {
@@ -296,6 +336,7 @@ mod tests {
                 ca_cert: Some(&ca),
                 client: None,
             },
+            CLOCK,
             |p| dir.path().join(p.strip_prefix("/").unwrap()),
         );
         assert!(!view.ok);
@@ -319,6 +360,7 @@ mod tests {
                 ca_cert: None,
                 client: None,
             },
+            CLOCK,
             |p| dir.path().join(p.strip_prefix("/").unwrap()),
         );
         assert!(!view.ok);

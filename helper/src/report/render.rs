@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::protocol::answers::{CloneReport, Report};
+use crate::protocol::answers::{CloneReport, FleetReport, PuppetdbCloneRun, PuppetdbFleet, Report};
 use crate::report::puppetdb::PuppetdbView;
 use crate::report::server::{Figure, ServerView};
 use crate::report::stats::Distribution;
@@ -84,29 +84,7 @@ pub fn table(report: &Report) -> String {
     }
     let mut out = clones.render();
     out.push('\n');
-    let fleet = &report.fleet;
-    let counts: Vec<String> = fleet
-        .by_status
-        .iter()
-        .map(|(status, n)| format!("{} {n}", status.as_str()))
-        .collect();
-    let _ = writeln!(out, "clones: {} ({})", fleet.clones, counts.join(", "));
-    let _ = writeln!(out, "{}", distribution_line("run time", &fleet.total_time));
-    let _ = writeln!(
-        out,
-        "{}",
-        distribution_line("config retrieval", &fleet.config_retrieval_time)
-    );
-    let _ = writeln!(
-        out,
-        "silent for more than {} s: {}",
-        fleet.silent_after,
-        if fleet.silent.is_empty() {
-            "none".to_owned()
-        } else {
-            fleet.silent.join(", ")
-        }
-    );
+    fleet_lines(&mut out, "", &report.fleet);
     for clone in &report.clones {
         if let Some(failure) = &clone.failure {
             let first = failure.lines().next().unwrap_or_default();
@@ -124,6 +102,42 @@ pub fn table(report: &Report) -> String {
     }
     let _ = writeln!(out, "generated at {}", report.generated_at);
     out
+}
+
+/// The fleet's counts, run time and config retrieval distributions and silent clones, one
+/// per line, each line starting with `indent`.
+fn fleet_lines(out: &mut String, indent: &str, fleet: &FleetReport) {
+    let counts: Vec<String> = fleet
+        .by_status
+        .iter()
+        .map(|(status, n)| format!("{} {n}", status.as_str()))
+        .collect();
+    let _ = writeln!(
+        out,
+        "{indent}clones: {} ({})",
+        fleet.clones,
+        counts.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "{indent}{}",
+        distribution_line("run time", &fleet.total_time)
+    );
+    let _ = writeln!(
+        out,
+        "{indent}{}",
+        distribution_line("config retrieval", &fleet.config_retrieval_time)
+    );
+    let _ = writeln!(
+        out,
+        "{indent}silent for more than {} s: {}",
+        fleet.silent_after,
+        if fleet.silent.is_empty() {
+            "none".to_owned()
+        } else {
+            visible(&fleet.silent.join(", ")).into_owned()
+        }
+    );
 }
 
 fn row(c: &CloneReport) -> [String; 10] {
@@ -219,6 +233,64 @@ fn puppetdb_lines(out: &mut String, puppetdb: &PuppetdbView) {
     if let Some(error) = &puppetdb.metrics_error {
         let _ = writeln!(out, "  metrics: {}", visible(error));
     }
+    if let Some(error) = &puppetdb.fleet_error {
+        let _ = writeln!(out, "  fleet: {}", visible(error));
+    }
+    if let Some(fleet) = &puppetdb.fleet {
+        puppetdb_fleet_lines(out, fleet);
+    }
+}
+
+/// Every load host's clones as PuppetDB holds them: one row per clone, the fleet's lines
+/// over all hosts, then each host's.
+fn puppetdb_fleet_lines(out: &mut String, fleet: &PuppetdbFleet) {
+    let _ = writeln!(
+        out,
+        "  fleet in PuppetDB: {} load hosts, {} clones",
+        fleet.hosts.len(),
+        fleet.fleet.clones
+    );
+    if fleet.hosts.is_empty() {
+        return;
+    }
+    let mut table = Table::new(&[
+        "HOST", "CLONE", "CERTNAME", "STATUS", "NOOP", "TOTAL_S", "CONFIG_S", "AGE", "FAILED",
+        "PUPPET", "CONFIG", "SILENT",
+    ]);
+    for host in &fleet.hosts {
+        for c in &host.clones {
+            table.row([
+                host.host.clone(),
+                c.name.clone(),
+                c.certname.clone(),
+                c.status.as_str().to_owned(),
+                whole(c.noop.map(|n| if n { "yes" } else { "no" })),
+                seconds(c.total_time),
+                seconds(c.config_retrieval_time),
+                age(c.age),
+                whole(c.failed_resources),
+                whole(c.puppet_version.as_deref()),
+                whole(c.config_version.as_deref()),
+                if c.silent { "yes" } else { "no" }.to_owned(),
+            ]);
+        }
+    }
+    for line in table.render().lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    fleet_lines(out, "  ", &fleet.fleet);
+    for host in &fleet.hosts {
+        let _ = writeln!(out, "  load host {}:", visible(&host.host));
+        fleet_lines(out, "    ", &host.fleet);
+        if let Some(error) = &host.error {
+            let _ = writeln!(out, "    error: {}", visible(error));
+        }
+        for c in &host.clones {
+            if let Some(error) = &c.error {
+                let _ = writeln!(out, "    {}: {}", visible(&c.certname), visible(error));
+            }
+        }
+    }
 }
 
 /// A label value in the exposition format: `\`, `"` and newlines escaped.
@@ -279,9 +351,16 @@ fn per_clone(
 
 fn quantiles(out: &mut String, name: &str, help: &str, d: &Distribution) {
     let mut family = Family::start(out, name, "gauge", help);
+    quantile_samples(&mut family, name, &[], d);
+}
+
+/// A distribution's p50, p95 and max as samples labelled `quantile` (and `labels`).
+fn quantile_samples(family: &mut Family, name: &str, labels: &[(&str, &str)], d: &Distribution) {
     for (q, v) in [("0.5", d.p50), ("0.95", d.p95), ("1", d.max)] {
         if let Some(v) = v {
-            family.sample(name, &[("quantile", q)], v);
+            let mut all = labels.to_vec();
+            all.push(("quantile", q));
+            family.sample(name, &all, v);
         }
     }
 }
@@ -531,6 +610,120 @@ fn puppetdb_metrics(out: &mut String, puppetdb: &PuppetdbView) {
             ms_to_s(&c.processing_max_ms),
         );
     }
+    if let Some(fleet) = &puppetdb.fleet {
+        puppetdb_fleet_metrics(out, fleet);
+    }
+}
+
+/// Each load host's fleet from PuppetDB (labelled `host`), and each clone's last run
+/// (labelled `host`, `clone` and `certname`).
+fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
+    let hosts = &fleet.hosts;
+    let per_host =
+        |out: &mut String, name: &str, help: &str, value: &dyn Fn(&FleetReport) -> f64| {
+            let mut family = Family::start(out, name, "gauge", help);
+            for h in hosts {
+                family.sample(name, &[("host", h.host.as_str())], value(&h.fleet));
+            }
+        };
+    per_host(
+        out,
+        "clone_army_puppetdb_fleet_clones",
+        "Clones the load host's clone_army fact lists in PuppetDB.",
+        &|f| f.clones as f64,
+    );
+    per_host(
+        out,
+        "clone_army_puppetdb_fleet_silent_clones",
+        "The load host's clones whose latest report in PuppetDB is older than two run intervals.",
+        &|f| f.silent.len() as f64,
+    );
+    {
+        let name = "clone_army_puppetdb_fleet_clones_by_status";
+        let mut family = Family::start(
+            out,
+            name,
+            "gauge",
+            "The load host's clones by the status of their latest report in PuppetDB.",
+        );
+        for h in hosts {
+            for (status, n) in &h.fleet.by_status {
+                family.sample(
+                    name,
+                    &[("host", h.host.as_str()), ("status", status.as_str())],
+                    *n as f64,
+                );
+            }
+        }
+    }
+    for (name, help, pick) in [
+        (
+            "clone_army_puppetdb_fleet_run_seconds",
+            "Nearest-rank quantiles of the load host's clones' latest run durations in PuppetDB, seconds (quantile 1 is the max).",
+            (|f: &FleetReport| &f.total_time) as fn(&FleetReport) -> &Distribution,
+        ),
+        (
+            "clone_army_puppetdb_fleet_config_retrieval_seconds",
+            "Nearest-rank quantiles of the load host's clones' latest catalog retrieval times in PuppetDB, seconds (quantile 1 is the max).",
+            |f: &FleetReport| &f.config_retrieval_time,
+        ),
+    ] {
+        let mut family = Family::start(out, name, "gauge", help);
+        for h in hosts {
+            quantile_samples(&mut family, name, &[("host", h.host.as_str())], pick(&h.fleet));
+        }
+    }
+    let per_clone = |out: &mut String,
+                     name: &str,
+                     help: &str,
+                     value: &dyn Fn(&PuppetdbCloneRun) -> Option<f64>| {
+        let mut family = Family::start(out, name, "gauge", help);
+        for h in hosts {
+            for c in &h.clones {
+                if let Some(v) = value(c) {
+                    family.sample(name, &clone_labels(&h.host, c), v);
+                }
+            }
+        }
+    };
+    per_clone(
+        out,
+        "clone_army_puppetdb_clone_last_run_seconds",
+        "Duration of the clone's latest run in PuppetDB (time total), seconds.",
+        &|c| c.total_time,
+    );
+    per_clone(
+        out,
+        "clone_army_puppetdb_clone_last_run_age_seconds",
+        "Age of the clone's latest report in PuppetDB when the report was made, seconds.",
+        &|c| c.age.map(|a| a as f64),
+    );
+    {
+        let name = "clone_army_puppetdb_clone_status";
+        let mut family = Family::start(
+            out,
+            name,
+            "gauge",
+            "Status of the clone's latest report in PuppetDB: 1 for the status it has, 0 for the others.",
+        );
+        for h in hosts {
+            for c in &h.clones {
+                for status in RunStatus::ALL {
+                    let mut labels = clone_labels(&h.host, c);
+                    labels.push(("status", status.as_str()));
+                    family.sample(name, &labels, if c.status == status { 1.0 } else { 0.0 });
+                }
+            }
+        }
+    }
+}
+
+fn clone_labels<'a>(host: &'a str, c: &'a PuppetdbCloneRun) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("host", host),
+        ("clone", c.name.as_str()),
+        ("certname", c.certname.as_str()),
+    ]
 }
 
 #[cfg(test)]

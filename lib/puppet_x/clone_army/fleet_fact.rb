@@ -11,9 +11,14 @@ module PuppetX
     #     'capacity' => { 'daemon' => 225, 'timer' => 1126 },  # from memory alone
     #     'helper'   => '/usr/local/sbin/clone-army',         # only when installed
     #     'bases'    => ['debian-12'],
-    #     'clones'   => { 'names' => ['clone1', 'clone2'], 'total' => 2,
-    #                     'running' => 1, 'stopped' => 1 },
+    #     'clones'   => { 'names' => ['clone1', 'clone2'],
+    #                     'certnames' => { 'clone1' => 'clone1.load1.example.com', ... },
+    #                     'total' => 2, 'running' => 1, 'stopped' => 1 },
     #   }
+    #
+    # `certnames` is how `clone-army report --puppetdb` finds every load host's clones
+    # in PuppetDB, which holds this fact for each host: a clone's certname need not be
+    # the default `<clone>.<host certname>`.
     #
     # `capacity` is computed in Ruby, so it exists on the very first run,
     # before the helper is installed. `bases` and `clones` come from one
@@ -44,7 +49,11 @@ module PuppetX
       end
 
       def self.clone_counts(clones)
-        counts = { 'names' => clones.map { |clone| clone['name'] }, 'total' => clones.size }
+        counts = {
+          'names' => clones.map { |clone| clone['name'] },
+          'certnames' => clones.select { |clone| clone['certname'] }.to_h { |clone| [clone['name'], clone['certname']] },
+          'total' => clones.size,
+        }
         Helper::CLONE_STATES.each do |state|
           counts[state] = clones.count { |clone| clone['state'] == state }
         end

@@ -17,7 +17,11 @@ describe PuppetX::CloneArmy::FleetFact do
           'capacity' => { 'daemon' => 225, 'timer' => 1126 },
           'helper' => helper_path,
           'bases' => ['debian-12'],
-          'clones' => { 'names' => ['clone1', 'clone2'], 'total' => 2, 'running' => 1, 'stopped' => 1 },
+          'clones' => {
+            'names' => ['clone1', 'clone2'],
+            'certnames' => { 'clone1' => 'clone1.loadhost.example.com', 'clone2' => 'clone2.loadhost.example.com' },
+            'total' => 2, 'running' => 1, 'stopped' => 1
+          },
         )
       end
 
@@ -26,7 +30,7 @@ describe PuppetX::CloneArmy::FleetFact do
         expect_helper(['clone', 'list'], 'captured_clone_list_empty.json')
         fact = described_class.value(total_bytes: 24 * gib, helper_path: helper_path)
         expect(fact['bases']).to eq([])
-        expect(fact['clones']).to eq('names' => [], 'total' => 0, 'running' => 0, 'stopped' => 0)
+        expect(fact['clones']).to eq('names' => [], 'certnames' => {}, 'total' => 0, 'running' => 0, 'stopped' => 0)
       end
 
       it 'puts a helper failure into `error` instead of failing, and lists nothing' do

@@ -1,0 +1,310 @@
+//! The fleet as PuppetDB holds it: every clone of every load host, with its last run.
+//!
+//! Each load host's own agent sends PuppetDB its `clone_army` fact, which lists the host's
+//! clones and their certnames (`clones.certnames`, see
+//! `lib/puppet_x/clone_army/fleet_fact.rb`); every clone's agent sends its reports through
+//! the server. So two PQL queries find a fleet that spans hosts, with nothing kept beside
+//! PuppetDB: the facts named `clone_army`, then, per load host, the latest report of each
+//! certname its fact lists. Both go as a POST to `/pdb/query/v4`.
+//!
+//! What comes back was written by the clones and the hosts, so it is read narrowly: a
+//! certname is used only when it is a host name (it goes into a query), figures only from
+//! the fields named here, statuses only those Puppet writes; strings are escaped where
+//! they are shown.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::protocol::answers::{LoadHostRuns, PuppetdbCloneRun, PuppetdbFleet};
+use crate::report::stats::{self, is_silent, RunFigures};
+use crate::report::summary::RunStatus;
+use crate::sys::names::validate_hostname;
+use crate::sys::time::parse_rfc3339;
+
+/// PuppetDB's query endpoint, which takes PQL.
+pub const QUERY_PATH: &str = "/pdb/query/v4";
+/// The fact the module's load hosts report.
+pub const FACT: &str = "clone_army";
+
+/// Every node's `clone_army` fact (deactivated nodes are left out by PuppetDB).
+pub fn hosts_query() -> String {
+    format!("facts[certname, value] {{ name = \"{FACT}\" }}")
+}
+
+/// The latest report of each of `certnames`, which must be host names (checked by
+/// [`load_hosts`]), so nothing in them can change the query.
+pub fn reports_query(certnames: &[&str]) -> String {
+    let quoted: Vec<String> = certnames.iter().map(|c| format!("\"{c}\"")).collect();
+    format!(
+        "reports[certname, status, noop, end_time, puppet_version, configuration_version, \
+         metrics] {{ latest_report? = true and certname in [{}] }}",
+        quoted.join(", ")
+    )
+}
+
+/// The JSON body of a POST to [`QUERY_PATH`].
+pub fn query_body(pql: &str) -> String {
+    serde_json::json!({ "query": pql }).to_string()
+}
+
+/// A load host as its fact lists it: its clones by name with their certnames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadHost {
+    pub certname: String,
+    /// (clone name, certname), sorted by name.
+    pub clones: Vec<(String, String)>,
+    /// What was left out of its fact, and why.
+    pub error: Option<String>,
+}
+
+/// The load hosts in the answer to [`hosts_query`], sorted by certname. A host whose fact
+/// lists no clones is left out (a host with the module and no fleet); one whose fact has
+/// clone names but no certnames (a module before certnames were listed) is kept with an
+/// error, so its clones are not silently missing.
+pub fn load_hosts(answer: &Value) -> Result<Vec<LoadHost>, String> {
+    let rows = answer.as_array().ok_or_else(|| {
+        format!(
+            "the facts query answered something not a list: {}",
+            brief(answer)
+        )
+    })?;
+    let mut hosts = Vec::new();
+    for row in rows {
+        let Some(certname) = row.get("certname").and_then(Value::as_str) else {
+            continue;
+        };
+        let clones = row.get("value").and_then(|v| v.get("clones"));
+        let names = clones
+            .and_then(|c| c.get("names"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let certnames = clones
+            .and_then(|c| c.get("certnames"))
+            .and_then(Value::as_object);
+        let Some(certnames) = certnames else {
+            if names > 0 {
+                hosts.push(LoadHost {
+                    certname: certname.to_owned(),
+                    clones: Vec::new(),
+                    error: Some(format!(
+                        "its {FACT} fact lists {names} clones but not their certnames \
+                         (the module on that host predates clones.certnames)"
+                    )),
+                });
+            }
+            continue;
+        };
+        let mut listed = Vec::new();
+        let mut refused = Vec::new();
+        for (name, value) in certnames {
+            match value.as_str() {
+                Some(c) if validate_hostname("certname", c).is_ok() => {
+                    listed.push((name.clone(), c.to_owned()))
+                }
+                _ => refused.push(name.clone()),
+            }
+        }
+        if listed.is_empty() && refused.is_empty() {
+            continue;
+        }
+        listed.sort();
+        hosts.push(LoadHost {
+            certname: certname.to_owned(),
+            clones: listed,
+            error: (!refused.is_empty()).then(|| {
+                format!(
+                    "left out, their certnames are not host names: {}",
+                    refused.join(", ")
+                )
+            }),
+        });
+    }
+    hosts.sort_by(|a, b| a.certname.cmp(&b.certname));
+    Ok(hosts)
+}
+
+/// One clone's last run from a report row.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReportRun {
+    pub status: Option<RunStatus>,
+    /// The status as given, when it is none Puppet writes.
+    pub unknown_status: Option<String>,
+    pub noop: Option<bool>,
+    pub end_time: Option<u64>,
+    pub total_time: Option<f64>,
+    pub config_retrieval_time: Option<f64>,
+    pub failed_resources: Option<u64>,
+    pub puppet_version: Option<String>,
+    pub config_version: Option<String>,
+}
+
+/// The runs in the answer to [`reports_query`], by certname.
+pub fn report_runs(answer: &Value) -> Result<BTreeMap<String, ReportRun>, String> {
+    let rows = answer.as_array().ok_or_else(|| {
+        format!(
+            "the reports query answered something not a list: {}",
+            brief(answer)
+        )
+    })?;
+    let mut runs = BTreeMap::new();
+    for row in rows {
+        let Some(certname) = row.get("certname").and_then(Value::as_str) else {
+            continue;
+        };
+        let text = |key: &str| row.get(key).and_then(Value::as_str).map(str::to_owned);
+        let status = text("status");
+        let metric = |category: &str, name: &str| -> Option<f64> {
+            row.get("metrics")?
+                .get("data")?
+                .as_array()?
+                .iter()
+                .find(|m| {
+                    m.get("category").and_then(Value::as_str) == Some(category)
+                        && m.get("name").and_then(Value::as_str) == Some(name)
+                })?
+                .get("value")?
+                .as_f64()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+        };
+        let known = status.as_deref().and_then(puppet_status);
+        runs.insert(
+            certname.to_owned(),
+            ReportRun {
+                status: known,
+                unknown_status: if known.is_none() { status } else { None },
+                noop: row.get("noop").and_then(Value::as_bool),
+                end_time: text("end_time").as_deref().and_then(parse_rfc3339),
+                total_time: metric("time", "total"),
+                config_retrieval_time: metric("time", "config_retrieval"),
+                failed_resources: metric("resources", "failed").map(|v| v as u64),
+                puppet_version: text("puppet_version"),
+                config_version: text("configuration_version"),
+            },
+        );
+    }
+    Ok(runs)
+}
+
+/// The statuses a Puppet report has.
+fn puppet_status(status: &str) -> Option<RunStatus> {
+    match status {
+        "changed" => Some(RunStatus::Changed),
+        "unchanged" => Some(RunStatus::Unchanged),
+        "failed" => Some(RunStatus::Failed),
+        _ => None,
+    }
+}
+
+/// A host's clones with the runs found for them: one row per clone its fact lists.
+pub fn host_runs(
+    host: &LoadHost,
+    runs: &BTreeMap<String, ReportRun>,
+    now: u64,
+    interval: u64,
+) -> Vec<PuppetdbCloneRun> {
+    host.clones
+        .iter()
+        .map(|(name, certname)| {
+            let run = runs.get(certname);
+            let last_run = run.and_then(|r| r.end_time);
+            let age = last_run.map(|t| now.saturating_sub(t));
+            let (status, error) = match run {
+                None => (RunStatus::Never, None),
+                Some(ReportRun {
+                    status: Some(status),
+                    ..
+                }) => (*status, None),
+                Some(r) => (
+                    RunStatus::Unreadable,
+                    Some(format!(
+                        "its report's status {:?} is none Puppet writes",
+                        r.unknown_status.as_deref().unwrap_or_default()
+                    )),
+                ),
+            };
+            PuppetdbCloneRun {
+                name: name.clone(),
+                certname: certname.clone(),
+                status,
+                noop: run.and_then(|r| r.noop),
+                last_run,
+                age,
+                total_time: run.and_then(|r| r.total_time),
+                config_retrieval_time: run.and_then(|r| r.config_retrieval_time),
+                failed_resources: run.and_then(|r| r.failed_resources),
+                puppet_version: run.and_then(|r| r.puppet_version.clone()),
+                config_version: run.and_then(|r| r.config_version.clone()),
+                // When a clone was made is not in PuppetDB: one that never reported is
+                // `never`, not silent.
+                silent: is_silent(age, None, interval),
+                error,
+            }
+        })
+        .collect()
+}
+
+fn figures(run: &PuppetdbCloneRun) -> RunFigures<'_> {
+    RunFigures {
+        id: &run.certname,
+        status: run.status,
+        total_time: run.total_time,
+        config_retrieval_time: run.config_retrieval_time,
+        silent: run.silent,
+    }
+}
+
+/// The fleet across load hosts. `query` POSTs one PQL query and gives its JSON answer;
+/// a host whose reports query fails keeps its clones, as `never`, with the error.
+pub fn fleet(
+    query: impl Fn(&str) -> Result<Value, String>,
+    now: u64,
+    interval: u64,
+) -> Result<PuppetdbFleet, String> {
+    let hosts = load_hosts(&query(&hosts_query())?)?;
+    let mut out = Vec::with_capacity(hosts.len());
+    for host in &hosts {
+        let mut error = host.error.clone();
+        let runs = if host.clones.is_empty() {
+            BTreeMap::new()
+        } else {
+            let certnames: Vec<&str> = host.clones.iter().map(|(_, c)| c.as_str()).collect();
+            match query(&reports_query(&certnames)).and_then(|a| report_runs(&a)) {
+                Ok(runs) => runs,
+                Err(e) => {
+                    error = Some(match error {
+                        Some(before) => format!("{before}; {e}"),
+                        None => e,
+                    });
+                    BTreeMap::new()
+                }
+            }
+        };
+        let clones = host_runs(host, &runs, now, interval);
+        out.push(LoadHostRuns {
+            host: host.certname.clone(),
+            fleet: stats::fleet(clones.iter().map(figures), interval),
+            clones,
+            error,
+        });
+    }
+    Ok(PuppetdbFleet {
+        fleet: stats::fleet(
+            out.iter().flat_map(|h| h.clones.iter().map(figures)),
+            interval,
+        ),
+        hosts: out,
+    })
+}
+
+/// The start of an unexpected answer, for an error message.
+fn brief(answer: &Value) -> String {
+    let text = answer.to_string();
+    match text.char_indices().nth(200) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,295 @@
+use std::cell::RefCell;
+
+use serde_json::json;
+
+use super::*;
+
+/// PuppetDB 8.4's answers to the two queries over two load hosts (fixtures/README.md).
+const FACTS: &str = include_str!("../fixtures/puppetdb-8-clone-army-facts.json");
+const REPORTS: &str = include_str!("../fixtures/puppetdb-8-latest-reports.json");
+
+const INTERVAL: u64 = 1800;
+
+fn facts() -> Value {
+    serde_json::from_str(FACTS).unwrap()
+}
+
+fn reports() -> Value {
+    serde_json::from_str(REPORTS).unwrap()
+}
+
+/// The moment the fixtures were taken: the newest report's end.
+fn fixture_now() -> u64 {
+    reports()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| parse_rfc3339(r["end_time"].as_str()?))
+        .max()
+        .unwrap()
+}
+
+#[test]
+fn the_queries_are_pql() {
+    assert_eq!(
+        hosts_query(),
+        r#"facts[certname, value] { name = "clone_army" }"#
+    );
+    assert_eq!(
+        reports_query(&["clone1.load1", "clone2.load1"]),
+        "reports[certname, status, noop, end_time, puppet_version, configuration_version, \
+         metrics] { latest_report? = true and certname in [\"clone1.load1\", \"clone2.load1\"] }"
+    );
+    let body: Value = serde_json::from_str(&query_body("nodes {}")).unwrap();
+    assert_eq!(body, json!({"query": "nodes {}"}));
+}
+
+#[test]
+fn load_hosts_come_from_their_facts() {
+    let answer = facts();
+    let hosts = load_hosts(&answer).unwrap();
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    assert!(hosts.windows(2).all(|w| w[0].certname < w[1].certname));
+    for host in &hosts {
+        let row = answer
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["certname"] == host.certname.as_str())
+            .unwrap();
+        let certnames = row["value"]["clones"]["certnames"].as_object().unwrap();
+        assert_eq!(host.clones.len(), certnames.len());
+        for (name, certname) in &host.clones {
+            assert_eq!(certnames[name], certname.as_str());
+        }
+        assert_eq!(host.error, None);
+    }
+    // Clone names repeat across hosts; certnames do not.
+    let mut all: Vec<&str> = hosts
+        .iter()
+        .flat_map(|h| h.clones.iter().map(|(_, c)| c.as_str()))
+        .collect();
+    let count = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), count);
+}
+
+#[test]
+fn a_fact_without_certnames_or_with_bad_ones_is_said() {
+    let answer = json!([
+        {"certname": "old.example.com", "value": {"clones": {"names": ["c1"], "total": 1}}},
+        {"certname": "idle.example.com", "value": {"capacity": {"daemon": 1, "timer": 2}}},
+        {"certname": "empty.example.com", "value": {"clones": {"names": [], "certnames": {}}}},
+        {"certname": "bad.example.com", "value": {"clones": {"names": ["c1", "c2", "c3"],
+            "certnames": {
+                "c1": "c1.bad.example.com",
+                "c2": "x\"] or certname ~ \".*",
+                "c3": 7
+            }}}},
+        {"value": {"clones": {"certnames": {"c": "c.nohost"}}}},
+    ]);
+    let hosts = load_hosts(&answer).unwrap();
+    let names: Vec<&str> = hosts.iter().map(|h| h.certname.as_str()).collect();
+    assert_eq!(names, ["bad.example.com", "old.example.com"]);
+    assert_eq!(
+        hosts[0].clones,
+        [("c1".to_owned(), "c1.bad.example.com".to_owned())]
+    );
+    assert_eq!(
+        hosts[0].error.as_deref(),
+        Some("left out, their certnames are not host names: c2, c3")
+    );
+    assert!(hosts[1].clones.is_empty());
+    assert!(hosts[1]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("not their certnames"));
+    let e = load_hosts(&json!({"error": "no"})).unwrap_err();
+    assert!(e.contains("not a list"), "{e}");
+}
+
+#[test]
+fn runs_come_from_the_latest_reports() {
+    let answer = reports();
+    let runs = report_runs(&answer).unwrap();
+    let rows = answer.as_array().unwrap();
+    assert_eq!(runs.len(), rows.len());
+    for row in rows {
+        let run = &runs[row["certname"].as_str().unwrap()];
+        let metric = |category: &str, name: &str| {
+            row["metrics"]["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["category"] == category && m["name"] == name)
+                .and_then(|m| m["value"].as_f64())
+        };
+        assert_eq!(
+            run.status.map(RunStatus::as_str),
+            row["status"].as_str(),
+            "{row}"
+        );
+        assert_eq!(run.noop, row["noop"].as_bool());
+        assert_eq!(
+            run.end_time,
+            parse_rfc3339(row["end_time"].as_str().unwrap())
+        );
+        assert!(run.end_time.is_some());
+        assert_eq!(run.total_time, metric("time", "total"));
+        assert!(run.total_time.is_some());
+        assert_eq!(
+            run.config_retrieval_time,
+            metric("time", "config_retrieval")
+        );
+        assert_eq!(
+            run.failed_resources,
+            metric("resources", "failed").map(|v| v as u64)
+        );
+        assert_eq!(
+            run.puppet_version.as_deref(),
+            row["puppet_version"].as_str()
+        );
+        assert_eq!(
+            run.config_version.as_deref(),
+            row["configuration_version"].as_str()
+        );
+    }
+}
+
+#[test]
+fn a_report_is_read_narrowly() {
+    let answer = json!([{
+        "certname": "c1.load1",
+        "status": "\u{1b}[2Jrooted",
+        "end_time": "yesterday",
+        "metrics": {"data": [
+            {"category": "time", "name": "total", "value": -4.0},
+            {"category": "time", "name": "config_retrieval", "value": "1.0"}
+        ]}
+    }]);
+    let runs = report_runs(&answer).unwrap();
+    let run = &runs["c1.load1"];
+    assert_eq!(run.status, None);
+    assert_eq!(run.unknown_status.as_deref(), Some("\u{1b}[2Jrooted"));
+    assert_eq!(
+        (run.end_time, run.total_time, run.config_retrieval_time),
+        (None, None, None)
+    );
+    let host = LoadHost {
+        certname: "load1".to_owned(),
+        clones: vec![
+            ("c1".to_owned(), "c1.load1".to_owned()),
+            ("c2".to_owned(), "c2.load1".to_owned()),
+        ],
+        error: None,
+    };
+    let rows = host_runs(&host, &runs, 10_000, INTERVAL);
+    assert_eq!(rows[0].status, RunStatus::Unreadable);
+    assert!(rows[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("none Puppet writes"));
+    assert_eq!(rows[1].status, RunStatus::Never);
+    assert!(!rows[1].silent, "no report and no age: never, not silent");
+}
+
+#[test]
+fn the_fleet_spans_hosts_with_a_breakdown_per_host() {
+    let asked = RefCell::new(Vec::new());
+    let query = |pql: &str| -> Result<Value, String> {
+        asked.borrow_mut().push(pql.to_owned());
+        if pql == hosts_query() {
+            return Ok(facts());
+        }
+        // PuppetDB answers only the certnames asked for.
+        let all = reports();
+        let rows: Vec<Value> = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| pql.contains(&format!("\"{}\"", r["certname"].as_str().unwrap())))
+            .cloned()
+            .collect();
+        Ok(Value::Array(rows))
+    };
+    let now = fixture_now();
+    let fleet = fleet(query, now, INTERVAL).unwrap();
+    let hosts = load_hosts(&facts()).unwrap();
+    let asked = asked.into_inner();
+    assert_eq!(
+        asked.len(),
+        1 + hosts.len(),
+        "one facts query, one reports query a host"
+    );
+    assert_eq!(fleet.hosts.len(), hosts.len());
+    let runs = report_runs(&reports()).unwrap();
+    let mut total = 0;
+    for (got, host) in fleet.hosts.iter().zip(&hosts) {
+        assert_eq!(got.host, host.certname);
+        assert_eq!(got.clones.len(), host.clones.len());
+        assert_eq!(got.fleet.clones, host.clones.len());
+        let certnames: Vec<&str> = host.clones.iter().map(|(_, c)| c.as_str()).collect();
+        assert!(asked.contains(&reports_query(&certnames)));
+        for c in &got.clones {
+            match runs.get(&c.certname) {
+                Some(run) => {
+                    assert_eq!(Some(c.status), run.status);
+                    assert_eq!(c.total_time, run.total_time);
+                    assert_eq!(c.age, run.end_time.map(|t| now - t));
+                }
+                None => assert_eq!((c.status, c.age), (RunStatus::Never, None)),
+            }
+            assert!(!c.silent);
+        }
+        let reported = got
+            .clones
+            .iter()
+            .filter(|c| c.status != RunStatus::Never)
+            .count();
+        assert_eq!(got.fleet.total_time.count, reported);
+        total += got.clones.len();
+    }
+    assert_eq!(fleet.fleet.clones, total);
+    assert!(fleet.fleet.silent.is_empty());
+    // Two intervals and a second later, every clone is silent, named by certname.
+    let later = super::fleet(
+        |pql: &str| {
+            if pql == hosts_query() {
+                Ok(facts())
+            } else {
+                Ok(reports())
+            }
+        },
+        now + 2 * INTERVAL + 1 + (now - runs.values().filter_map(|r| r.end_time).min().unwrap()),
+        INTERVAL,
+    )
+    .unwrap();
+    assert_eq!(later.fleet.silent.len(), runs.len());
+    assert!(later.fleet.silent.iter().all(|s| runs.contains_key(s)));
+}
+
+#[test]
+fn a_failed_reports_query_leaves_the_hosts_clones_never_with_the_error() {
+    let fleet = fleet(
+        |pql: &str| {
+            if pql == hosts_query() {
+                Ok(facts())
+            } else {
+                Err("POST https://puppet:8081/pdb/query/v4 answered HTTP 400: bad".to_owned())
+            }
+        },
+        fixture_now(),
+        INTERVAL,
+    )
+    .unwrap();
+    assert!(!fleet.hosts.is_empty());
+    for host in &fleet.hosts {
+        assert!(host.error.as_deref().unwrap().contains("HTTP 400"));
+        assert!(host.clones.iter().all(|c| c.status == RunStatus::Never));
+    }
+    let e = super::fleet(|_: &str| Err("refused".to_owned()), 0, INTERVAL).unwrap_err();
+    assert_eq!(e, "refused");
+}
