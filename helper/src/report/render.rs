@@ -244,10 +244,11 @@ fn puppetdb_lines(out: &mut String, puppetdb: &PuppetdbView) {
 /// Every load host's clones as PuppetDB holds them: one row per clone, the fleet's lines
 /// over all hosts, then each host's.
 fn puppetdb_fleet_lines(out: &mut String, fleet: &PuppetdbFleet) {
+    let hosts = fleet.hosts.len();
     let _ = writeln!(
         out,
-        "  fleet in PuppetDB: {} load hosts, {} clones",
-        fleet.hosts.len(),
+        "  fleet in PuppetDB: {hosts} load host{}, {} clones",
+        if hosts == 1 { "" } else { "s" },
         fleet.fleet.clones
     );
     if fleet.hosts.is_empty() {
