@@ -46,6 +46,7 @@ pub mod exec;
 pub mod host;
 pub mod inventory;
 pub mod protocol;
+pub mod record;
 pub mod report;
 pub mod schema;
 pub mod sys;

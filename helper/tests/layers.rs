@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["inventory"],
     &["base", "clone"],
     &["exec", "report"],
+    &["record"],
     &["schema"],
     &["cli"],
 ];

@@ -21,7 +21,7 @@ use crate::report::render::Format;
 use crate::sys::escape;
 use crate::sys::paths::Layout;
 use crate::systemd::fake_file;
-use crate::{base, clone, exec, host, report, schema};
+use crate::{base, clone, exec, host, record, report, schema};
 
 /// Parses the command line, runs the verb and prints its answer; the process's exit code.
 pub fn run() -> i32 {
@@ -97,21 +97,7 @@ fn run_report(args: &ReportArgs) -> i32 {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        report::report(
-            &ctx,
-            &report::ReportRequest {
-                interval: args.interval,
-                server: args.server.clone(),
-                ca_cert: args.ca_cert.clone(),
-                puppetdb: args.puppetdb.clone(),
-                client: args
-                    .client_cert
-                    .clone()
-                    .zip(args.client_key.clone())
-                    .map(|(cert, key)| report::https::ClientIdentity { cert, key }),
-            },
-            now,
-        )
+        report::report(&ctx, &args.views.clone().into_request(), now)
     });
     match result {
         Ok(report) => {
@@ -241,6 +227,23 @@ fn dispatch(cli: Cli) -> Result<Answer> {
                 "host docs reached the dispatcher".to_owned(),
             )),
         },
+        Command::Record(args) => {
+            record::stop_on_signals()?;
+            json(record::record(
+                &ctx,
+                &record::RecordRequest {
+                    output: args.output,
+                    every: args.every,
+                    duration: args.duration,
+                    samples: args.samples,
+                    max_bytes: args.max_bytes,
+                    keep: args.keep,
+                    report: args.views.into_request(),
+                },
+                &record::SystemClock,
+                &record::STOP,
+            ))
+        }
         // Answered by `run_report`, which may print other formats than the envelope.
         Command::Report(_) => Err(Error::Internal(
             "report reached the JSON dispatcher".to_owned(),

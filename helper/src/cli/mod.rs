@@ -55,6 +55,9 @@ pub enum Command {
     /// Every clone's last run, the fleet's figures and, with --server and --puppetdb, the
     /// server's and PuppetDB's views (PuppetDB's with every load host's clones).
     Report(ReportArgs),
+    /// Sample the fleet, the server's and PuppetDB's views and the host every few seconds
+    /// into a timeline of JSON lines, until a duration, a count or SIGTERM.
+    Record(RecordArgs),
     /// The rules the helper applies (names, ranges, defaults, capacity, kinds); needs no root.
     Schema,
     /// Print the shell completion script (not JSON); needs no root.
@@ -94,15 +97,26 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    #[command(flatten)]
+    pub views: ViewArgs,
+    /// json: the JSON envelope; table: for people; prometheus: node_exporter textfile.
+    /// Errors always come as the JSON envelope.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+}
+
+/// What `report` and `record` ask: the run interval, and the server and PuppetDB to ask.
+#[derive(Debug, Clone, Args)]
+pub struct ViewArgs {
     /// The agents' run interval in seconds; clones silent for more than twice this are listed.
     #[arg(long, default_value_t = DEFAULT_INTERVAL)]
     pub interval: u64,
     /// Puppet Server to ask for its view (https URL, or a host or host:port for https://host:8140).
     #[arg(long, value_name = "URL")]
     pub server: Option<String>,
-    /// PuppetDB to ask for its command queue and for the last runs of every load host's
-    /// clones (https URL, or a host or host:port for https://host:8081); it takes a client
-    /// certificate signed by the Puppet CA.
+    /// PuppetDB to ask for its command queue and, in a report, for the last runs of every
+    /// load host's clones (https URL, or a host or host:port for https://host:8081); it
+    /// takes a client certificate signed by the Puppet CA.
     #[arg(long, value_name = "URL")]
     pub puppetdb: Option<String>,
     /// CA certificate to verify the server and PuppetDB with; default: the host agent's
@@ -116,10 +130,45 @@ pub struct ReportArgs {
     /// The private key of --client-cert (PEM).
     #[arg(long, value_name = "PATH", requires = "client_cert")]
     pub client_key: Option<PathBuf>,
-    /// json: the JSON envelope; table: for people; prometheus: node_exporter textfile.
-    /// Errors always come as the JSON envelope.
-    #[arg(long, value_enum, default_value_t = Format::Json)]
-    pub format: Format,
+}
+
+impl ViewArgs {
+    pub fn into_request(self) -> crate::report::ReportRequest {
+        crate::report::ReportRequest {
+            interval: self.interval,
+            server: self.server,
+            ca_cert: self.ca_cert,
+            puppetdb: self.puppetdb,
+            client: self
+                .client_cert
+                .zip(self.client_key)
+                .map(|(cert, key)| crate::report::https::ClientIdentity { cert, key }),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The timeline file, appended to (JSON lines; rotated by size to FILE.1, FILE.2, ...).
+    #[arg(long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Seconds between samples.
+    #[arg(long, value_name = "S", default_value_t = crate::record::DEFAULT_EVERY)]
+    pub every: u64,
+    /// Stop after this many seconds (default: until SIGTERM or SIGINT).
+    #[arg(long, value_name = "S")]
+    pub duration: Option<u64>,
+    /// Stop after this many samples.
+    #[arg(long, value_name = "N")]
+    pub samples: Option<u64>,
+    /// Rotate the timeline when the next line would take it past this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::record::DEFAULT_MAX_BYTES)]
+    pub max_bytes: u64,
+    /// Rotated files kept beside the current one (the oldest beyond goes).
+    #[arg(long, value_name = "N", default_value_t = crate::record::DEFAULT_KEEP)]
+    pub keep: u32,
+    #[command(flatten)]
+    pub views: ViewArgs,
 }
 
 #[derive(Debug, Subcommand)]

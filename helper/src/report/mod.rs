@@ -128,7 +128,7 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
             now,
             interval: request.interval,
         };
-        puppetdb::fetch(url, credentials, clock, |p: &Path| layout.fs(p))
+        puppetdb::fetch(url, credentials, Some(clock), |p: &Path| layout.fs(p))
     });
     Ok(Report {
         now,

@@ -74,7 +74,7 @@ pub struct Credentials<'a> {
 pub fn fetch(
     puppetdb: &str,
     credentials: Credentials<'_>,
-    fleet: FleetClock,
+    fleet: Option<FleetClock>,
     host_path: impl Fn(&Path) -> PathBuf,
 ) -> PuppetdbView {
     let mut view = PuppetdbView::empty(puppetdb.to_owned());
@@ -158,14 +158,17 @@ pub fn fetch(
         serde_json::from_str::<Value>(&body)
             .map_err(|e| format!("POST {url}: HTTP {status} with something that is not JSON: {e}"))
     };
-    match puppetdb_fleet::fleet(query, fleet.now, fleet.interval) {
-        Ok(found) => view.fleet = Some(found),
-        Err(e) => view.fleet_error = Some(e),
+    if let Some(clock) = fleet {
+        match puppetdb_fleet::fleet(query, clock.now, clock.interval) {
+            Ok(found) => view.fleet = Some(found),
+            Err(e) => view.fleet_error = Some(e),
+        }
     }
     view
 }
 
 /// What the fleet's figures are taken against: the report's time and run interval.
+/// Without one, `fetch` leaves the fleet out (the recorder asks only for the queue).
 #[derive(Debug, Clone, Copy)]
 pub struct FleetClock {
     pub now: u64,
@@ -336,7 +339,7 @@ mod tests {
                 ca_cert: Some(&ca),
                 client: None,
             },
-            CLOCK,
+            Some(CLOCK),
             |p| dir.path().join(p.strip_prefix("/").unwrap()),
         );
         assert!(!view.ok);
@@ -360,7 +363,7 @@ mod tests {
                 ca_cert: None,
                 client: None,
             },
-            CLOCK,
+            Some(CLOCK),
             |p| dir.path().join(p.strip_prefix("/").unwrap()),
         );
         assert!(!view.ok);

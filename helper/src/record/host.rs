@@ -1,0 +1,168 @@
+//! The load host's own figures in a sample: load average, memory and CPU, from `/proc`.
+//!
+//! CPU use is a rate, so a reading keeps the kernel's cumulative counters and the sample
+//! gives the busy share between two readings.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub const LOADAVG: &str = "/proc/loadavg";
+pub const STAT: &str = "/proc/stat";
+pub use crate::host::limits::MEMINFO;
+
+/// What the host said at one moment; a figure it would not give is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct HostReading {
+    pub load1: Option<f64>,
+    pub mem_total_bytes: Option<u64>,
+    pub mem_available_bytes: Option<u64>,
+    pub cpu: Option<CpuTimes>,
+}
+
+/// The `cpu` line of `/proc/stat`, in clock ticks since boot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// Every field but idle and iowait.
+    pub busy: u64,
+    pub total: u64,
+}
+
+/// The host's figures in a sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostSample {
+    /// The 1-minute load average.
+    pub load1: Option<f64>,
+    pub mem_total_bytes: Option<u64>,
+    pub mem_available_bytes: Option<u64>,
+    /// The share of all cores busy since the previous sample (0 to 1); `null` in the first.
+    pub cpu_busy: Option<f64>,
+}
+
+/// Reads the three files through `open` (a host path to where the helper opens it).
+pub fn read(open: impl Fn(&str) -> PathBuf) -> HostReading {
+    let text = |path: &str| std::fs::read_to_string(open(path)).ok();
+    let meminfo = text(MEMINFO);
+    HostReading {
+        load1: text(LOADAVG).as_deref().and_then(parse_load1),
+        mem_total_bytes: meminfo
+            .as_deref()
+            .and_then(|m| meminfo_bytes(m, "MemTotal")),
+        mem_available_bytes: meminfo
+            .as_deref()
+            .and_then(|m| meminfo_bytes(m, "MemAvailable")),
+        cpu: text(STAT).as_deref().and_then(parse_cpu),
+    }
+}
+
+/// The first field of `/proc/loadavg`.
+pub fn parse_load1(loadavg: &str) -> Option<f64> {
+    loadavg
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+}
+
+/// A `/proc/meminfo` field (`MemTotal:  24000000 kB`) in bytes.
+pub fn meminfo_bytes(meminfo: &str, field: &str) -> Option<u64> {
+    meminfo.lines().find_map(|line| {
+        let rest = line.strip_prefix(field)?.strip_prefix(':')?;
+        let mut parts = rest.split_whitespace();
+        let kib: u64 = parts.next()?.parse().ok()?;
+        match parts.next() {
+            Some("kB") => kib.checked_mul(1024),
+            None => Some(kib),
+            Some(_) => None,
+        }
+    })
+}
+
+/// The aggregate `cpu` line of `/proc/stat`: user nice system idle iowait irq softirq
+/// steal (guest time is already in user).
+pub fn parse_cpu(stat: &str) -> Option<CpuTimes> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    if fields.len() < 4 {
+        return None;
+    }
+    let total: u64 = fields.iter().sum();
+    let idle = fields[3] + fields.get(4).copied().unwrap_or(0);
+    Some(CpuTimes {
+        busy: total - idle,
+        total,
+    })
+}
+
+/// The sample's host figures: this reading, with the CPU busy share since `previous`.
+pub fn sample(reading: &HostReading, previous: Option<&HostReading>) -> HostSample {
+    let cpu_busy = match (reading.cpu, previous.and_then(|p| p.cpu)) {
+        (Some(now), Some(before)) if now.total > before.total && now.busy >= before.busy => {
+            Some((now.busy - before.busy) as f64 / (now.total - before.total) as f64)
+        }
+        _ => None,
+    };
+    HostSample {
+        load1: reading.load1,
+        mem_total_bytes: reading.mem_total_bytes,
+        mem_available_bytes: reading.mem_available_bytes,
+        cpu_busy,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_files_are_read() {
+        assert_eq!(parse_load1("0.52 0.58 0.59 2/301 12345\n"), Some(0.52));
+        assert_eq!(parse_load1(""), None);
+        let meminfo =
+            "MemTotal:       24568932 kB\nMemFree:  100 kB\nMemAvailable:   20000000 kB\n";
+        assert_eq!(meminfo_bytes(meminfo, "MemTotal"), Some(24_568_932 * 1024));
+        assert_eq!(
+            meminfo_bytes(meminfo, "MemAvailable"),
+            Some(20_000_000 * 1024)
+        );
+        assert_eq!(meminfo_bytes(meminfo, "Mem"), None);
+        let stat = "cpu  100 5 50 800 40 3 2 0 0 0\ncpu0 50 2 25 400 20 1 1 0 0 0\n";
+        assert_eq!(
+            parse_cpu(stat),
+            Some(CpuTimes {
+                busy: 160,
+                total: 1000
+            })
+        );
+        assert_eq!(parse_cpu("cpu0 1 2 3 4\n"), None);
+        assert_eq!(parse_cpu("cpu  1 x 3 4\n"), None);
+    }
+
+    #[test]
+    fn cpu_busy_is_the_share_between_two_readings() {
+        let first = HostReading {
+            cpu: Some(CpuTimes {
+                busy: 160,
+                total: 1000,
+            }),
+            ..Default::default()
+        };
+        let second = HostReading {
+            cpu: Some(CpuTimes {
+                busy: 210,
+                total: 1200,
+            }),
+            ..Default::default()
+        };
+        assert_eq!(sample(&first, None).cpu_busy, None);
+        assert_eq!(sample(&second, Some(&first)).cpu_busy, Some(0.25));
+        // A counter that went back (another boot) gives no figure.
+        assert_eq!(sample(&first, Some(&second)).cpu_busy, None);
+    }
+}

@@ -1,0 +1,229 @@
+//! `record`: the load run as a timeline, one JSON line every `every` seconds.
+//!
+//! Each sample is the report the `report` verb makes (read from the clones' upper layers,
+//! and the server's and PuppetDB's views when asked), reduced to what moves over time
+//! ([`sample`]), and the host's load, memory and CPU ([`host`]). Lines go to a file that
+//! rotates by size ([`timeline`]). The recorder runs until its duration or sample count
+//! is reached, or until SIGTERM or SIGINT, after which it finishes the line it is writing.
+//!
+//! A sample that fails (the clones cannot be listed) ends the recording with the error:
+//! the same failure would repeat every period. What only makes a view incomplete (a server
+//! that does not answer) is in the line, as in the report.
+
+pub mod host;
+pub mod sample;
+pub mod timeline;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::context::Context;
+use crate::protocol::error::{Error, Result};
+use crate::report::{self, puppetdb, ReportRequest};
+use crate::sys::time::rfc3339_utc;
+
+/// Seconds between samples unless told.
+pub const DEFAULT_EVERY: u64 = 10;
+/// A timeline file rotates when the next line would take it past this size.
+pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// Rotated files kept beside the current one.
+pub const DEFAULT_KEEP: u32 = 4;
+
+#[derive(Debug, Clone)]
+pub struct RecordRequest {
+    pub output: PathBuf,
+    pub every: u64,
+    /// Stop after this many seconds, or this many samples (whichever comes first); neither:
+    /// until stopped.
+    pub duration: Option<u64>,
+    pub samples: Option<u64>,
+    pub max_bytes: u64,
+    pub keep: u32,
+    /// What each sample asks, as the report verb (`interval` for the silent clones).
+    pub report: ReportRequest,
+}
+
+/// What `record` answers when it ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recorded {
+    pub output: String,
+    pub samples: u64,
+    pub started_at: String,
+    pub ended_at: String,
+    pub rotations: u32,
+    /// Why it ended: `duration`, `samples` or `signal`.
+    pub ended_by: String,
+}
+
+/// The clock and the pause between samples, real in the verb and driven by the tests.
+pub trait Clock {
+    fn now(&self) -> u64;
+    fn sleep(&self, duration: Duration);
+}
+
+/// The system clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    }
+
+    fn sleep(&self, duration: Duration) {
+        std::thread::sleep(duration)
+    }
+}
+
+/// Set by SIGTERM and SIGINT.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_: nix::libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Makes SIGTERM and SIGINT set [`STOP`] instead of ending the process mid-line.
+pub fn stop_on_signals() -> Result<()> {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let action = SigAction::new(
+        SigHandler::Handler(on_stop_signal),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    for signal in [Signal::SIGTERM, Signal::SIGINT] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe { sigaction(signal, &action) }
+            .map_err(|e| Error::Internal(format!("cannot handle {signal}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Checks the request before anything is written.
+pub fn validate(request: &RecordRequest) -> Result<()> {
+    let invalid = |field: &'static str, value: u64, reason: &str| Error::InvalidArgument {
+        field,
+        value: value.to_string(),
+        reason: reason.to_owned(),
+    };
+    if request.every == 0 {
+        return Err(invalid(
+            "every",
+            0,
+            "samples must be at least one second apart",
+        ));
+    }
+    if request.samples == Some(0) {
+        return Err(invalid(
+            "samples",
+            0,
+            "at least one sample, or leave it out",
+        ));
+    }
+    if request.max_bytes < 4096 {
+        return Err(invalid(
+            "max-bytes",
+            request.max_bytes,
+            "a timeline file must hold at least 4096 bytes (a sample is a few KiB)",
+        ));
+    }
+    if request.report.interval == 0 {
+        return Err(invalid(
+            "interval",
+            0,
+            "the run interval must be at least one second",
+        ));
+    }
+    Ok(())
+}
+
+/// Records until the duration or sample count is reached, or `stop` is set.
+pub fn record(
+    ctx: &Context,
+    request: &RecordRequest,
+    clock: &impl Clock,
+    stop: &AtomicBool,
+) -> Result<Recorded> {
+    validate(request)?;
+    let mut timeline = timeline::Timeline::open(&request.output, request.max_bytes, request.keep)?;
+    let mut sampler = sample::Sampler::default();
+    let started = clock.now();
+    let mut taken = 0u64;
+    let ended_by = loop {
+        let now = clock.now();
+        let line = take_sample(ctx, request, &mut sampler, now)?;
+        timeline.append(&line)?;
+        taken += 1;
+        if request.samples.is_some_and(|n| taken >= n) {
+            break "samples";
+        }
+        // The next sample is due `every` seconds after the start of this one's period,
+        // so a slow sample does not push every later one back.
+        let due = started + taken * request.every;
+        if request.duration.is_some_and(|d| due > started + d) {
+            break "duration";
+        }
+        if !wait_until(clock, due, stop) {
+            break "signal";
+        }
+    };
+    Ok(Recorded {
+        output: request.output.display().to_string(),
+        samples: taken,
+        started_at: rfc3339_utc(started),
+        ended_at: rfc3339_utc(clock.now()),
+        rotations: timeline.rotations,
+        ended_by: ended_by.to_owned(),
+    })
+}
+
+/// Sleeps until `due` in short steps; false when `stop` was set meanwhile.
+fn wait_until(clock: &impl Clock, due: u64, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        if clock.now() >= due {
+            return true;
+        }
+        clock.sleep(Duration::from_millis(200));
+    }
+}
+
+/// One sample as its JSON line.
+fn take_sample(
+    ctx: &Context,
+    request: &RecordRequest,
+    sampler: &mut sample::Sampler,
+    now: u64,
+) -> Result<String> {
+    // PuppetDB's queue, without the fleet's queries: those are a report's, not a sample's.
+    let without_puppetdb = ReportRequest {
+        puppetdb: None,
+        ..request.report.clone()
+    };
+    let mut report = report::report(ctx, &without_puppetdb, now)?;
+    let layout = &ctx.layout;
+    report.puppetdb = request.report.puppetdb.as_deref().map(|url| {
+        puppetdb::fetch(
+            url,
+            puppetdb::Credentials {
+                ca_cert: request.report.ca_cert.as_deref(),
+                client: request.report.client.clone(),
+            },
+            None,
+            |p: &Path| layout.fs(p),
+        )
+    });
+    let reading = host::read(|p| layout.fs(p));
+    let sample = sampler.sample(&report, reading, request.every);
+    serde_json::to_string(&sample)
+        .map_err(|e| Error::Internal(format!("a sample does not serialize: {e}")))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,266 @@
+//! One line of the timeline: what the fleet, the server, PuppetDB and the host did since
+//! the previous line.
+//!
+//! The fleet's figures come from the same report the `report` verb makes; what a sample
+//! adds is time: the runs that finished since the previous sample (a clone's last run is
+//! new when its `last_run` is later than the one seen before, or, for a clone not seen
+//! before, later than the previous sample), and the host's CPU share between the two.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::answers::{
+    Distribution, PuppetdbView, Report, ReportState, RunStatus, ServerView,
+};
+use crate::record::host::{self, HostReading, HostSample};
+
+/// The timeline's format version, the first field of every line.
+pub const TIMELINE_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub timeline: u32,
+    /// Seconds since the epoch, and the same as RFC 3339.
+    pub t: u64,
+    pub at: String,
+    /// Seconds this sample covers (since the previous one, or the recorder's period).
+    pub period: u64,
+    pub fleet: FleetSample,
+    pub runs: RunsSample,
+    pub server: Option<ServerView>,
+    pub puppetdb: Option<PuppetdbView>,
+    pub host: HostSample,
+}
+
+/// The fleet as it stands: clones by unit state, by their last run's status, silent ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetSample {
+    pub clones: usize,
+    pub running: usize,
+    pub stopped: usize,
+    /// Clones whose state systemd could not be asked.
+    pub unknown: usize,
+    pub silent: usize,
+    pub by_status: BTreeMap<RunStatus, usize>,
+}
+
+/// The runs that finished since the previous sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunsSample {
+    pub count: usize,
+    pub by_status: BTreeMap<RunStatus, usize>,
+    pub total_time: Distribution,
+    pub config_retrieval_time: Distribution,
+}
+
+/// What a sample is taken against: the runs and the host reading seen last.
+#[derive(Debug, Default)]
+pub struct Sampler {
+    last_runs: BTreeMap<String, u64>,
+    previous_t: Option<u64>,
+    previous_host: Option<HostReading>,
+}
+
+impl Sampler {
+    /// The sample of `report` (made at `report.now`) and `reading`; `period` is the
+    /// recorder's, which the first sample covers.
+    pub fn sample(&mut self, report: &Report, reading: HostReading, period: u64) -> Sample {
+        let t = report.now;
+        let since = self.previous_t.unwrap_or(t.saturating_sub(period));
+        let mut fleet = FleetSample {
+            clones: report.clones.len(),
+            running: 0,
+            stopped: 0,
+            unknown: 0,
+            silent: 0,
+            by_status: report.fleet.by_status.clone(),
+        };
+        let mut new_runs = Vec::new();
+        for clone in &report.clones {
+            match clone.state {
+                ReportState::Running => fleet.running += 1,
+                ReportState::Stopped => fleet.stopped += 1,
+                ReportState::Unknown => fleet.unknown += 1,
+            }
+            fleet.silent += usize::from(clone.silent);
+            let Some(last_run) = clone.last_run else {
+                continue;
+            };
+            let seen = self.last_runs.get(&clone.name).copied().unwrap_or(since);
+            if last_run > seen {
+                new_runs.push(clone);
+            }
+            self.last_runs.insert(clone.name.clone(), last_run);
+        }
+        // Clones gone since: nothing to compare them with any more.
+        self.last_runs
+            .retain(|name, _| report.clones.iter().any(|c| &c.name == name));
+        let mut by_status: BTreeMap<RunStatus, usize> =
+            RunStatus::ALL.iter().map(|s| (*s, 0)).collect();
+        for run in &new_runs {
+            *by_status.entry(run.status).or_default() += 1;
+        }
+        let runs = RunsSample {
+            count: new_runs.len(),
+            by_status,
+            total_time: Distribution::of(new_runs.iter().filter_map(|c| c.total_time)),
+            config_retrieval_time: Distribution::of(
+                new_runs.iter().filter_map(|c| c.config_retrieval_time),
+            ),
+        };
+        let host = host::sample(&reading, self.previous_host.as_ref());
+        let covered = t.saturating_sub(since);
+        self.previous_t = Some(t);
+        self.previous_host = Some(reading);
+        Sample {
+            timeline: TIMELINE_VERSION,
+            t,
+            at: report.generated_at.clone(),
+            period: covered,
+            fleet,
+            runs,
+            server: report.server.clone().map(|mut s| {
+                // The server's whole answer is kept out: the figures above are what
+                // the timeline is for, and the answer is tens of KiB a sample.
+                s.raw = None;
+                s
+            }),
+            puppetdb: report.puppetdb.clone(),
+            host,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::answers::CloneReport;
+    use crate::record::host::CpuTimes;
+
+    fn clone(name: &str, state: ReportState, run: Option<(u64, RunStatus, f64)>) -> CloneReport {
+        CloneReport {
+            name: name.to_owned(),
+            base: "debian-13".to_owned(),
+            state,
+            mounted: true,
+            status: run.map_or(RunStatus::Never, |r| r.1),
+            last_run: run.map(|r| r.0),
+            age: None,
+            total_time: run.map(|r| r.2),
+            config_retrieval_time: run.map(|r| r.2 / 2.0),
+            failed_resources: None,
+            puppet_version: None,
+            config_version: None,
+            silent: false,
+            summary: None,
+            error: None,
+            failure: None,
+        }
+    }
+
+    fn report(now: u64, clones: Vec<CloneReport>) -> Report {
+        let fleet = crate::report::stats::fleet(
+            clones.iter().map(|c| crate::report::stats::RunFigures {
+                id: &c.name,
+                status: c.status,
+                total_time: c.total_time,
+                config_retrieval_time: c.config_retrieval_time,
+                silent: c.silent,
+            }),
+            1800,
+        );
+        Report {
+            now,
+            generated_at: crate::sys::time::rfc3339_utc(now),
+            interval: 1800,
+            states_known: true,
+            systemd_error: None,
+            clones,
+            fleet,
+            server: None,
+            puppetdb: None,
+        }
+    }
+
+    fn reading(busy: u64, total: u64) -> HostReading {
+        HostReading {
+            load1: Some(0.5),
+            mem_total_bytes: Some(1 << 30),
+            mem_available_bytes: Some(1 << 29),
+            cpu: Some(CpuTimes { busy, total }),
+        }
+    }
+
+    #[test]
+    fn runs_are_counted_once_in_the_sample_after_they_finish() {
+        use ReportState::*;
+        use RunStatus::*;
+        let mut sampler = Sampler::default();
+        // At 1000: c1 ran at 995 (within the first period of 10 s), c2 at 900 (before it).
+        let first = sampler.sample(
+            &report(
+                1000,
+                vec![
+                    clone("c1", Running, Some((995, Changed, 4.0))),
+                    clone("c2", Running, Some((900, Unchanged, 2.0))),
+                    clone("c3", Stopped, None),
+                ],
+            ),
+            reading(100, 1000),
+            10,
+        );
+        assert_eq!(first.period, 10);
+        assert_eq!(first.runs.count, 1);
+        assert_eq!(first.runs.by_status[&Changed], 1);
+        assert_eq!(first.runs.total_time.max, Some(4.0));
+        assert_eq!(
+            (first.fleet.clones, first.fleet.running, first.fleet.stopped),
+            (3, 2, 1)
+        );
+        assert_eq!(first.fleet.by_status[&Never], 1);
+        assert_eq!(first.host.cpu_busy, None);
+        // At 1010: c2 ran again at 1004 and failed; c1 did not run; c4 is new and ran.
+        let second = sampler.sample(
+            &report(
+                1010,
+                vec![
+                    clone("c1", Running, Some((995, Changed, 4.0))),
+                    clone("c2", Running, Some((1004, Failed, 6.0))),
+                    clone("c4", Running, Some((1008, Unchanged, 3.0))),
+                ],
+            ),
+            reading(150, 1200),
+            10,
+        );
+        assert_eq!(second.period, 10);
+        assert_eq!(second.runs.count, 2);
+        assert_eq!(second.runs.by_status[&Failed], 1);
+        assert_eq!(second.runs.by_status[&Unchanged], 1);
+        assert_eq!(second.runs.by_status[&Changed], 0);
+        assert_eq!(second.runs.total_time.count, 2);
+        assert_eq!(second.runs.total_time.max, Some(6.0));
+        assert_eq!(second.runs.config_retrieval_time.max, Some(3.0));
+        assert_eq!(second.host.cpu_busy, Some(0.25));
+        // At 1030, nothing new.
+        let third = sampler.sample(
+            &report(1030, vec![clone("c2", Running, Some((1004, Failed, 6.0)))]),
+            reading(150, 1400),
+            10,
+        );
+        assert_eq!((third.period, third.runs.count), (20, 0));
+        assert_eq!(third.runs.total_time.count, 0);
+        assert_eq!(third.host.cpu_busy, Some(0.0));
+    }
+
+    #[test]
+    fn a_sample_is_one_json_line_that_reads_back() {
+        let mut sampler = Sampler::default();
+        let sample = sampler.sample(&report(1000, vec![]), reading(1, 2), 10);
+        let line = serde_json::to_string(&sample).unwrap();
+        assert!(!line.contains('\n'));
+        assert!(line.starts_with(r#"{"timeline":1,"t":1000,"#), "{line}");
+        let back: Sample = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, sample);
+    }
+}

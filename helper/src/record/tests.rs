@@ -1,0 +1,143 @@
+//! The recorder's loop over a temporary root with no clones and a clock the test drives.
+
+use std::cell::Cell;
+
+use super::*;
+use crate::sys::paths::Layout;
+use crate::systemd::RecordingSystemd;
+
+/// Starts at 1000; a sleep moves it on, a sample takes no time.
+struct TestClock {
+    now_ms: Cell<u64>,
+    /// Sets `stop` once the clock passes this second.
+    stop_after: Option<(u64, &'static AtomicBool)>,
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> u64 {
+        self.now_ms.get() / 1000
+    }
+
+    fn sleep(&self, duration: Duration) {
+        self.now_ms
+            .set(self.now_ms.get() + duration.as_millis() as u64);
+        if let Some((after, stop)) = self.stop_after {
+            if self.now() > after {
+                stop.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+fn clock(stop_after: Option<(u64, &'static AtomicBool)>) -> TestClock {
+    TestClock {
+        now_ms: Cell::new(1_000_000),
+        stop_after,
+    }
+}
+
+fn request(output: PathBuf) -> RecordRequest {
+    RecordRequest {
+        output,
+        every: 10,
+        duration: None,
+        samples: None,
+        max_bytes: DEFAULT_MAX_BYTES,
+        keep: DEFAULT_KEEP,
+        report: ReportRequest {
+            interval: 1800,
+            server: None,
+            ca_cert: None,
+            puppetdb: None,
+            client: None,
+        },
+    }
+}
+
+fn lines(path: &Path) -> Vec<sample::Sample> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn it_samples_every_period_until_the_count_or_the_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let systemd = RecordingSystemd::default();
+    let ctx = Context::new(Layout::under(dir.path()), &systemd);
+    let output = dir.path().join("timeline.jsonl");
+    let never = AtomicBool::new(false);
+
+    let mut by_count = request(output.clone());
+    by_count.samples = Some(3);
+    let done = record(&ctx, &by_count, &clock(None), &never).unwrap();
+    assert_eq!((done.samples, done.ended_by.as_str()), (3, "samples"));
+    let taken = lines(&output);
+    let times: Vec<u64> = taken.iter().map(|s| s.t).collect();
+    assert_eq!(times, [1000, 1010, 1020]);
+    assert!(taken
+        .iter()
+        .all(|s| s.fleet.clones == 0 && s.runs.count == 0));
+    assert_eq!(done.started_at, "1970-01-01T00:16:40Z");
+
+    // 25 s: samples at 0, 10 and 20 s; the one due at 30 s is past the end. Appended.
+    let mut by_duration = request(output.clone());
+    by_duration.duration = Some(25);
+    let done = record(&ctx, &by_duration, &clock(None), &never).unwrap();
+    assert_eq!((done.samples, done.ended_by.as_str()), (3, "duration"));
+    assert_eq!(lines(&output).len(), 6);
+}
+
+#[test]
+fn a_signal_ends_it_after_the_line_it_wrote() {
+    static STOPPED: AtomicBool = AtomicBool::new(false);
+    let dir = tempfile::tempdir().unwrap();
+    let systemd = RecordingSystemd::default();
+    let ctx = Context::new(Layout::under(dir.path()), &systemd);
+    let output = dir.path().join("timeline.jsonl");
+    let done = record(
+        &ctx,
+        &request(output.clone()),
+        &clock(Some((1015, &STOPPED))),
+        &STOPPED,
+    )
+    .unwrap();
+    assert_eq!((done.samples, done.ended_by.as_str()), (2, "signal"));
+    assert_eq!(lines(&output).len(), 2);
+}
+
+#[test]
+fn bad_requests_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let systemd = RecordingSystemd::default();
+    let ctx = Context::new(Layout::under(dir.path()), &systemd);
+    let output = dir.path().join("timeline.jsonl");
+    let never = AtomicBool::new(false);
+    for (field, change) in [
+        (
+            "every",
+            Box::new(|r: &mut RecordRequest| r.every = 0) as Box<dyn Fn(&mut RecordRequest)>,
+        ),
+        (
+            "samples",
+            Box::new(|r: &mut RecordRequest| r.samples = Some(0)),
+        ),
+        (
+            "max-bytes",
+            Box::new(|r: &mut RecordRequest| r.max_bytes = 100),
+        ),
+        (
+            "interval",
+            Box::new(|r: &mut RecordRequest| r.report.interval = 0),
+        ),
+    ] {
+        let mut bad = request(output.clone());
+        change(&mut bad);
+        let e = record(&ctx, &bad, &clock(None), &never).unwrap_err();
+        assert_eq!(e.kind(), "invalid-argument", "{field}");
+        assert!(e.to_string().contains(field), "{e}");
+        assert!(!output.exists());
+    }
+}
