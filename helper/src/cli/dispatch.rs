@@ -88,8 +88,38 @@ fn answer(result: Result<Answer>) -> i32 {
     }
 }
 
+/// `report --from`: a recorded run's summary or page; reads only the timeline.
+fn run_recorded_report(from: &std::path::Path, format: Format) -> i32 {
+    let recording = match record::read::read(from) {
+        Ok(recording) => recording,
+        Err(e) => return fail(&e),
+    };
+    match format {
+        Format::Json => answers::print(
+            &Envelope::success(record::html::summary(&recording)).with_warnings(warnings::take()),
+        ),
+        Format::Html => print_text(&record::html::page(&recording)),
+        Format::Table => print_text(&record::html::summary_table(&recording)),
+        Format::Prometheus => {
+            return fail(&Error::Usage(
+                "--format prometheus is the live report's; a recorded run is json, table or html"
+                    .to_owned(),
+            ))
+        }
+    }
+    0
+}
+
 /// `report` may answer in another format than JSON; its errors are still the envelope.
 fn run_report(args: &ReportArgs) -> i32 {
+    if let Some(from) = &args.from {
+        return run_recorded_report(from, args.format);
+    }
+    if args.format == Format::Html {
+        return fail(&Error::Usage(
+            "--format html is a recorded run's page: give --from TIMELINE".to_owned(),
+        ));
+    }
     let result = check_root().and_then(|()| {
         let systemd = fake_file::from_env()?;
         let ctx = Context::new(Layout::from_env(), systemd.as_ref());
@@ -107,6 +137,7 @@ fn run_report(args: &ReportArgs) -> i32 {
                 }
                 Format::Table => print_text(&report::render::table(&report)),
                 Format::Prometheus => print_text(&report::render::prometheus(&report)),
+                Format::Html => unreachable!("refused above"),
             }
             0
         }

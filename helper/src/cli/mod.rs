@@ -99,8 +99,13 @@ pub struct ListArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub views: ViewArgs,
-    /// json: the JSON envelope; table: for people; prometheus: node_exporter textfile.
-    /// Errors always come as the JSON envelope.
+    /// Report a recorded run instead (a timeline `record` wrote, with its rotated files):
+    /// its summary (json, table) or one self-contained page with its charts (html).
+    #[arg(long, value_name = "TIMELINE", conflicts_with_all = ["server", "puppetdb"])]
+    pub from: Option<PathBuf>,
+    /// json: the JSON envelope; table: for people; prometheus: node_exporter textfile;
+    /// html: the page of a recorded run (with --from). Errors always come as the JSON
+    /// envelope.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
 }

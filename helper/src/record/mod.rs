@@ -10,7 +10,10 @@
 //! the same failure would repeat every period. What only makes a view incomplete (a server
 //! that does not answer) is in the line, as in the report.
 
+pub mod chart;
 pub mod host;
+pub mod html;
+pub mod read;
 pub mod sample;
 pub mod timeline;
 

@@ -22,6 +22,8 @@ pub enum Format {
     Table,
     /// node_exporter textfile format.
     Prometheus,
+    /// A recorded run's page (`--from`).
+    Html,
 }
 
 fn seconds(value: Option<f64>) -> String {

@@ -1,0 +1,257 @@
+//! Line charts as inline SVG, drawn by hand: a load run's report must open anywhere,
+//! with nothing fetched and no script.
+//!
+//! Every series is one `<polyline>` whose `points` are the data in drawing coordinates,
+//! and carries `data-series` and `data-points` (how many samples it drew), so a test (or
+//! a person with the page's source) can check the chart against the timeline.
+
+use std::fmt::Write;
+
+use crate::sys::escape::visible;
+
+/// Drawing area in SVG units; the page scales it to its width.
+const WIDTH: f64 = 720.0;
+const HEIGHT: f64 = 220.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 12.0;
+const TOP: f64 = 12.0;
+const BOTTOM: f64 = 28.0;
+
+/// One line: its name, colour and points (seconds since the epoch, value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub color: &'static str,
+    pub points: Vec<(u64, f64)>,
+}
+
+impl Series {
+    pub fn new(name: &str, color: &'static str, points: Vec<(u64, f64)>) -> Self {
+        Series {
+            name: name.to_owned(),
+            color,
+            points: points.into_iter().filter(|(_, v)| v.is_finite()).collect(),
+        }
+    }
+}
+
+/// The value range drawn: from 0 (or the lowest value, if negative) to the highest,
+/// never empty.
+fn value_range(series: &[Series]) -> (f64, f64) {
+    let values = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let (low, high) = values.fold((0.0f64, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !high.is_finite() || high <= low {
+        (low, low + 1.0)
+    } else {
+        (low, high)
+    }
+}
+
+fn time_range(series: &[Series]) -> (u64, u64) {
+    let times = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (first, last) = times.fold((u64::MAX, 0), |(a, b), t| (a.min(t), b.max(t)));
+    if first > last {
+        (0, 1)
+    } else if first == last {
+        (first, first + 1)
+    } else {
+        (first, last)
+    }
+}
+
+/// A figure on an axis: whole numbers as such, others with up to two decimals.
+pub fn tick_label(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e12 {
+        format!("{}", value as i64)
+    } else {
+        let text = format!("{value:.2}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
+/// Where each point of a series is drawn, in SVG coordinates.
+pub fn coordinates(
+    points: &[(u64, f64)],
+    times: (u64, u64),
+    values: (f64, f64),
+) -> Vec<(f64, f64)> {
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    points
+        .iter()
+        .map(|&(t, v)| {
+            let x = LEFT + (t - times.0) as f64 / (times.1 - times.0) as f64 * plot_w;
+            let y = TOP + plot_h - (v - values.0) / (values.1 - values.0) * plot_h;
+            (x, y)
+        })
+        .collect()
+}
+
+/// The chart: a titled SVG with the value axis labelled at its ends and middle (in
+/// `unit`), the time axis as minutes from the first sample, one line per series and a
+/// legend. A chart without any point says so instead of drawing empty axes.
+pub fn line_chart(id: &str, title: &str, unit: &str, series: &[Series]) -> String {
+    let mut out = String::new();
+    let drawn: usize = series.iter().map(|s| s.points.len()).sum();
+    let _ = writeln!(
+        out,
+        r#"<figure class="chart" id="{id}" data-points="{drawn}"><figcaption>{}</figcaption>"#,
+        html_text(title)
+    );
+    if drawn == 0 {
+        let _ = writeln!(
+            out,
+            r#"<p class="empty">no samples had this figure</p></figure>"#
+        );
+        return out;
+    }
+    let times = time_range(series);
+    let values = value_range(series);
+    let _ = writeln!(
+        out,
+        r#"<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}">"#,
+        html_text(title)
+    );
+    let (x0, x1, y0, y1) = (LEFT, WIDTH - RIGHT, TOP, HEIGHT - BOTTOM);
+    let _ = writeln!(
+        out,
+        r##"<path d="M{x0} {y0}V{y1}H{x1}" fill="none" stroke="#888" stroke-width="1"/>"##
+    );
+    for (fraction, value) in [
+        (0.0, values.0),
+        (0.5, (values.0 + values.1) / 2.0),
+        (1.0, values.1),
+    ] {
+        let y = y1 - fraction * (y1 - y0);
+        let _ = writeln!(
+            out,
+            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{} {}</text>"##,
+            x0 - 4.0,
+            y + 4.0,
+            tick_label(value),
+            html_text(unit)
+        );
+    }
+    let minutes = (times.1 - times.0) as f64 / 60.0;
+    for (fraction, anchor) in [(0.0, "start"), (1.0, "end")] {
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="{anchor}" font-size="11">{} min</text>"#,
+            x0 + fraction * (x1 - x0),
+            HEIGHT - 8.0,
+            tick_label((fraction * minutes * 100.0).round() / 100.0)
+        );
+    }
+    for s in series {
+        if s.points.is_empty() {
+            continue;
+        }
+        let points: Vec<String> = coordinates(&s.points, times, values)
+            .iter()
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            r#"<polyline data-series="{}" data-points="{}" points="{}" fill="none" stroke="{}" stroke-width="1.5"/>"#,
+            html_text(&s.name),
+            s.points.len(),
+            points.join(" "),
+            s.color
+        );
+    }
+    let _ = writeln!(out, "</svg>");
+    let legend: Vec<String> = series
+        .iter()
+        .map(|s| {
+            format!(
+                r#"<span><i style="background:{}"></i>{}</span>"#,
+                s.color,
+                html_text(&s.name)
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        r#"<div class="legend">{}</div></figure>"#,
+        legend.join(" ")
+    );
+    out
+}
+
+/// Text for HTML: escaped, and control characters made visible first.
+pub fn html_text(text: &str) -> String {
+    visible(text)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_are_placed_by_time_and_value() {
+        let series = [Series::new(
+            "a",
+            "#000",
+            vec![(100, 0.0), (160, 5.0), (220, 10.0)],
+        )];
+        let xy = coordinates(&series[0].points, time_range(&series), value_range(&series));
+        assert_eq!(xy[0], (LEFT, HEIGHT - BOTTOM));
+        assert_eq!(xy[2], (WIDTH - RIGHT, TOP));
+        assert_eq!(xy[1].0, (LEFT + WIDTH - RIGHT) / 2.0);
+        assert_eq!(xy[1].1, (TOP + HEIGHT - BOTTOM) / 2.0);
+    }
+
+    #[test]
+    fn a_chart_draws_every_series_with_its_point_count() {
+        let svg = line_chart(
+            "runs",
+            "Runs <per> minute",
+            "runs",
+            &[
+                Series::new("ok", "#1a7f37", vec![(0, 1.0), (60, 2.0), (120, f64::NAN)]),
+                Series::new("failed", "#cf222e", vec![(0, 0.0)]),
+            ],
+        );
+        assert!(svg.contains(r#"data-points="3""#), "{svg}");
+        assert!(
+            svg.contains(r#"<polyline data-series="ok" data-points="2""#),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(r#"<polyline data-series="failed" data-points="1""#),
+            "{svg}"
+        );
+        assert!(svg.contains("Runs &lt;per&gt; minute"));
+        assert!(
+            svg.contains(">2 runs</text>"),
+            "the top of the value axis: {svg}"
+        );
+        assert!(
+            svg.contains(">1 min</text>"),
+            "the end of the time axis: {svg}"
+        );
+    }
+
+    #[test]
+    fn a_chart_without_points_says_so() {
+        let html = line_chart("q", "Queue", "", &[Series::new("q", "#000", vec![])]);
+        assert!(html.contains(r#"data-points="0""#));
+        assert!(html.contains("no samples had this figure"));
+        assert!(!html.contains("<svg"));
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(tick_label(3.0), "3");
+        assert_eq!(tick_label(0.25), "0.25");
+        assert_eq!(tick_label(1.5), "1.5");
+        assert_eq!(tick_label(2.0 / 3.0), "0.67");
+        assert_eq!(html_text("a\"b&<\u{1b}"), "a&quot;b&amp;&lt;\\x1b");
+    }
+}

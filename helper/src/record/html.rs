@@ -1,0 +1,389 @@
+//! A recorded load run for people: one self-contained HTML page (inline SVG charts, no
+//! script, nothing fetched) and its summary, which is also `report --from`'s JSON.
+//!
+//! Each chart's series are taken from the samples by the functions in [`series`], which
+//! the tests hold against the timeline: a chart whose numbers cannot be checked is a
+//! defect.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::answers::{Figure, RunStatus};
+use crate::record::chart::{html_text, line_chart, tick_label, Series};
+use crate::record::read::Recording;
+use crate::record::sample::Sample;
+
+/// The run at a glance: the same figures head the page and make `--format json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub samples: usize,
+    /// Lines of the timeline that were not samples (skipped).
+    pub skipped_lines: usize,
+    pub first: Option<String>,
+    pub last: Option<String>,
+    /// Seconds from the first sample to the last.
+    pub seconds: u64,
+    /// Runs that finished while recording, by status.
+    pub runs: BTreeMap<RunStatus, usize>,
+    /// The highest runs per minute in one sample.
+    pub peak_runs_per_minute: Option<f64>,
+    /// The longest run and catalog retrieval seen, seconds.
+    pub max_run_time: Option<f64>,
+    pub max_config_retrieval_time: Option<f64>,
+    /// The fleet at the last sample.
+    pub clones: Option<usize>,
+    pub running: Option<usize>,
+    pub silent: Option<usize>,
+    /// The most clones seen at once.
+    pub peak_clones: Option<usize>,
+    pub peak_puppetdb_queue_depth: Option<f64>,
+    pub peak_cpu_busy: Option<f64>,
+}
+
+pub fn summary(recording: &Recording) -> RunSummary {
+    let samples = &recording.samples;
+    let mut runs: BTreeMap<RunStatus, usize> = RunStatus::ALL.iter().map(|s| (*s, 0)).collect();
+    for sample in samples {
+        for (status, n) in &sample.runs.by_status {
+            *runs.entry(*status).or_default() += n;
+        }
+    }
+    let max = |values: Vec<f64>| values.into_iter().reduce(f64::max);
+    let last = samples.last();
+    RunSummary {
+        samples: samples.len(),
+        skipped_lines: recording.skipped,
+        first: samples.first().map(|s| s.at.clone()),
+        last: last.map(|s| s.at.clone()),
+        seconds: match (samples.first(), last) {
+            (Some(a), Some(b)) => b.t - a.t,
+            _ => 0,
+        },
+        runs,
+        peak_runs_per_minute: max(series::runs_per_minute(samples, |_| true)
+            .into_iter()
+            .map(|p| p.1)
+            .collect()),
+        max_run_time: max(samples
+            .iter()
+            .filter_map(|s| s.runs.total_time.max)
+            .collect()),
+        max_config_retrieval_time: max(samples
+            .iter()
+            .filter_map(|s| s.runs.config_retrieval_time.max)
+            .collect()),
+        clones: last.map(|s| s.fleet.clones),
+        running: last.map(|s| s.fleet.running),
+        silent: last.map(|s| s.fleet.silent),
+        peak_clones: samples.iter().map(|s| s.fleet.clones).max(),
+        peak_puppetdb_queue_depth: max(series::puppetdb_queue(samples)
+            .into_iter()
+            .map(|p| p.1)
+            .collect()),
+        peak_cpu_busy: max(samples.iter().filter_map(|s| s.host.cpu_busy).collect()),
+    }
+}
+
+/// The points of each chart, from the samples.
+pub mod series {
+    use super::*;
+
+    fn figure(value: &Option<Figure>) -> Option<f64> {
+        value.as_ref().and_then(Figure::as_f64)
+    }
+
+    /// Runs finished per minute in each sample, of the statuses `keep` takes.
+    pub fn runs_per_minute(
+        samples: &[Sample],
+        keep: impl Fn(RunStatus) -> bool,
+    ) -> Vec<(u64, f64)> {
+        samples
+            .iter()
+            .filter(|s| s.period > 0)
+            .map(|s| {
+                let n: usize = s
+                    .runs
+                    .by_status
+                    .iter()
+                    .filter(|(status, _)| keep(**status))
+                    .map(|(_, n)| n)
+                    .sum();
+                (s.t, n as f64 * 60.0 / s.period as f64)
+            })
+            .collect()
+    }
+
+    /// A figure of the samples that have it.
+    pub fn of(samples: &[Sample], pick: impl Fn(&Sample) -> Option<f64>) -> Vec<(u64, f64)> {
+        samples
+            .iter()
+            .filter_map(|s| pick(s).map(|v| (s.t, v)))
+            .collect()
+    }
+
+    pub fn jruby(
+        samples: &[Sample],
+        pick: impl Fn(&crate::protocol::answers::JrubyMetrics) -> Option<f64>,
+    ) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            s.server.as_ref()?.jruby.as_ref().and_then(&pick)
+        })
+    }
+
+    pub fn free_jrubies(samples: &[Sample]) -> Vec<(u64, f64)> {
+        jruby(samples, |j| figure(&j.num_free_jrubies))
+    }
+
+    pub fn borrowed_jrubies(samples: &[Sample]) -> Vec<(u64, f64)> {
+        jruby(samples, |j| {
+            Some(figure(&j.num_jrubies)? - figure(&j.num_free_jrubies)?)
+        })
+    }
+
+    pub fn compile_mean_ms(samples: &[Sample]) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            figure(&s.server.as_ref()?.compile.as_ref()?.mean_ms)
+        })
+    }
+
+    pub fn puppetdb_queue(samples: &[Sample]) -> Vec<(u64, f64)> {
+        of(samples, |s| figure(&s.puppetdb.as_ref()?.queue_depth))
+    }
+
+    /// Memory in use (total less available) as a percentage of the total.
+    pub fn memory_used_percent(samples: &[Sample]) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            let total = s.host.mem_total_bytes? as f64;
+            let available = s.host.mem_available_bytes? as f64;
+            (total > 0.0).then(|| (total - available) / total * 100.0)
+        })
+    }
+}
+
+const OK: &str = "#1a7f37";
+const BAD: &str = "#cf222e";
+const P50: &str = "#0969da";
+const P95: &str = "#bf8700";
+const MAX: &str = "#8250df";
+
+/// Every chart of the page, in order.
+pub fn charts(samples: &[Sample]) -> Vec<String> {
+    use series::*;
+    let successful = |s: RunStatus| matches!(s, RunStatus::Changed | RunStatus::Unchanged);
+    let distribution = |pick: fn(&Sample) -> &crate::protocol::answers::Distribution| {
+        vec![
+            Series::new("p50", P50, of(samples, |s| pick(s).p50)),
+            Series::new("p95", P95, of(samples, |s| pick(s).p95)),
+            Series::new("max", MAX, of(samples, |s| pick(s).max)),
+        ]
+    };
+    vec![
+        line_chart(
+            "runs-per-minute",
+            "Runs finished per minute",
+            "/min",
+            &[
+                Series::new("successful", OK, runs_per_minute(samples, successful)),
+                Series::new(
+                    "failed",
+                    BAD,
+                    runs_per_minute(samples, |s| s == RunStatus::Failed),
+                ),
+            ],
+        ),
+        line_chart(
+            "run-time",
+            "Run time (runs finished in each sample)",
+            "s",
+            &distribution(|s| &s.runs.total_time),
+        ),
+        line_chart(
+            "config-retrieval-time",
+            "Catalog retrieval time (runs finished in each sample)",
+            "s",
+            &distribution(|s| &s.runs.config_retrieval_time),
+        ),
+        line_chart(
+            "clones",
+            "Clones running and silent",
+            "",
+            &[
+                Series::new("running", OK, of(samples, |s| Some(s.fleet.running as f64))),
+                Series::new("silent", BAD, of(samples, |s| Some(s.fleet.silent as f64))),
+            ],
+        ),
+        line_chart(
+            "jrubies",
+            "Puppet Server JRuby instances",
+            "",
+            &[
+                Series::new("free", OK, free_jrubies(samples)),
+                Series::new("borrowed", P95, borrowed_jrubies(samples)),
+            ],
+        ),
+        line_chart(
+            "jruby-times",
+            "JRuby borrow and wait time (averages since the server started)",
+            "ms",
+            &[
+                Series::new(
+                    "borrow",
+                    P50,
+                    jruby(samples, |j| {
+                        j.average_borrow_time_ms.as_ref().and_then(Figure::as_f64)
+                    }),
+                ),
+                Series::new(
+                    "wait",
+                    BAD,
+                    jruby(samples, |j| {
+                        j.average_wait_time_ms.as_ref().and_then(Figure::as_f64)
+                    }),
+                ),
+            ],
+        ),
+        line_chart(
+            "compile-time",
+            "Catalog compile time (mean since the server started)",
+            "ms",
+            &[Series::new("mean", P50, compile_mean_ms(samples))],
+        ),
+        line_chart(
+            "puppetdb-queue",
+            "PuppetDB command queue depth",
+            "",
+            &[Series::new("queue depth", P95, puppetdb_queue(samples))],
+        ),
+        line_chart(
+            "host",
+            "Load host CPU busy and memory used",
+            "%",
+            &[
+                Series::new(
+                    "CPU busy",
+                    BAD,
+                    of(samples, |s| s.host.cpu_busy.map(|b| b * 100.0)),
+                ),
+                Series::new("memory used", P50, memory_used_percent(samples)),
+            ],
+        ),
+    ]
+}
+
+fn cell(value: Option<f64>, unit: &str) -> String {
+    value.map_or_else(
+        || "-".to_owned(),
+        |v| format!("{}{unit}", tick_label((v * 100.0).round() / 100.0)),
+    )
+}
+
+/// The page.
+pub fn page(recording: &Recording) -> String {
+    let s = summary(recording);
+    let mut out = String::new();
+    let title = format!(
+        "clone-army load run {} – {}",
+        s.first.as_deref().unwrap_or("-"),
+        s.last.as_deref().unwrap_or("-")
+    );
+    let _ = writeln!(
+        out,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    );
+    let _ = writeln!(out, "<title>{}</title>", html_text(&title));
+    let _ = writeln!(
+        out,
+        "<style>body{{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:760px;color:#1f2328}}\
+         table{{border-collapse:collapse}}td,th{{border:1px solid #d0d7de;padding:2px 8px;text-align:left}}\
+         figure{{margin:1.5em 0}}figcaption{{font-weight:600}}svg{{width:100%;height:auto}}\
+         .legend span{{margin-right:1em}}.legend i{{display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle}}\
+         .empty{{color:#656d76}}</style></head><body>"
+    );
+    let _ = writeln!(out, "<h1>{}</h1>", html_text(&title));
+    let rows = summary_rows(&s);
+    let _ = writeln!(out, "<table id=\"summary\">");
+    for (name, value) in &rows {
+        let _ = writeln!(
+            out,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            html_text(name),
+            html_text(value)
+        );
+    }
+    let _ = writeln!(out, "</table>");
+    for chart in charts(&recording.samples) {
+        out.push_str(&chart);
+    }
+    let _ = writeln!(out, "</body></html>");
+    out
+}
+
+/// The summary as (name, value) rows, for the page's table and the text one.
+pub fn summary_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
+    let runs: Vec<String> = s
+        .runs
+        .iter()
+        .filter(|(status, _)| !matches!(status, RunStatus::Never | RunStatus::Unreadable))
+        .map(|(status, n)| format!("{} {n}", status.as_str()))
+        .collect();
+    vec![
+        (
+            "samples",
+            format!(
+                "{} over {} min ({} lines skipped)",
+                s.samples,
+                tick_label((s.seconds as f64 / 60.0 * 10.0).round() / 10.0),
+                s.skipped_lines
+            ),
+        ),
+        ("runs finished", runs.join(", ")),
+        ("peak runs per minute", cell(s.peak_runs_per_minute, "")),
+        ("longest run", cell(s.max_run_time, " s")),
+        (
+            "longest catalog retrieval",
+            cell(s.max_config_retrieval_time, " s"),
+        ),
+        (
+            "clones at the end",
+            format!(
+                "{} ({} running, {} silent); at most {}",
+                whole(s.clones),
+                whole(s.running),
+                whole(s.silent),
+                whole(s.peak_clones)
+            ),
+        ),
+        (
+            "peak PuppetDB queue depth",
+            cell(s.peak_puppetdb_queue_depth, ""),
+        ),
+        (
+            "peak load host CPU busy",
+            cell(s.peak_cpu_busy.map(|b| b * 100.0), " %"),
+        ),
+    ]
+}
+
+/// `report --from --format table`: the summary's rows as text.
+pub fn summary_table(recording: &Recording) -> String {
+    let rows = summary_rows(&summary(recording));
+    let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (name, value) in rows {
+        let _ = writeln!(
+            out,
+            "{name:width$}  {}",
+            crate::sys::escape::visible(&value)
+        );
+    }
+    out
+}
+
+fn whole(value: Option<usize>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+use super::*;
+use crate::protocol::answers::{CloneReport, Report, ReportState};
+use crate::record::host::{CpuTimes, HostReading};
+use crate::record::sample::Sampler;
+
+fn clone(name: &str, run: Option<(u64, RunStatus, f64)>) -> CloneReport {
+    CloneReport {
+        name: name.to_owned(),
+        base: "debian-13".to_owned(),
+        state: ReportState::Running,
+        mounted: true,
+        status: run.map_or(RunStatus::Never, |r| r.1),
+        last_run: run.map(|r| r.0),
+        age: None,
+        total_time: run.map(|r| r.2),
+        config_retrieval_time: run.map(|r| r.2 / 2.0),
+        failed_resources: None,
+        puppet_version: None,
+        config_version: None,
+        silent: false,
+        summary: None,
+        error: None,
+        failure: None,
+    }
+}
+
+/// Three samples 30 s apart; the server view of Puppet Server 7's fixture in the last two.
+fn recording() -> Recording {
+    let server: serde_json::Value = serde_json::from_str(include_str!(
+        "../../report/fixtures/puppetserver-7-status-debug.json"
+    ))
+    .unwrap();
+    let summarised = crate::report::server::summarise(&server);
+    let view = crate::protocol::answers::ServerView {
+        url: "https://puppet:8140/status/v1/services?level=debug".to_owned(),
+        ok: true,
+        error: None,
+        ca_cert: None,
+        http_status: Some(200),
+        states: summarised.states,
+        jruby: summarised.jruby,
+        compile: summarised.compile,
+        catalog_requests: summarised.catalog_requests,
+        all_requests: summarised.all_requests,
+        raw: Some(server),
+    };
+    let steps: [(u64, Vec<CloneReport>, u64); 3] = [
+        (1000, vec![clone("c1", None), clone("c2", None)], 100),
+        (
+            1030,
+            vec![
+                clone("c1", Some((1010, RunStatus::Changed, 4.0))),
+                clone("c2", Some((1020, RunStatus::Failed, 8.0))),
+            ],
+            115,
+        ),
+        (
+            1060,
+            vec![
+                clone("c1", Some((1040, RunStatus::Unchanged, 2.0))),
+                clone("c2", Some((1020, RunStatus::Failed, 8.0))),
+            ],
+            130,
+        ),
+    ];
+    let mut sampler = Sampler::default();
+    let samples = steps
+        .into_iter()
+        .map(|(t, clones, busy)| {
+            let fleet = crate::report::stats::fleet(std::iter::empty(), 1800);
+            let report = Report {
+                now: t,
+                generated_at: crate::sys::time::rfc3339_utc(t),
+                interval: 1800,
+                states_known: true,
+                systemd_error: None,
+                clones,
+                fleet,
+                server: (t > 1000).then(|| view.clone()),
+                puppetdb: None,
+            };
+            let reading = HostReading {
+                load1: Some(1.0),
+                mem_total_bytes: Some(1000),
+                mem_available_bytes: Some(250),
+                cpu: Some(CpuTimes { busy, total: t }),
+            };
+            sampler.sample(&report, reading, 30)
+        })
+        .collect();
+    Recording {
+        files: vec![],
+        samples,
+        skipped: 2,
+    }
+}
+
+#[test]
+fn each_chart_has_the_timelines_numbers() {
+    let r = recording();
+    let s = &r.samples;
+    // Two runs in the second sample (30 s: 4/min, one failed), one in the third.
+    assert_eq!(
+        series::runs_per_minute(s, |_| true),
+        [(1000, 0.0), (1030, 4.0), (1060, 2.0)]
+    );
+    assert_eq!(
+        series::runs_per_minute(s, |st| st == RunStatus::Failed),
+        [(1000, 0.0), (1030, 2.0), (1060, 0.0)]
+    );
+    assert_eq!(
+        series::of(s, |x| x.runs.total_time.max),
+        [(1030, 8.0), (1060, 2.0)]
+    );
+    // The fixture's pool: 4 instances, 2 free; a compile mean; no PuppetDB.
+    let free = series::free_jrubies(s);
+    let borrowed = series::borrowed_jrubies(s);
+    assert_eq!(free.len(), 2);
+    let jruby = s[1].server.as_ref().unwrap().jruby.as_ref().unwrap();
+    let total = jruby.num_jrubies.as_ref().unwrap().as_f64().unwrap();
+    assert_eq!(free[0].1 + borrowed[0].1, total);
+    assert_eq!(series::compile_mean_ms(s).len(), 2);
+    assert!(series::puppetdb_queue(s).is_empty());
+    assert_eq!(
+        series::memory_used_percent(s),
+        [(1000, 75.0), (1030, 75.0), (1060, 75.0)]
+    );
+    // CPU: 15 busy ticks of 30 between samples.
+    assert_eq!(
+        series::of(s, |x| x.host.cpu_busy),
+        [(1030, 0.5), (1060, 0.5)]
+    );
+}
+
+#[test]
+fn the_page_draws_every_chart_from_its_samples() {
+    let r = recording();
+    let page = page(&r);
+    assert!(page.starts_with("<!doctype html>"));
+    assert!(!page.contains("<script"), "no script");
+    assert!(
+        !page.contains("http://") && !page.contains("https://puppet"),
+        "nothing fetched, no server URL"
+    );
+    for (id, points) in [
+        ("runs-per-minute", 6),
+        ("run-time", 6),
+        ("config-retrieval-time", 6),
+        ("clones", 6),
+        ("jrubies", 4),
+        ("jruby-times", 4),
+        ("compile-time", 2),
+        ("puppetdb-queue", 0),
+        ("host", 5),
+    ] {
+        let needle = format!(r#"<figure class="chart" id="{id}" data-points="{points}">"#);
+        assert!(page.contains(&needle), "{needle} in\n{page}");
+    }
+    assert!(
+        page.contains("<tr><th>runs finished</th><td>failed 1, changed 1, unchanged 1</td></tr>"),
+        "{page}"
+    );
+    assert!(page.contains("(2 lines skipped)"));
+}
+
+#[test]
+fn the_summary_adds_up_the_samples() {
+    let s = summary(&recording());
+    assert_eq!(s.samples, 3);
+    assert_eq!(s.seconds, 60);
+    assert_eq!(s.runs[&RunStatus::Changed], 1);
+    assert_eq!(s.runs[&RunStatus::Failed], 1);
+    assert_eq!(s.runs[&RunStatus::Unchanged], 1);
+    assert_eq!(s.peak_runs_per_minute, Some(4.0));
+    assert_eq!(s.max_run_time, Some(8.0));
+    assert_eq!(s.max_config_retrieval_time, Some(4.0));
+    assert_eq!((s.clones, s.peak_clones), (Some(2), Some(2)));
+    assert_eq!(s.peak_puppetdb_queue_depth, None);
+    assert_eq!(s.skipped_lines, 2);
+}
