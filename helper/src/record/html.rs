@@ -94,23 +94,33 @@ pub mod series {
         value.as_ref().and_then(Figure::as_f64)
     }
 
-    /// Runs finished per minute in each sample, of the statuses `keep` takes.
+    /// Runs finished per minute as of each sample, of the statuses `keep` takes: the runs
+    /// of the samples within the last minute (at least the sample itself) over the time
+    /// they cover, so short sampling periods do not make the line jump between 0 and 12.
     pub fn runs_per_minute(
         samples: &[Sample],
         keep: impl Fn(RunStatus) -> bool,
     ) -> Vec<(u64, f64)> {
+        let runs = |s: &Sample| -> usize {
+            s.runs
+                .by_status
+                .iter()
+                .filter(|(status, _)| keep(**status))
+                .map(|(_, n)| n)
+                .sum()
+        };
         samples
             .iter()
-            .filter(|s| s.period > 0)
-            .map(|s| {
-                let n: usize = s
-                    .runs
-                    .by_status
+            .enumerate()
+            .filter(|(_, s)| s.period > 0)
+            .map(|(i, s)| {
+                let window = samples[..=i]
                     .iter()
-                    .filter(|(status, _)| keep(**status))
-                    .map(|(_, n)| n)
-                    .sum();
-                (s.t, n as f64 * 60.0 / s.period as f64)
+                    .rev()
+                    .take_while(|w| w.t + 60 > s.t || w.t == s.t);
+                let (n, seconds) =
+                    window.fold((0, 0), |(n, secs), w| (n + runs(w), secs + w.period));
+                (s.t, n as f64 * 60.0 / seconds.max(1) as f64)
             })
             .collect()
     }
@@ -182,7 +192,7 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
     vec![
         line_chart(
             "runs-per-minute",
-            "Runs finished per minute",
+            "Runs finished per minute (over the last minute)",
             "/min",
             &[
                 Series::new("successful", OK, runs_per_minute(samples, successful)),

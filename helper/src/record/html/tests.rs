@@ -99,14 +99,15 @@ fn recording() -> Recording {
 fn each_chart_has_the_timelines_numbers() {
     let r = recording();
     let s = &r.samples;
-    // Two runs in the second sample (30 s: 4/min, one failed), one in the third.
+    // Two runs in the second sample (one failed), one in the third; samples 30 s apart,
+    // so each figure is over that sample and the one before: 2 runs in 60 s, then 3.
     assert_eq!(
         series::runs_per_minute(s, |_| true),
-        [(1000, 0.0), (1030, 4.0), (1060, 2.0)]
+        [(1000, 0.0), (1030, 2.0), (1060, 3.0)]
     );
     assert_eq!(
         series::runs_per_minute(s, |st| st == RunStatus::Failed),
-        [(1000, 0.0), (1030, 2.0), (1060, 0.0)]
+        [(1000, 0.0), (1030, 1.0), (1060, 1.0)]
     );
     assert_eq!(
         series::of(s, |x| x.runs.total_time.max),
@@ -171,10 +172,32 @@ fn the_summary_adds_up_the_samples() {
     assert_eq!(s.runs[&RunStatus::Changed], 1);
     assert_eq!(s.runs[&RunStatus::Failed], 1);
     assert_eq!(s.runs[&RunStatus::Unchanged], 1);
-    assert_eq!(s.peak_runs_per_minute, Some(4.0));
+    assert_eq!(s.peak_runs_per_minute, Some(3.0));
     assert_eq!(s.max_run_time, Some(8.0));
     assert_eq!(s.max_config_retrieval_time, Some(4.0));
     assert_eq!((s.clones, s.peak_clones), (Some(2), Some(2)));
     assert_eq!(s.peak_puppetdb_queue_depth, None);
     assert_eq!(s.skipped_lines, 2);
+}
+
+#[test]
+fn runs_per_minute_covers_the_last_minute_of_short_samples() {
+    // A sample with two runs, every 30 s among samples 5 s apart.
+    let with_runs = recording().samples[1].clone();
+    let samples: Vec<Sample> = (0..24u64)
+        .map(|i| {
+            let mut s = with_runs.clone();
+            s.t = 2000 + i * 5;
+            s.period = 5;
+            if i % 6 != 0 {
+                s.runs.by_status.values_mut().for_each(|n| *n = 0);
+            }
+            s
+        })
+        .collect();
+    let rates = series::runs_per_minute(&samples, |_| true);
+    // The first sample alone: 2 runs in 5 s.
+    assert_eq!(rates[0].1, 24.0);
+    // A minute in: the 12 samples of the last 60 s hold 4 runs.
+    assert_eq!(rates[23].1, 4.0);
 }
