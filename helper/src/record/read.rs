@@ -101,17 +101,7 @@ mod tests {
     use crate::record::sample::Sampler;
 
     fn line(t: u64) -> String {
-        let report = crate::protocol::answers::Report {
-            now: t,
-            generated_at: crate::sys::time::rfc3339_utc(t),
-            interval: 1800,
-            states_known: true,
-            systemd_error: None,
-            clones: vec![],
-            fleet: crate::report::stats::fleet(std::iter::empty(), 1800),
-            server: None,
-            puppetdb: None,
-        };
+        let report = crate::record::sample::fixtures::report(t, vec![]);
         let sample = Sampler::default().sample(&report, Default::default(), 10);
         serde_json::to_string(&sample).unwrap()
     }

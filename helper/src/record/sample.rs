@@ -132,13 +132,18 @@ impl Sampler {
     }
 }
 
+/// Reports as the recorder's tests make them: clones with a last run or none, and the
+/// fleet figured from them as the report does.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::answers::CloneReport;
-    use crate::record::host::CpuTimes;
+pub(crate) mod fixtures {
+    use crate::protocol::answers::{CloneReport, Report, ReportState, RunStatus};
 
-    fn clone(name: &str, state: ReportState, run: Option<(u64, RunStatus, f64)>) -> CloneReport {
+    /// A clone with its last run as (end, status, total time); retrieval takes half.
+    pub fn clone(
+        name: &str,
+        state: ReportState,
+        run: Option<(u64, RunStatus, f64)>,
+    ) -> CloneReport {
         CloneReport {
             name: name.to_owned(),
             base: "debian-13".to_owned(),
@@ -159,7 +164,8 @@ mod tests {
         }
     }
 
-    fn report(now: u64, clones: Vec<CloneReport>) -> Report {
+    /// A report at `now` of `clones`, with the fleet figured from them.
+    pub fn report(now: u64, clones: Vec<CloneReport>) -> Report {
         let fleet = crate::report::stats::fleet(
             clones.iter().map(|c| crate::report::stats::RunFigures {
                 id: &c.name,
@@ -182,6 +188,13 @@ mod tests {
             puppetdb: None,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{clone, report};
+    use super::*;
+    use crate::record::host::CpuTimes;
 
     fn reading(busy: u64, total: u64) -> HostReading {
         HostReading {

@@ -306,5 +306,35 @@ fn brief(answer: &Value) -> String {
     }
 }
 
+/// PuppetDB as the tests ask it: its 8.4 answers to the two queries (fixtures/README.md),
+/// the reports narrowed to the certnames a query names, as PuppetDB narrows them.
+#[cfg(test)]
+pub(crate) mod fake {
+    use serde_json::Value;
+
+    pub fn facts() -> Value {
+        serde_json::from_str(include_str!("fixtures/puppetdb-8-clone-army-facts.json")).unwrap()
+    }
+
+    pub fn reports() -> Value {
+        serde_json::from_str(include_str!("fixtures/puppetdb-8-latest-reports.json")).unwrap()
+    }
+
+    /// The answer to `pql`.
+    pub fn answer(pql: &str) -> Result<Value, String> {
+        if pql == super::hosts_query() {
+            return Ok(facts());
+        }
+        let rows: Vec<Value> = reports()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| pql.contains(&format!("\"{}\"", r["certname"].as_str().unwrap())))
+            .cloned()
+            .collect();
+        Ok(Value::Array(rows))
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -449,27 +449,7 @@ fn sample_with_server() -> Report {
 
 /// Two load hosts' fleet from PuppetDB's answers (fixtures/README.md), as `fetch` makes it.
 fn puppetdb_fleet_sample(now: u64, interval: u64) -> crate::protocol::answers::PuppetdbFleet {
-    let facts = include_str!("fixtures/puppetdb-8-clone-army-facts.json");
-    let reports: serde_json::Value =
-        serde_json::from_str(include_str!("fixtures/puppetdb-8-latest-reports.json")).unwrap();
-    puppetdb_fleet::fleet(
-        |pql: &str| {
-            if pql == puppetdb_fleet::hosts_query() {
-                return Ok(serde_json::from_str(facts).unwrap());
-            }
-            let asked: Vec<serde_json::Value> = reports
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|r| pql.contains(&format!("\"{}\"", r["certname"].as_str().unwrap())))
-                .cloned()
-                .collect();
-            Ok(serde_json::Value::Array(asked))
-        },
-        now,
-        interval,
-    )
-    .unwrap()
+    puppetdb_fleet::fleet(puppetdb_fleet::fake::answer, now, interval).unwrap()
 }
 
 #[test]

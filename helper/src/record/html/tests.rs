@@ -1,27 +1,10 @@
 use super::*;
-use crate::protocol::answers::{CloneReport, Report, ReportState};
+use crate::protocol::answers::{CloneReport, ReportState};
 use crate::record::host::{CpuTimes, HostReading};
-use crate::record::sample::Sampler;
+use crate::record::sample::{fixtures, Sampler};
 
 fn clone(name: &str, run: Option<(u64, RunStatus, f64)>) -> CloneReport {
-    CloneReport {
-        name: name.to_owned(),
-        base: "debian-13".to_owned(),
-        state: ReportState::Running,
-        mounted: true,
-        status: run.map_or(RunStatus::Never, |r| r.1),
-        last_run: run.map(|r| r.0),
-        age: None,
-        total_time: run.map(|r| r.2),
-        config_retrieval_time: run.map(|r| r.2 / 2.0),
-        failed_resources: None,
-        puppet_version: None,
-        config_version: None,
-        silent: false,
-        summary: None,
-        error: None,
-        failure: None,
-    }
+    fixtures::clone(name, ReportState::Running, run)
 }
 
 /// Three samples 30 s apart; the server view of Puppet Server 7's fixture in the last two.
@@ -67,18 +50,8 @@ fn recording() -> Recording {
     let samples = steps
         .into_iter()
         .map(|(t, clones, busy)| {
-            let fleet = crate::report::stats::fleet(std::iter::empty(), 1800);
-            let report = Report {
-                now: t,
-                generated_at: crate::sys::time::rfc3339_utc(t),
-                interval: 1800,
-                states_known: true,
-                systemd_error: None,
-                clones,
-                fleet,
-                server: (t > 1000).then(|| view.clone()),
-                puppetdb: None,
-            };
+            let mut report = fixtures::report(t, clones);
+            report.server = (t > 1000).then(|| view.clone());
             let reading = HostReading {
                 load1: Some(1.0),
                 mem_total_bytes: Some(1000),

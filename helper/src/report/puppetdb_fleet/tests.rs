@@ -4,19 +4,9 @@ use serde_json::json;
 
 use super::*;
 
-/// PuppetDB 8.4's answers to the two queries over two load hosts (fixtures/README.md).
-const FACTS: &str = include_str!("../fixtures/puppetdb-8-clone-army-facts.json");
-const REPORTS: &str = include_str!("../fixtures/puppetdb-8-latest-reports.json");
+use super::fake::{facts, reports};
 
 const INTERVAL: u64 = 1800;
-
-fn facts() -> Value {
-    serde_json::from_str(FACTS).unwrap()
-}
-
-fn reports() -> Value {
-    serde_json::from_str(REPORTS).unwrap()
-}
 
 /// The moment the fixtures were taken: the newest report's end.
 fn fixture_now() -> u64 {
@@ -201,19 +191,7 @@ fn the_fleet_spans_hosts_with_a_breakdown_per_host() {
     let asked = RefCell::new(Vec::new());
     let query = |pql: &str| -> Result<Value, String> {
         asked.borrow_mut().push(pql.to_owned());
-        if pql == hosts_query() {
-            return Ok(facts());
-        }
-        // PuppetDB answers only the certnames asked for.
-        let all = reports();
-        let rows: Vec<Value> = all
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|r| pql.contains(&format!("\"{}\"", r["certname"].as_str().unwrap())))
-            .cloned()
-            .collect();
-        Ok(Value::Array(rows))
+        super::fake::answer(pql)
     };
     let now = fixture_now();
     let fleet = fleet(query, now, INTERVAL).unwrap();
