@@ -49,7 +49,8 @@ fn value_range(series: &[Series]) -> (f64, f64) {
     }
 }
 
-fn time_range(series: &[Series]) -> (u64, u64) {
+/// The time the series cover, first to last point (never empty).
+pub fn time_span(series: &[Series]) -> (u64, u64) {
     let times = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (first, last) = times.fold((u64::MAX, 0), |(a, b), t| (a.min(t), b.max(t)));
     if first > last {
@@ -90,9 +91,17 @@ pub fn coordinates(
 }
 
 /// The chart: a titled SVG with the value axis labelled at its ends and middle (in
-/// `unit`), the time axis as minutes from the first sample, one line per series and a
-/// legend. A chart without any point says so instead of drawing empty axes.
-pub fn line_chart(id: &str, title: &str, unit: &str, series: &[Series]) -> String {
+/// `unit`), the time axis from `times.0` to `times.1` (seconds since the epoch; every
+/// chart of a page takes the whole recording's, so they line up) in minutes, one line
+/// per series and a legend. A chart without any point says so instead of drawing empty
+/// axes.
+pub fn line_chart(
+    times: (u64, u64),
+    id: &str,
+    title: &str,
+    unit: &str,
+    series: &[Series],
+) -> String {
     let mut out = String::new();
     let drawn: usize = series.iter().map(|s| s.points.len()).sum();
     let _ = writeln!(
@@ -107,7 +116,11 @@ pub fn line_chart(id: &str, title: &str, unit: &str, series: &[Series]) -> Strin
         );
         return out;
     }
-    let times = time_range(series);
+    let times = if times.1 > times.0 {
+        times
+    } else {
+        (times.0, times.0 + 1)
+    };
     let values = value_range(series);
     let _ = writeln!(
         out,
@@ -200,7 +213,7 @@ mod tests {
             "#000",
             vec![(100, 0.0), (160, 5.0), (220, 10.0)],
         )];
-        let xy = coordinates(&series[0].points, time_range(&series), value_range(&series));
+        let xy = coordinates(&series[0].points, time_span(&series), value_range(&series));
         assert_eq!(xy[0], (LEFT, HEIGHT - BOTTOM));
         assert_eq!(xy[2], (WIDTH - RIGHT, TOP));
         assert_eq!(xy[1].0, (LEFT + WIDTH - RIGHT) / 2.0);
@@ -209,14 +222,16 @@ mod tests {
 
     #[test]
     fn a_chart_draws_every_series_with_its_point_count() {
+        let series = [
+            Series::new("ok", "#1a7f37", vec![(0, 1.0), (60, 2.0), (120, f64::NAN)]),
+            Series::new("failed", "#cf222e", vec![(0, 0.0)]),
+        ];
         let svg = line_chart(
+            time_span(&series),
             "runs",
             "Runs <per> minute",
             "runs",
-            &[
-                Series::new("ok", "#1a7f37", vec![(0, 1.0), (60, 2.0), (120, f64::NAN)]),
-                Series::new("failed", "#cf222e", vec![(0, 0.0)]),
-            ],
+            &series,
         );
         assert!(svg.contains(r#"data-points="3""#), "{svg}");
         assert!(
@@ -240,7 +255,13 @@ mod tests {
 
     #[test]
     fn a_chart_without_points_says_so() {
-        let html = line_chart("q", "Queue", "", &[Series::new("q", "#000", vec![])]);
+        let html = line_chart(
+            (0, 60),
+            "q",
+            "Queue",
+            "",
+            &[Series::new("q", "#000", vec![])],
+        );
         assert!(html.contains(r#"data-points="0""#));
         assert!(html.contains("no samples had this figure"));
         assert!(!html.contains("<svg"));

@@ -181,6 +181,13 @@ const MAX: &str = "#8250df";
 /// Every chart of the page, in order.
 pub fn charts(samples: &[Sample]) -> Vec<String> {
     use series::*;
+    let span = (
+        samples.first().map_or(0, |s| s.t),
+        samples.last().map_or(0, |s| s.t),
+    );
+    let line_chart = |id: &str, title: &str, unit: &str, series: &[Series]| {
+        line_chart(span, id, title, unit, series)
+    };
     let successful = |s: RunStatus| matches!(s, RunStatus::Changed | RunStatus::Unchanged);
     let distribution = |pick: fn(&Sample) -> &crate::protocol::answers::Distribution| {
         vec![

@@ -174,3 +174,13 @@ fn runs_per_minute_covers_the_last_minute_of_short_samples() {
     // A minute in: the 12 samples of the last 60 s hold 4 runs.
     assert_eq!(rates[23].1, 4.0);
 }
+
+#[test]
+fn every_chart_spans_the_whole_recording() {
+    // The compile chart's points start at the second sample; its axis still ends where
+    // the recording does (1 min), as every chart's with points does.
+    let page = page(&recording());
+    let drawn = page.matches("<svg ").count();
+    assert_eq!(drawn, 8, "every chart but PuppetDB's has points");
+    assert_eq!(page.matches(">1 min</text>").count(), drawn, "{page}");
+}
