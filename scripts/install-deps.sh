@@ -14,6 +14,8 @@ packages=(
   shellcheck file jq
   # the acceptance suite's loopback HTTP server (helper_source over http)
   python3
+  # the acceptance suite opens the recorded run's page as a person would
+  chromium
 )
 
 missing=()

@@ -119,6 +119,54 @@ RSpec.describe 'class clone_army on a sandbox host' do
                      "no report after #{checkin_timeout}s from: #{certnames - reports.keys}\n#{diagnostics}"
     end
 
+    # A minute of the running fleet recorded with its server's (and PuppetDB's)
+    # view, its page made and opened in headless Chromium on this machine, as a
+    # person would look at it.
+    context 'a recorded minute and its page' do
+      before(:all) do
+        @page_dir = Dir.mktmpdir('clone-army-page')
+        views = ['--server', "https://#{SandboxHarness::SERVER}:8140",
+                 '--ca-cert', '/etc/puppet/puppetserver/ca/ca_crt.pem']
+        views += ['--puppetdb', "https://#{SandboxHarness::SERVER}:8081", '--client-cert',
+                  "/var/lib/puppet/ssl/certs/#{SandboxHarness::SERVER}.pem", '--client-key',
+                  "/var/lib/puppet/ssl/private_keys/#{SandboxHarness::SERVER}.pem"] if puppetdb?
+        @recorded = SandboxHarness.on_sandbox(SandboxHarness::HELPER, 'record', '--output', '/root/minute.jsonl',
+                                              '--every', '5', '--samples', '13', '--interval',
+                                              SandboxHarness::RUNINTERVAL.to_s, *views, timeout: 180)
+        page = SandboxHarness.on_sandbox(SandboxHarness::HELPER, 'report', '--from', '/root/minute.jsonl',
+                                         '--format', 'html', timeout: 60)
+        @page = File.join(@page_dir, 'run.html')
+        File.write(@page, page.stdout)
+        @dom = Chromium.dump_dom(@page)
+        @png = Chromium.screenshot(@page, File.join(@page_dir, 'run.png'))
+      end
+
+      after(:all) { FileUtils.rm_rf(@page_dir) }
+
+      it 'records every sample' do
+        expect(@recorded.exitstatus).to eq(0), @recorded.to_s
+        done = JSON.parse(@recorded.stdout).fetch('result')
+        expect(done).to include('samples' => 13, 'ended_by' => 'samples')
+      end
+
+      it 'draws every chart from samples, in the page as Chromium loaded it' do
+        charts = @dom.scan(%r{<figure class="chart" id="([a-z-]+)" data-points="(\d+)"}).to_h
+        expect(charts.keys).to eq(['runs-per-minute', 'run-time', 'config-retrieval-time', 'clones', 'jrubies',
+                                   'jruby-times', 'compile-time', 'puppetdb-queue', 'host'])
+        # Every sample has the fleet, the pool and the host; run times need a run
+        # in the minute (the two clones run every 120 s, phased: one in each minute).
+        ['runs-per-minute', 'clones', 'jrubies', 'jruby-times', 'host', 'run-time'].each do |id|
+          expect(charts[id].to_i).to be > 0, "#{id}: #{charts}"
+        end
+        expect(charts['puppetdb-queue'].to_i).to be > 0, charts.inspect if puppetdb?
+        expect(@dom).to include('<svg ')
+      end
+
+      it 'renders to a screenshot that is not blank' do
+        expect(Chromium.colours(@png)).to be > 16
+      end
+    end
+
     context 'with PuppetDB behind the server' do
       before { skip "this suite's sandbox host has no PuppetDB (sandbox/lib.sh)" unless puppetdb? }
 

@@ -22,8 +22,13 @@
 #                  bash sandbox/sandbox.sh exec acceptance bash
 #                  bash sandbox/sandbox.sh down acceptance
 
+require 'fileutils'
 require 'io/wait'
 require 'json'
+require 'open3'
+require 'set'
+require 'tmpdir'
+require 'zlib'
 require 'rspec'
 require 'shellwords'
 
@@ -428,6 +433,104 @@ class LoopbackHttp
   # What it logged: one line per request ("GET /clone-army HTTP/1.1" 200 -).
   def requests
     File.exist?(@log) ? File.read(@log) : ''
+  end
+end
+
+# Debian's headless Chromium on this machine, for pages the helper writes.
+module Chromium
+  BINARY = '/usr/bin/chromium'
+  # --no-sandbox: Chromium's own sandbox needs user namespaces root does not get here.
+  FLAGS = ['--headless', '--no-sandbox', '--disable-gpu'].freeze
+
+  module_function
+
+  def run!(*argv)
+    out, err, status = Open3.capture3(BINARY, *FLAGS, *argv)
+    raise "chromium #{argv.join(' ')} failed: #{err}" unless status.success?
+
+    out
+  end
+
+  # The page's DOM after Chromium loaded it.
+  def dump_dom(page)
+    run!('--dump-dom', "file://#{page}")
+  end
+
+  # A screenshot of the page (800 px wide); its path.
+  def screenshot(page, png)
+    run!("--screenshot=#{png}", '--window-size=800,1800', "file://#{page}")
+    raise "chromium wrote no #{png}" unless File.size?(png)
+
+    png
+  end
+
+  # How many distinct colours a PNG (8-bit RGB or RGBA, not interlaced, as
+  # Chromium writes its screenshots) holds: a blank page has one or two.
+  def colours(path)
+    data = File.binread(path)
+    raise "#{path} is not a PNG" unless data.start_with?("\x89PNG\r\n\x1a\n".b)
+
+    header, idat = png_chunks(data)
+    width, height, depth, colour, _compression, _filter, interlace = header.unpack('NNCCCCC')
+    unless depth == 8 && [2, 6].include?(colour) && interlace.zero?
+      raise "#{path}: depth #{depth}, colour type #{colour}, interlace #{interlace}"
+    end
+
+    unfiltered_pixels(Zlib::Inflate.inflate(idat), width, height, colour == 6 ? 4 : 3).size
+  end
+
+  def png_chunks(data)
+    pos = 8
+    header = nil
+    idat = +''.b
+    while pos + 8 <= data.bytesize
+      length = data.byteslice(pos, 4).unpack1('N')
+      type = data.byteslice(pos + 4, 4)
+      body = data.byteslice(pos + 8, length)
+      header = body if type == 'IHDR'
+      idat << body if type == 'IDAT'
+      pos += 12 + length
+    end
+    [header, idat]
+  end
+
+  # The set of pixel values, undoing each row's PNG filter.
+  def unfiltered_pixels(raw, width, height, bpp)
+    stride = width * bpp
+    previous = Array.new(stride, 0)
+    seen = Set.new
+    height.times do |y|
+      filter = raw.getbyte(y * (stride + 1))
+      row = raw.byteslice(y * (stride + 1) + 1, stride).bytes
+      row.each_index do |i|
+        left = i >= bpp ? row[i - bpp] : 0
+        up = previous[i]
+        corner = i >= bpp ? previous[i - bpp] : 0
+        row[i] = (row[i] + predictor(filter, left, up, corner)) & 0xff
+      end
+      row.each_slice(bpp) { |pixel| seen << pixel }
+      previous = row
+    end
+    seen
+  end
+
+  def predictor(filter, left, up, corner)
+    case filter
+    when 0 then 0
+    when 1 then left
+    when 2 then up
+    when 3 then (left + up) / 2
+    when 4
+      p = left + up - corner
+      pa = (p - left).abs
+      pb = (p - up).abs
+      pc = (p - corner).abs
+      if pa <= pb && pa <= pc then left
+      elsif pb <= pc then up
+      else corner
+      end
+    else raise "unknown PNG filter #{filter}"
+    end
   end
 end
 
