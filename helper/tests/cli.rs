@@ -1039,3 +1039,68 @@ fn host_docs_installs_the_page_and_completions_and_checks_them() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(failure(&output).field.as_deref(), Some("prefix"));
 }
+
+#[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
+fn a_recorded_run_becomes_a_page_on_disk_and_the_answer_names_it() {
+    common::require_root();
+    let root = tempfile::tempdir().unwrap();
+    let timeline = root.path().join("run.jsonl");
+    let timeline_arg = timeline.to_str().unwrap();
+    let recorded = run(
+        root.path(),
+        &[
+            "record",
+            "--output",
+            timeline_arg,
+            "--every",
+            "1",
+            "--samples",
+            "2",
+        ],
+    );
+    assert_eq!(recorded.status.code(), Some(0), "{recorded:?}");
+
+    let page = root.path().join("pages/run.html");
+    let page_arg = page.to_str().unwrap();
+    // A summary is printed, never written: the refusal leaves nothing behind.
+    let refused = run(
+        root.path(),
+        &[
+            "report",
+            "--from",
+            timeline_arg,
+            "--format",
+            "table",
+            "--output",
+            page_arg,
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    let error = failure(&refused);
+    assert_eq!(error.kind, "usage");
+    assert!(error.message.contains("--output"), "{}", error.message);
+    assert!(!page.exists());
+
+    let written = run(
+        root.path(),
+        &[
+            "report",
+            "--from",
+            timeline_arg,
+            "--format",
+            "html",
+            "--output",
+            page_arg,
+        ],
+    );
+    assert_eq!(written.status.code(), Some(0), "{written:?}");
+    let answer: Envelope<serde_json::Value> = envelope(&written);
+    let result = answer.result.unwrap();
+    assert_eq!(result["page"], page_arg);
+    assert_eq!(result["samples"], 2);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(result["bytes"], html.len());
+    assert!(html.starts_with("<!doctype html>"), "{html}");
+    assert!(html.contains("id=\"runs-per-minute\""), "{html}");
+}

@@ -7,6 +7,7 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use serde::Serialize;
 use serde_json::Value;
+use std::path::Path;
 
 use super::{
     docs, usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ListFormat, ReportArgs,
@@ -89,18 +90,27 @@ fn answer(result: Result<Answer>) -> i32 {
 }
 
 /// `report --from`: a recorded run's summary or page; reads only the timeline.
-fn run_recorded_report(from: &std::path::Path, format: Format) -> i32 {
+fn run_recorded_report(from: &std::path::Path, format: Format, output: Option<&Path>) -> i32 {
+    if output.is_some() && format != Format::Html {
+        return fail(&Error::Usage(
+            "--output is where --format html writes the page; a summary (json, table) is printed"
+                .to_owned(),
+        ));
+    }
     let recording = match record::read::read(from) {
         Ok(recording) => recording,
         Err(e) => return fail(&e),
     };
-    match format {
-        Format::Json => answers::print(
+    match (format, output) {
+        (Format::Html, Some(page)) => {
+            return answer(json(record::html::write_page(&recording, page)));
+        }
+        (Format::Json, _) => answers::print(
             &Envelope::success(record::html::summary(&recording)).with_warnings(warnings::take()),
         ),
-        Format::Html => print_text(&record::html::page(&recording)),
-        Format::Table => print_text(&record::html::summary_table(&recording)),
-        Format::Prometheus => {
+        (Format::Html, None) => print_text(&record::html::page(&recording)),
+        (Format::Table, _) => print_text(&record::html::summary_table(&recording)),
+        (Format::Prometheus, _) => {
             return fail(&Error::Usage(
                 "--format prometheus is the live report's; a recorded run is json, table or html"
                     .to_owned(),
@@ -113,7 +123,7 @@ fn run_recorded_report(from: &std::path::Path, format: Format) -> i32 {
 /// `report` may answer in another format than JSON; its errors are still the envelope.
 fn run_report(args: &ReportArgs) -> i32 {
     if let Some(from) = &args.from {
-        return run_recorded_report(from, args.format);
+        return run_recorded_report(from, args.format, args.output.as_deref());
     }
     if args.format == Format::Html {
         return fail(&Error::Usage(

@@ -108,6 +108,10 @@ pub struct ReportArgs {
     /// envelope.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
+    /// With --format html: write the page to this file (replaced whole, never through a
+    /// symlink) and answer the JSON envelope with its path, instead of printing the page.
+    #[arg(long, value_name = "PAGE", requires = "from")]
+    pub output: Option<PathBuf>,
 }
 
 /// What `report` and `record` ask: the run interval, and the server and PuppetDB to ask.

@@ -398,6 +398,32 @@ pub fn summary_table(recording: &Recording) -> String {
     out
 }
 
+/// What `report --from --format html --output PAGE` answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageWritten {
+    /// The page, as given.
+    pub page: String,
+    pub bytes: usize,
+    pub samples: usize,
+    pub skipped_lines: usize,
+}
+
+/// Writes the page to `path` whole (a temporary file renamed over it, so a reader never
+/// sees half a page and a symlink at `path` is replaced, not followed), mode 0644.
+pub fn write_page(
+    recording: &Recording,
+    path: &std::path::Path,
+) -> crate::protocol::error::Result<PageWritten> {
+    let page = page(recording);
+    crate::sys::fsutil::write_atomic(path, page.as_bytes(), 0o644)?;
+    Ok(PageWritten {
+        page: path.display().to_string(),
+        bytes: page.len(),
+        samples: recording.samples.len(),
+        skipped_lines: recording.skipped,
+    })
+}
+
 fn whole(value: Option<usize>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }

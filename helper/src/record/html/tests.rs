@@ -184,3 +184,27 @@ fn every_chart_spans_the_whole_recording() {
     assert_eq!(drawn, 8, "every chart but PuppetDB's has points");
     assert_eq!(page.matches(">1 min</text>").count(), drawn, "{page}");
 }
+
+#[test]
+fn the_page_is_written_whole_over_a_symlink_not_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::write(&elsewhere, "kept").unwrap();
+    let path = dir.path().join("run.html");
+    std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+    let recording = recording();
+    let written = write_page(&recording, &path).unwrap();
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept");
+    let on_disk = std::fs::read_to_string(&path).unwrap();
+    assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+    assert_eq!(on_disk, page(&recording));
+    assert_eq!(
+        written,
+        PageWritten {
+            page: path.display().to_string(),
+            bytes: on_disk.len(),
+            samples: 3,
+            skipped_lines: recording.skipped,
+        }
+    );
+}
