@@ -254,6 +254,37 @@
 #   Required with `helper_source`, refused without it. A helper that does
 #   not match fails the run and is not installed.
 #
+# @param record
+#   Record the load run: the service `puppet-clone-army-record` runs
+#   `clone-army record`, which samples every `record_every` seconds the
+#   fleet (runs finished since the last sample, their status, run and
+#   catalog retrieval times, clones running and silent), the server's view
+#   (`/status/v1/services`: JRuby pool, borrow and wait times, compile
+#   time), PuppetDB's queue with `record_puppetdb`, and this host's load,
+#   memory and CPU, one JSON line each, into `record_file`. The service
+#   starts before the clones are created, so the timeline holds the fleet's
+#   growth; it is enabled (it records again after a reboot), restarts after
+#   a crash, and restarts with a new helper, appending to the same timeline.
+#   `clone-army report --from <record_file> --format html --output PAGE`
+#   (or the `clone_army::report` task with `from`) makes the run's page.
+#   `false` stops the service and removes its unit; the timeline is kept.
+#
+# @param record_file
+#   The recorder's timeline (JSON lines). It is rotated by size beside
+#   itself (`<file>.1` .. `<file>.4`, 64 MiB each, the helper's defaults),
+#   so at most about 320 MiB stay on disk. Its directory is made when
+#   missing and is the only one the service may write to.
+#
+# @param record_every
+#   Seconds between two samples, 1 or more. Undef: the helper's default
+#   (10 s).
+#
+# @param record_puppetdb
+#   PuppetDB to record the command queue of, e.g.
+#   `'https://puppetdb.example.com:8081'` (or a host name, for port 8081).
+#   The recorder presents this host agent's certificate to it, verified
+#   against the agent's CA. Undef: PuppetDB is not asked.
+#
 class clone_army (
   Optional[Clone_army::Hostname] $server = undef,
   Optional[Clone_army::Hostname] $master = undef,
@@ -280,6 +311,10 @@ class clone_army (
   Optional[Clone_army::Cpu_quota] $cpu_quota = undef,
   Optional[Integer[1, 4194304]] $tasks_max = undef,
   Integer[0, 86400] $ramp_up = 0,
+  Boolean $record = false,
+  Clone_army::Timeline_path $record_file = '/var/log/puppet-clone-army/timeline.jsonl',
+  Optional[Integer[1]] $record_every = undef,
+  Optional[Clone_army::Service_address] $record_puppetdb = undef,
 ) {
   $given_server = clone_army::given_server($server, $master)
   # Only a catalog compiled by a Puppet Server for a remote agent has a server
@@ -410,5 +445,11 @@ class clone_army (
   }
   contain clone_army::fleet
 
-  Class['clone_army::install'] -> Class['clone_army::fleet']
+  # The recorder starts before the clones are made, so that it sees them come.
+  class { 'clone_army::record':
+    server => $_server,
+  }
+  contain clone_army::record
+
+  Class['clone_army::install'] -> Class['clone_army::record'] -> Class['clone_army::fleet']
 }

@@ -75,7 +75,7 @@ listing=$(tar -tzf "$module_tarball")
 fail() { echo "dist: $module_tarball: $*" >&2; exit 1; }
 [ "$(printf '%s\n' "$listing" | cut -d/ -f1 | sort -u)" = "$top" ] || fail "not one top directory $top"
 for required in metadata.json README.md REFERENCE.md CHANGELOG.md LICENSE manifests/init.pp \
-  lib/puppet_x/clone_army/schema.json files/clone-army; do
+  lib/puppet_x/clone_army/schema.json templates/record.service.epp files/clone-army; do
   printf '%s\n' "$listing" | grep -qx "$top/$required" || fail "lacks $required"
 done
 for pattern in "${ignored[@]}"; do

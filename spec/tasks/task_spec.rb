@@ -77,8 +77,60 @@ describe PuppetX::CloneArmy::Task do
                                      'details' => { 'causes' => ['no bus'], 'exitstatus' => 1 })
     end
 
+    context 'with a recorded run (from)' do
+      let(:timeline) { '/var/log/puppet-clone-army/timeline.jsonl' }
+      let(:written) do
+        '{"protocol":2,"ok":true,"result":{"page":"/var/log/puppet-clone-army/timeline.html","bytes":20480,' \
+          '"samples":360,"skipped_lines":0}}'
+      end
+
+      it 'writes the page beside the timeline and answers with its path' do
+        expect_run([helper, 'report', '--from', timeline, '--format', 'html', '--output',
+                    '/var/log/puppet-clone-army/timeline.html'], written)
+        result, status = run_task(:report, 'from' => timeline, 'format' => 'html')
+        expect(status).to eq(0)
+        expect(result['result']['page']).to eq('/var/log/puppet-clone-army/timeline.html')
+      end
+
+      it 'writes the page where output says' do
+        expect_run([helper, 'report', '--from', '/srv/runs/lab', '--format', 'html', '--output', '/srv/pages/lab.html'],
+                   written)
+        _, status = run_task(:report, 'from' => '/srv/runs/lab', 'format' => 'html', 'output' => '/srv/pages/lab.html')
+        expect(status).to eq(0)
+      end
+
+      it 'answers the summary as JSON by default, and as the table when asked' do
+        expect_run([helper, 'report', '--from', timeline, '--format', 'json'], '{"protocol":2,"ok":true,"result":{}}')
+        expect(run_task(:report, 'from' => timeline)).to eq([{ 'protocol' => 2, 'ok' => true, 'result' => {} }, 0])
+        expect_run([helper, 'report', '--from', timeline, '--format', 'table'], "samples  360\n")
+        expect(run_task(:report, 'from' => timeline, 'format' => 'table')).to eq(["samples  360\n", 0])
+      end
+
+      [
+        [{ 'server' => 'https://puppet:8140' }, 'server', %r{asks the live fleet}],
+        [{ 'format' => 'prometheus' }, 'format', %r{format must be one of json, table, html}],
+        [{ 'format' => 'table', 'output' => '/tmp/x.html' }, 'output', %r{give format html}],
+        [{ 'format' => 'html', 'output' => 'x.html' }, 'output', %r{output must be an absolute path}],
+      ].each do |extra, field, message|
+        it "refuses #{extra.inspect} without running anything" do
+          expect(described_class).not_to receive(:run)
+          result, status = run_task(:report, { 'from' => timeline }.merge(extra))
+          expect(status).to eq(1)
+          expect(result['_error']).to include('kind' => 'clone_army/invalid-parameter', 'details' => { 'field' => field })
+          expect(result['_error']['msg']).to match(message)
+        end
+      end
+    end
+
+    it 'refuses output without from' do
+      expect(described_class).not_to receive(:run)
+      result, status = run_task(:report, 'output' => '/tmp/x.html')
+      expect(status).to eq(1)
+      expect(result['_error']['details']).to eq('field' => 'output')
+    end
+
     {
-      'interval' => 0, 'server' => 'puppet.example.com', 'ca_cert' => 'ca.pem', 'format' => 'yaml'
+      'interval' => 0, 'server' => 'puppet.example.com', 'ca_cert' => 'ca.pem', 'format' => 'yaml', 'from' => 'run.jsonl'
     }.each do |key, bad|
       it "refuses #{key} #{bad.inspect} without running anything" do
         expect(described_class).not_to receive(:run)

@@ -21,6 +21,10 @@ module PuppetX
       # Clone names, as the helper accepts them.
       CLONE_NAME = Schema.name_pattern(:clone)
       REPORT_FORMATS = ['json', 'table', 'prometheus'].freeze
+      # What a recorded run (`from`) is reported as.
+      RECORDED_FORMATS = ['json', 'table', 'html'].freeze
+      # Views of the live fleet, which a recorded run does not have.
+      LIVE_VIEWS = ['interval', 'server', 'puppetdb', 'ca_cert', 'client_cert', 'client_key'].freeze
       FLEET_ACTIONS = ['start', 'stop', 'status'].freeze
 
       # A parameter that does not fit, or a helper that is not there.
@@ -30,9 +34,17 @@ module PuppetX
 
       # --- argv of each task (everything after the helper's path) ---
 
+      # The report's argv: a recorded run's with `from`, else the live fleet's.
+      def report_args(params)
+        return recorded_report_args(params) if given?(params, 'from')
+        raise ParameterError.new('output', 'output is where the page of a recorded run goes: give from as well') if given?(params, 'output')
+
+        live_report_args(params)
+      end
+
       # clone-army report [--interval S] [--server URL] [--puppetdb URL] [--ca-cert PATH]
       #                    [--client-cert PATH --client-key PATH] [--format F]
-      def report_args(params)
+      def live_report_args(params)
         args = ['report']
         args += ['--interval', positive_integer(params, 'interval').to_s] if given?(params, 'interval')
         args += ['--server', https_url(params, 'server')] if given?(params, 'server')
@@ -41,6 +53,30 @@ module PuppetX
         args += client_cert_args(params)
         args += ['--format', one_of(params, 'format', REPORT_FORMATS)] if given?(params, 'format')
         args
+      end
+
+      # clone-army report --from TIMELINE [--format json|table | --format html --output PAGE]
+      # The page always goes to a file, whose path the answer holds: by default
+      # the timeline's, with `.html` for its extension.
+      def recorded_report_args(params)
+        live = LIVE_VIEWS.find { |key| given?(params, key) }
+        raise ParameterError.new(live, "#{live} asks the live fleet; a recorded run (from) has its views in its timeline") if live
+
+        timeline = absolute_path(params, 'from')
+        format = given?(params, 'format') ? one_of(params, 'format', RECORDED_FORMATS) : 'json'
+        if format != 'html'
+          raise ParameterError.new('output', 'output is where the page goes: give format html') if given?(params, 'output')
+
+          return ['report', '--from', timeline, '--format', format]
+        end
+        page = given?(params, 'output') ? absolute_path(params, 'output') : default_page(timeline)
+        ['report', '--from', timeline, '--format', 'html', '--output', page]
+      end
+
+      # /var/log/puppet-clone-army/timeline.jsonl -> /var/log/puppet-clone-army/timeline.html
+      def default_page(timeline)
+        dir = File.dirname(timeline)
+        File.join(dir, "#{File.basename(timeline).sub(%r{\.[^.]*\z}, '')}.html")
       end
 
       # clone-army exec (--clone NAME... | --all) [--concurrency N] [--timeout S] -- COMMAND...
@@ -125,10 +161,13 @@ module PuppetX
       # --- the tasks ---
 
       # clone_army::report: the helper's report; with --format table or
-      # prometheus its text as it is.
+      # prometheus its text as it is; a recorded run's page, its path.
       def report_task(params)
-        stdout, exitstatus = run([helper_path(params), *report_args(params)])
-        text = given?(params, 'format') && params['format'] != 'json'
+        args = report_args(params)
+        stdout, exitstatus = run([helper_path(params), *args])
+        # The page's answer is the envelope with its path; tables and
+        # Prometheus text come as they are.
+        text = !args.include?('--output') && given?(params, 'format') && params['format'] != 'json'
         text && exitstatus.zero? ? [stdout, 0] : answer(stdout, exitstatus)
       end
 

@@ -1,0 +1,74 @@
+# @summary Runs `clone-army record` as a service of its own, or removes that service.
+#
+# @api private
+#
+# The service `puppet-clone-army-record` samples the fleet, the server (and
+# PuppetDB when given) and this host every `record_every` seconds into
+# `record_file`, which the helper rotates by size. It is enabled, so it
+# starts again after a reboot; it restarts after a crash, and when a new
+# helper is installed (it subscribes to the helper's file), appending to the
+# same timeline. With `record => false` the service is stopped and its unit
+# removed; the timeline stays.
+#
+# @param server
+#   The Puppet Server the recorder asks for its view (the clones' server),
+#   or undef for none (apply mode).
+#
+class clone_army::record (
+  Optional[Clone_army::Hostname] $server,
+) {
+  $unit = 'puppet-clone-army-record.service'
+  $unit_file = "/etc/systemd/system/${unit}"
+  $helper = $clone_army::helper_path
+  $timeline = $clone_army::record_file
+  # Clone_army::Timeline_path has at least two parts, so this is never `/`.
+  $timeline_dir = $timeline.regsubst('/[^/]+\z', '')
+
+  if $clone_army::record {
+    $every = $clone_army::record_every ? {
+      undef   => [],
+      default => ['--every', String($clone_army::record_every)],
+    }
+    $asked_server = $server ? {
+      undef   => [],
+      default => ['--server', $server],
+    }
+    $asked_puppetdb = $clone_army::record_puppetdb ? {
+      undef   => [],
+      default => ['--puppetdb', $clone_army::record_puppetdb],
+    }
+    $argv = [$helper, 'record', '--output', $timeline, '--interval', String($clone_army::runinterval)] +
+      $every + $asked_server + $asked_puppetdb
+
+    # Made when missing; an existing directory (`/var/log` itself, say) keeps
+    # its owner and mode.
+    file { $timeline_dir:
+      ensure => directory,
+    }
+    file { $unit_file:
+      ensure  => file,
+      owner   => 'root',
+      group   => 'root',
+      mode    => '0644',
+      content => epp('clone_army/record.service.epp', {
+          'exec_start'   => clone_army::unit_command($argv),
+          'timeline'     => $timeline,
+          'timeline_dir' => $timeline_dir,
+      }),
+    }
+    # Puppet's systemd provider reloads systemd when the unit file changed.
+    service { 'puppet-clone-army-record':
+      ensure    => running,
+      enable    => true,
+      subscribe => [File[$unit_file], File[$timeline_dir], File[$helper]],
+    }
+  } else {
+    service { 'puppet-clone-army-record':
+      ensure => stopped,
+      enable => false,
+    }
+    -> file { $unit_file:
+      ensure => absent,
+    }
+  }
+}
