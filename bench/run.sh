@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make bench`: the fleet's performance benchmark. Boots a sandbox host "bench" (sandbox/)
 # with Debian's Puppet Server on SERVER_ADDR (127.0.0.5, so it runs beside the
-# acceptance suites' servers), applies the class clone_army, measures, and writes
-# bench/results/<UTC date-time>.json and .md (the table is printed too).
+# acceptance suites' servers), applies the class clone_army (with its recorder,
+# record => true), measures, and writes bench/results/<UTC date-time>.json and .md
+# (the table is printed too) and .html (the page of the recorded run).
 # Everything it started is torn down on exit, also on failure.
 #
 # The fleet grows in steps, as a user grows one: the class with 50 clones and a
@@ -43,6 +44,8 @@ RESULTS=$here/results
 STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)
 JSON=$RESULTS/$STAMP.json
 MD=$RESULTS/$STAMP.md
+PAGE=$RESULTS/$STAMP.html
+RECORDER=puppet-clone-army-record.service
 WORK=$(mktemp -d)
 
 for v in CLONES RUNINTERVAL K CPU_REPS NOOP_REPS START_TIMEOUT; do
@@ -96,6 +99,20 @@ write_results() {
   cp "$WORK"/pss-* "$WORK"/reports "$WORK"/puts "$WORK"/start.json "$RESULTS/$STAMP.raw/" 2>/dev/null || true
   cat "$MD"
   blog "wrote $JSON and $MD"
+  write_page || blog "no page of the recorded run: the recorder's timeline could not be read"
+}
+
+# The page of the run the class's recorder recorded, next to the JSON.
+write_page() {
+  inside clone-army report --from "$RECORD_TIMELINE" --format html --output "$RECORD_PAGE" >"$WORK/page.json" || return 1
+  cp "$(sandbox_dir "$NAME")/root$RECORD_PAGE" "$PAGE"
+  blog "wrote $PAGE ($(jq -r '.result.samples' "$WORK/page.json") samples)"
+}
+
+# The recorder's CPU time so far (ns, systemd's accounting of its unit) and its PID.
+recorder_cpu() {
+  printf '%s %s\n' "$(inside systemctl show -p CPUUsageNSec --value "$RECORDER")" \
+    "$(inside systemctl show -p MainPID --value "$RECORDER")"
 }
 
 finished=0
@@ -123,7 +140,7 @@ cleanup() {
 APPLY_SECS='' APPLY_RC=''
 apply_class() {
   local n=$1 ramp_up=${2:-0} t0 manifest
-  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $n, run_mode => 'timer', runinterval => $RUNINTERVAL, ramp_up => $ramp_up }"
+  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $n, run_mode => 'timer', runinterval => $RUNINTERVAL, ramp_up => $ramp_up, record => true }"
   t0=$(now)
   APPLY_RC=0
   EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" >"$WORK/apply.log" 2>&1 || APPLY_RC=$?
@@ -370,9 +387,23 @@ main() {
   fig fleet_mem "large fleet: machine memory used, growth since before the fleet" "$secs" MiB "–" null \
     "MemTotal − MemAvailable; the machine is shared, so other work is in it"
 
-  # --- check-ins: every clone within one interval of all running (polled, bounded)
-  local until_t ok
+  # --- check-ins: every clone within one interval of all running (polled, bounded),
+  # and the recorder's CPU over the same window, the whole fleet running
+  local until_t ok cpu_a cpu_b pid_a pid_b wall_a wall_b
+  read -r cpu_a pid_a < <(recorder_cpu)
+  wall_a=$(now)
   poll_checkins
+  read -r cpu_b pid_b < <(recorder_cpu)
+  wall_b=$(now)
+  if [[ $cpu_a =~ ^[0-9]+$ && $cpu_b =~ ^[0-9]+$ ]] && [ "$pid_a" = "$pid_b" ] && [ "$pid_a" != 0 ]; then
+    secs=$(calc '(b - a) / 1e7 / (wb - wa)' -v a="$cpu_a" -v b="$cpu_b" -v wa="$wall_a" -v wb="$wall_b")
+    fig recorder_cpu "the recorder's CPU with all $CLONES clones running (its default period)" "$secs" "% of one core" "< 1" \
+      "$(awk -v v="$secs" 'BEGIN { print (v < 1) ? "true" : "false" }')" \
+      "$(calc '(b - a) / 1e9' -v a="$cpu_a" -v b="$cpu_b") CPU-s over $(calc 'b - a' -v a="$wall_a" -v b="$wall_b") s"
+  else
+    fig recorder_cpu "the recorder's CPU with all $CLONES clones running (its default period)" null "% of one core" "< 1" null \
+      "not measured: CPUUsageNSec ${cpu_a:-?} -> ${cpu_b:-?}, MainPID ${pid_a:-?} -> ${pid_b:-?}"
+  fi
   write_results partial >/dev/null
 
   # --- phasing: the reports of the interval after the check-in window, polled until

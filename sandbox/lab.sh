@@ -5,12 +5,15 @@
 # SERVER_ADDR when given) and a fleet of CLONES clones made by `puppet apply` of
 # the class clone_army with the real module and helper. Waits (bounded) until
 # every clone has checked in (a signed certificate, and a successful run by its
-# own agent), prints the fleet, and leaves it all running.
+# own agent), prints the fleet, and leaves it all running. The class's recorder
+# (record => true) samples the run from the first apply on; the page of the run
+# so far is written at the end, and again by `lab.sh page`.
 #
 #   lab.sh up     CLONES (default 4) clones; fails, and tears down, if they do not check in
 #   lab.sh down   removes containers, server, mounts and state, and the rootfs
 #                 cache too unless KEEP_CACHE=1
 #   lab.sh table  prints the fleet table again
+#   lab.sh page   writes the page of the run recorded so far and prints its path
 #
 # Look around: bash sandbox/sandbox.sh exec lab machinectl list
 #              bash sandbox/sandbox.sh exec lab bash
@@ -28,6 +31,7 @@ SERVER_NAME=${SERVER_NAME:-puppet}
 APPLY_TIMEOUT=${APPLY_TIMEOUT:-1800}
 CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + 10 * CLONES))}
 SIGNED_DIR=/etc/puppet/puppetserver/ca/signed
+LAB_RECORD_EVERY=${LAB_RECORD_EVERY:-5}
 
 sandbox() { bash "$here/sandbox.sh" "$@"; }
 inside() { sandbox exec "$NAME" "$@"; }
@@ -80,6 +84,17 @@ print_report() {
   inside clone-army report --interval "$LAB_RUNINTERVAL" \
     --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert /etc/puppet/puppetserver/ca/ca_crt.pem \
     --format table
+}
+
+# The page of the run recorded so far, made inside the sandbox; prints where it
+# is on this machine (the sandbox's root is visible here while the lab runs).
+write_page() {
+  local written pages
+  written=$(EXEC_TIMEOUT=120 inside clone-army report --from "$RECORD_TIMELINE" --format html --output "$RECORD_PAGE") ||
+    { printf '%s\n' "$written" >&2; return 1; }
+  pages=$(jq -r '"\(.result.samples) samples, \(.result.bytes) bytes"' <<<"$written")
+  log "the lab's load-run page ($pages):"
+  printf '%s/root%s\n' "$(sandbox_dir "$NAME")" "$RECORD_PAGE"
 }
 
 # The sandbox host's facts, its clone_army fact with the clones' certnames among
@@ -146,7 +161,9 @@ cmd_up() {
 
   # Clone i of N first runs at its phase offset (i-1)*T/N within the interval T,
   # so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every check-in.
-  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $CLONES, runinterval => $LAB_RUNINTERVAL }"
+  local record="record => true, record_every => $LAB_RECORD_EVERY"
+  [ "$SANDBOX_PUPPETDB" != yes ] || record+=", record_puppetdb => 'https://$SERVER_NAME:$PUPPETDB_TLS_PORT'"
+  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $CLONES, runinterval => $LAB_RUNINTERVAL, $record }"
   log "puppet apply -e \"$manifest\" (up to ${APPLY_TIMEOUT}s)"
   rc=0
   EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" || rc=$?
@@ -162,6 +179,8 @@ cmd_up() {
   log "lab up: $CLONES clones checked in, $((SECONDS - started)) s after start"
   upload_host_facts || log "the sandbox host's facts did not reach PuppetDB; its report lists no load host"
   print_report || true
+  echo
+  write_page || log "the page of the recorded run could not be made"
   cat >&2 <<EOF
 
 The lab keeps running. Puppet Server: https://$SERVER_ADDR:8140 (as '$SERVER_NAME' inside).
@@ -169,6 +188,7 @@ The lab keeps running. Puppet Server: https://$SERVER_ADDR:8140 (as '$SERVER_NAM
   bash sandbox/sandbox.sh exec $NAME clone-army clone list
   bash sandbox/sandbox.sh exec $NAME bash          # a shell on the sandbox host
   bash sandbox/lab.sh table                         # this table again
+  bash sandbox/lab.sh page                          # the page of the run so far, again
   make lab-down                                     # remove all of it
 EOF
 }
@@ -194,8 +214,12 @@ case "${1:-}" in
     print_table || exit 1
     print_report || exit 1
     ;;
+  page)
+    require_root
+    write_page || exit 1
+    ;;
   *)
-    echo "usage: $0 up|down|table" >&2
+    echo "usage: $0 up|down|table|page" >&2
     exit 2
     ;;
 esac

@@ -51,6 +51,13 @@ fi
 PUPPETDB_PORT=8080
 # shellcheck disable=SC2034
 PUPPETDB_TLS_PORT=8081
+# Where class clone_army's recorder (record => true) writes its timeline (the
+# class's default record_file), and the page made from it inside the sandbox
+# (the name the report task gives it by default).
+# shellcheck disable=SC2034
+RECORD_TIMELINE=/var/log/puppet-clone-army/timeline.jsonl
+# shellcheck disable=SC2034
+RECORD_PAGE=/var/log/puppet-clone-army/timeline.html
 # Bump when the rootfs recipe (not the package list) changes.
 SANDBOX_RECIPE=1
 
