@@ -8,6 +8,7 @@
 #   inside.sh pss CLONE...        "<clone> <PSS KiB> <processes> <agent processes>" per clone: every process in the
 #                                 clone's unit cgroup (its nspawn supervisor included), from /proc/<pid>/smaps_rollup
 #   inside.sh cpu-usec CLONE      usage_usec of the clone unit's cgroup (cpu.stat)
+#   inside.sh unit-cpu-usec UNIT  usage_usec of any unit's cgroup (the recorder's, say)
 #   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
 #   inside.sh reports DOMAIN      "<certname> <epoch seconds>" for every report the server holds of *.DOMAIN
 #   inside.sh report-puts DOMAIN  "<certname> <epoch seconds>" for every report PUT of *.DOMAIN in the server's
@@ -30,11 +31,13 @@ cgroup2_root() {
 
 unit_cgroup() {
   local cg
-  cg=$(systemctl show -p ControlGroup --value "puppet-clone-army@$1.service")
-  [ -n "$cg" ] || { echo "inside.sh: clone $1 has no cgroup (not running?)" >&2; return 1; }
+  cg=$(systemctl show -p ControlGroup --value "$1")
+  [ -n "$cg" ] || { echo "inside.sh: $1 has no cgroup (not running?)" >&2; return 1; }
   [ -d "$(cgroup2_root)$cg" ] || { echo "inside.sh: no cgroup dir $(cgroup2_root)$cg" >&2; return 1; }
   printf '%s%s\n' "$(cgroup2_root)" "$cg"
 }
+
+clone_cgroup() { unit_cgroup "puppet-clone-army@$1.service"; }
 
 cmd_create_fleet() {
   local base=$1 server=$2 domain=$3 first=$4 n=$5 interval=$6 i
@@ -48,7 +51,7 @@ cmd_create_fleet() {
 cmd_pss() {
   local c cg pid v total procs agents comm
   for c in "$@"; do
-    cg=$(unit_cgroup "$c")
+    cg=$(clone_cgroup "$c")
     total=0 procs=0 agents=0
     while read -r pid; do
       case "$pid" in '' | 0) continue ;; esac # 0: a process of another PID namespace
@@ -63,6 +66,10 @@ cmd_pss() {
 }
 
 cmd_cpu_usec() {
+  awk '$1 == "usage_usec" { print $2 }' "$(clone_cgroup "$1")/cpu.stat"
+}
+
+cmd_unit_cpu_usec() {
   awk '$1 == "usage_usec" { print $2 }' "$(unit_cgroup "$1")/cpu.stat"
 }
 
@@ -120,6 +127,7 @@ case "$verb" in
   create-fleet) cmd_create_fleet "$@" ;;
   pss) cmd_pss "$@" ;;
   cpu-usec) cmd_cpu_usec "$@" ;;
+  unit-cpu-usec) cmd_unit_cpu_usec "$@" ;;
   host-run) cmd_host_run ;;
   reports) cmd_reports "$@" ;;
   report-puts) cmd_report_puts "$@" ;;

@@ -109,10 +109,36 @@ write_page() {
   blog "wrote $PAGE ($(jq -r '.result.samples' "$WORK/page.json") samples)"
 }
 
-# The recorder's CPU time so far (ns, systemd's accounting of its unit) and its PID.
+# The recorder's CPU time so far (usage_usec of its unit's cgroup, as for the clones),
+# its PID and the time of the reading.
 recorder_cpu() {
-  printf '%s %s\n' "$(inside systemctl show -p CPUUsageNSec --value "$RECORDER")" \
-    "$(inside systemctl show -p MainPID --value "$RECORDER")"
+  printf '%s %s %s\n' "$(inside bash "$INSIDE" unit-cpu-usec "$RECORDER")" \
+    "$(inside systemctl show -p MainPID --value "$RECORDER")" "$(now)"
+}
+
+# The recorder's share of one core from the reading in $WORK/recorder-start to now,
+# the whole fleet running; NOTE says over what window.
+recorder_figure() {
+  local note=$1 cpu_a pid_a wall_a cpu_b pid_b wall_b secs met
+  read -r cpu_a pid_a wall_a <"$WORK/recorder-start"
+  read -r cpu_b pid_b wall_b < <(recorder_cpu)
+  local label="the recorder's CPU with all $CLONES clones running (its default period)"
+  if [[ $cpu_a =~ ^[0-9]+$ && $cpu_b =~ ^[0-9]+$ ]] && [ "$pid_a" = "$pid_b" ] && [ "$pid_a" != 0 ]; then
+    secs=$(calc '(b - a) / 1e4 / (wb - wa)' -v a="$cpu_a" -v b="$cpu_b" -v wa="$wall_a" -v wb="$wall_b")
+    met=$(awk -v v="$secs" 'BEGIN { print (v < 1) ? "true" : "false" }')
+    fig recorder_cpu "$label" "$secs" "% of one core" "< 1" "$met" \
+      "$(calc '(b - a) / 1e6' -v a="$cpu_a" -v b="$cpu_b") CPU-s over $(calc 'b - a' -v a="$wall_a" -v b="$wall_b") s, $note"
+  else
+    fig recorder_cpu "$label" null "% of one core" "< 1" null \
+      "not measured: usage_usec ${cpu_a:-?} -> ${cpu_b:-?}, MainPID ${pid_a:-?} -> ${pid_b:-?}"
+  fi
+}
+
+# For cleanup: the recorder's figure so far, when the run ended inside its window.
+recorder_partial() {
+  [ -s "$WORK/recorder-start" ] || return 0
+  grep -q '"key":"recorder_cpu"' "$WORK/figures" 2>/dev/null && return 0
+  recorder_figure "partial: the run ended inside the check-in window"
 }
 
 finished=0
@@ -122,6 +148,7 @@ cleanup() {
   if ((!finished)); then
     blog "failed (exit $rc); writing what was measured"
     checkin_partial || true
+    recorder_partial || true
     write_results "failed (exit $rc)" || true
   fi
   blog "tearing down sandbox $NAME"
@@ -389,21 +416,10 @@ main() {
 
   # --- check-ins: every clone within one interval of all running (polled, bounded),
   # and the recorder's CPU over the same window, the whole fleet running
-  local until_t ok cpu_a cpu_b pid_a pid_b wall_a wall_b
-  read -r cpu_a pid_a < <(recorder_cpu)
-  wall_a=$(now)
+  local until_t ok
+  recorder_cpu >"$WORK/recorder-start"
   poll_checkins
-  read -r cpu_b pid_b < <(recorder_cpu)
-  wall_b=$(now)
-  if [[ $cpu_a =~ ^[0-9]+$ && $cpu_b =~ ^[0-9]+$ ]] && [ "$pid_a" = "$pid_b" ] && [ "$pid_a" != 0 ]; then
-    secs=$(calc '(b - a) / 1e7 / (wb - wa)' -v a="$cpu_a" -v b="$cpu_b" -v wa="$wall_a" -v wb="$wall_b")
-    fig recorder_cpu "the recorder's CPU with all $CLONES clones running (its default period)" "$secs" "% of one core" "< 1" \
-      "$(awk -v v="$secs" 'BEGIN { print (v < 1) ? "true" : "false" }')" \
-      "$(calc '(b - a) / 1e9' -v a="$cpu_a" -v b="$cpu_b") CPU-s over $(calc 'b - a' -v a="$wall_a" -v b="$wall_b") s"
-  else
-    fig recorder_cpu "the recorder's CPU with all $CLONES clones running (its default period)" null "% of one core" "< 1" null \
-      "not measured: CPUUsageNSec ${cpu_a:-?} -> ${cpu_b:-?}, MainPID ${pid_a:-?} -> ${pid_b:-?}"
-  fi
+  recorder_figure "the check-in window"
   write_results partial >/dev/null
 
   # --- phasing: the reports of the interval after the check-in window, polled until
