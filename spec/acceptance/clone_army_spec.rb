@@ -298,6 +298,111 @@ RSpec.describe 'class clone_army on a sandbox host' do
     end
   end
 
+  # The class's recorder: a service of its own, which keeps recording into one
+  # timeline through a crash and a helper upgrade, and whose page the report
+  # task makes; record => false takes the service away and keeps the timeline.
+  context 'with record => true' do
+    timeline = '/var/log/puppet-clone-army/timeline.jsonl'
+    unit = 'puppet-clone-army-record.service'
+    recording = "#{manifest.delete_suffix(' }')}, record => true, record_every => 5 }"
+
+    # The timeline's lines, parsed (one cut short while being written is left out).
+    def timeline_samples(path)
+      on_sandbox!('cat', path, timeout: 60).stdout.lines.filter_map do |line|
+        JSON.parse(line)
+      rescue JSON::ParserError
+        nil
+      end
+    end
+
+    def recorder_pid
+      unit_property('puppet-clone-army-record.service', 'MainPID').to_i
+    end
+
+    # Waits until the timeline holds more than `count` samples; their number.
+    def samples_beyond(path, count)
+      wait_for(timeout: 60, interval: 2) do
+        n = timeline_samples(path).size
+        n > count && n
+      end
+    end
+
+    before(:all) do
+      on_sandbox!('rm', '-f', timeline, timeout: 30)
+      @applied = SandboxHarness.apply(recording, timeout: 600)
+      @again = SandboxHarness.apply(recording, timeout: 600)
+    end
+
+    # Whatever happened above, the host goes back to the spec's manifest.
+    after(:all) { SandboxHarness.apply(manifest, timeout: 600) }
+
+    it 'starts the recorder with the first apply, and a second apply changes nothing' do
+      expect(@applied.exitstatus).to eq(2), @applied.to_s
+      expect(@applied.output).to match(%r{Service\[puppet-clone-army-record\]/ensure: ensure changed 'stopped' to 'running'}),
+                                 @applied.to_s
+      expect(@applied.output).not_to match(%r{^(Error|Warning):}), @applied.to_s
+      expect(@again.exitstatus).to eq(0), @again.to_s
+    end
+
+    it 'runs it enabled at boot, confined to its directory, sampling the fleet and the server' do
+      expect(unit_property(unit, 'ActiveState')).to eq('active')
+      expect(unit_property(unit, 'UnitFileState')).to eq('enabled')
+      expect(unit_property(unit, 'ProtectSystem')).to eq('strict')
+      expect(samples_beyond(timeline, 2)).to be_truthy, diagnostics
+      last = timeline_samples(timeline).last
+      expect(last['fleet']).to include('clones' => 2, 'running' => 2)
+      expect(last['server']).to include('ok' => true), last['server'].inspect
+      expect(last['host']).to include('mem_total_bytes' => a_value > 0)
+    end
+
+    it 'is restarted after a crash, appending to the same timeline' do
+      before = timeline_samples(timeline)
+      pid = recorder_pid
+      expect(pid).to be > 0
+      on_sandbox!('kill', '-KILL', pid.to_s, timeout: 30)
+      restarted = wait_for(timeout: 60, interval: 2) { (p = recorder_pid) != pid && p.positive? && p }
+      expect(restarted).to be_truthy, "the recorder was not started again after SIGKILL\n#{diagnostics}"
+      expect(samples_beyond(timeline, before.size)).to be_truthy
+      expect(timeline_samples(timeline).first(before.size)).to eq(before)
+    end
+
+    # A new helper: the installed one with bytes appended (an ELF runs the
+    # same), installed by the class through helper_source and its checksum.
+    it 'is restarted with a new helper, appending to the same timeline' do
+      on_sandbox!('sh', '-c', "cp #{SandboxHarness::HELPER} /root/clone-army-next && echo next >> /root/clone-army-next", timeout: 60)
+      checksum = on_sandbox!('sha256sum', '/root/clone-army-next', timeout: 60).stdout.split.first
+      before = timeline_samples(timeline)
+      pid = recorder_pid
+      upgrade = SandboxHarness.apply("#{recording.delete_suffix(' }')}, helper_source => '/root/clone-army-next', " \
+                                     "helper_checksum => '#{checksum}' }", timeout: 600)
+      expect(upgrade.exitstatus).to eq(2), upgrade.to_s
+      expect(upgrade.output).to match(%r{Service\[puppet-clone-army-record\]: Triggered 'refresh'}), upgrade.to_s
+      expect(recorder_pid).not_to eq(pid)
+      expect(on_sandbox!('sha256sum', SandboxHarness::HELPER, timeout: 60).stdout.split.first).to eq(checksum)
+      expect(samples_beyond(timeline, before.size)).to be_truthy
+      expect(timeline_samples(timeline).first(before.size)).to eq(before)
+    end
+
+    it 'has the report task write the page of the run and answer its path' do
+      task = "#{SandboxHarness::MODULE_BOUND}/tasks/report.rb"
+      answer = on_sandbox!('sh', '-c', %(echo '{"from": "#{timeline}", "format": "html"}' | ruby #{task}), timeout: 120)
+      page = JSON.parse(answer.stdout).fetch('result')
+      expect(page).to include('page' => timeline.sub('.jsonl', '.html'), 'samples' => a_value > 2)
+      html = on_sandbox!('cat', page['page'], timeout: 60).stdout
+      expect(html.bytesize).to eq(page['bytes'])
+      charts = html.scan(%r{<figure class="chart" id="([a-z-]+)" data-points="(\d+)"}).to_h
+      ['clones', 'jrubies', 'host'].each { |id| expect(charts[id].to_i).to be > 0, "#{id}: #{charts}" }
+    end
+
+    it 'stops and removes it with record => false, keeping the timeline' do
+      back = SandboxHarness.apply(manifest, timeout: 600)
+      expect(back.exitstatus).to eq(2), back.to_s
+      expect(unit_property(unit, 'ActiveState')).to eq('inactive')
+      expect(on_sandbox('test', '-e', "/etc/systemd/system/#{unit}", timeout: 30).exitstatus).to eq(1)
+      expect(timeline_samples(timeline).size).to be > 2
+    end
+  end
+
   context 'puppet resource clone_army_clone' do
     it 'lists both clones, running' do
       result = on_sandbox('puppet', 'resource', '--color=false', 'clone_army_clone', timeout: 120)
