@@ -383,7 +383,7 @@ fn report_reads_the_fleet_without_systemd() {
     let clones: Vec<(&str, &str, &str)> = report
         .clones
         .iter()
-        .map(|c| (c.name.as_str(), c.state.as_str(), c.status.as_str()))
+        .map(|c| (c.name.as_str(), c.state.as_str(), c.run.status.as_str()))
         .collect();
     assert_eq!(
         clones,
@@ -392,8 +392,8 @@ fn report_reads_the_fleet_without_systemd() {
             ("army-2", "unknown", "never")
         ]
     );
-    assert_eq!(report.clones[0].failed_resources, Some(1));
-    assert!(report.clones[0].total_time.is_some());
+    assert_eq!(report.clones[0].run.failed_resources, Some(1));
+    assert!(report.clones[0].run.total_time.is_some());
     assert_eq!(report.fleet.clones, 2);
     assert_eq!(report.fleet.by_status[&RunStatus::Failed], 1);
     assert_eq!(report.fleet.by_status[&RunStatus::Never], 1);

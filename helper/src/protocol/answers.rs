@@ -366,6 +366,45 @@ impl ReportState {
     }
 }
 
+/// A clone's last run, as the report shows it whether read from the clone's own agent
+/// (`CloneReport`) or from PuppetDB (`PuppetdbCloneRun`); its fields sit in theirs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// `never` when there is no run to read.
+    pub status: RunStatus,
+    /// When the run ended, seconds since the epoch (the summary's `time.last_run`, the
+    /// report's `end_time`).
+    pub last_run: Option<u64>,
+    /// Seconds from `last_run` to `now` (0 when the clock says the run is in the future).
+    pub age: Option<u64>,
+    /// The run's `time` figures `total` and `config_retrieval`, seconds.
+    pub total_time: Option<f64>,
+    pub config_retrieval_time: Option<f64>,
+    /// The `resources` figure `failed`.
+    pub failed_resources: Option<u64>,
+    pub puppet_version: Option<String>,
+    pub config_version: Option<String>,
+    /// Its last run is more than `silent_after` seconds old (see `fleet.silent`).
+    pub silent: bool,
+}
+
+impl RunReport {
+    /// No run to read: status `never`, no figures, not silent.
+    pub fn never() -> RunReport {
+        RunReport {
+            status: RunStatus::Never,
+            last_run: None,
+            age: None,
+            total_time: None,
+            config_retrieval_time: None,
+            failed_resources: None,
+            puppet_version: None,
+            config_version: None,
+            silent: false,
+        }
+    }
+}
+
 /// One clone in the report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CloneReport {
@@ -373,20 +412,8 @@ pub struct CloneReport {
     pub base: String,
     pub state: ReportState,
     pub mounted: bool,
-    pub status: RunStatus,
-    /// `time.last_run` of the summary, seconds since the epoch.
-    pub last_run: Option<u64>,
-    /// Seconds from `last_run` to `now` (0 when the clock says the run is in the future).
-    pub age: Option<u64>,
-    /// `time.total`, seconds.
-    pub total_time: Option<f64>,
-    /// `time.config_retrieval`, seconds.
-    pub config_retrieval_time: Option<f64>,
-    pub failed_resources: Option<u64>,
-    pub puppet_version: Option<String>,
-    pub config_version: Option<String>,
-    /// See `fleet.silent`.
-    pub silent: bool,
+    #[serde(flatten)]
+    pub run: RunReport,
     /// The summary's path as the host sees it (`null` when there is none).
     pub summary: Option<String>,
     /// Why the summary could not be read (status `unreadable`).
@@ -535,23 +562,12 @@ pub struct LoadHostRuns {
 pub struct PuppetdbCloneRun {
     pub name: String,
     pub certname: String,
-    /// `never` when PuppetDB holds no report of it; `unreadable` when its report's status
-    /// is none Puppet writes (`error` says which).
-    pub status: RunStatus,
+    /// Status `never` when PuppetDB holds no report of it; `unreadable` when its report's
+    /// status is none Puppet writes (`error` says which).
+    #[serde(flatten)]
+    pub run: RunReport,
     /// Whether the run was a `--noop` run.
     pub noop: Option<bool>,
-    /// The report's `end_time`, seconds since the epoch.
-    pub last_run: Option<u64>,
-    pub age: Option<u64>,
-    /// The report's `time` metrics `total` and `config_retrieval`, seconds.
-    pub total_time: Option<f64>,
-    pub config_retrieval_time: Option<f64>,
-    /// The report's `resources` metric `failed`.
-    pub failed_resources: Option<u64>,
-    pub puppet_version: Option<String>,
-    pub config_version: Option<String>,
-    /// Its last run is more than `silent_after` seconds old.
-    pub silent: bool,
     pub error: Option<String>,
 }
 

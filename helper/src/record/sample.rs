@@ -83,8 +83,8 @@ impl Sampler {
                 ReportState::Stopped => fleet.stopped += 1,
                 ReportState::Unknown => fleet.unknown += 1,
             }
-            fleet.silent += usize::from(clone.silent);
-            let Some(last_run) = clone.last_run else {
+            fleet.silent += usize::from(clone.run.silent);
+            let Some(last_run) = clone.run.last_run else {
                 continue;
             };
             let seen = self.last_runs.get(&clone.name).copied().unwrap_or(since);
@@ -99,14 +99,14 @@ impl Sampler {
         let mut by_status: BTreeMap<RunStatus, usize> =
             RunStatus::ALL.iter().map(|s| (*s, 0)).collect();
         for run in &new_runs {
-            *by_status.entry(run.status).or_default() += 1;
+            *by_status.entry(run.run.status).or_default() += 1;
         }
         let runs = RunsSample {
             count: new_runs.len(),
             by_status,
-            total_time: Distribution::of(new_runs.iter().filter_map(|c| c.total_time)),
+            total_time: Distribution::of(new_runs.iter().filter_map(|c| c.run.total_time)),
             config_retrieval_time: Distribution::of(
-                new_runs.iter().filter_map(|c| c.config_retrieval_time),
+                new_runs.iter().filter_map(|c| c.run.config_retrieval_time),
             ),
         };
         let host = host::sample(&reading, self.previous_host.as_ref());
@@ -136,7 +136,7 @@ impl Sampler {
 /// fleet figured from them as the report does.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use crate::protocol::answers::{CloneReport, Report, ReportState, RunStatus};
+    use crate::protocol::answers::{CloneReport, Report, ReportState, RunReport, RunStatus};
 
     /// A clone with its last run as (end, status, total time); retrieval takes half.
     pub fn clone(
@@ -149,15 +149,13 @@ pub(crate) mod fixtures {
             base: "debian-13".to_owned(),
             state,
             mounted: true,
-            status: run.map_or(RunStatus::Never, |r| r.1),
-            last_run: run.map(|r| r.0),
-            age: None,
-            total_time: run.map(|r| r.2),
-            config_retrieval_time: run.map(|r| r.2 / 2.0),
-            failed_resources: None,
-            puppet_version: None,
-            config_version: None,
-            silent: false,
+            run: RunReport {
+                status: run.map_or(RunStatus::Never, |r| r.1),
+                last_run: run.map(|r| r.0),
+                total_time: run.map(|r| r.2),
+                config_retrieval_time: run.map(|r| r.2 / 2.0),
+                ..RunReport::never()
+            },
             summary: None,
             error: None,
             failure: None,
@@ -166,16 +164,8 @@ pub(crate) mod fixtures {
 
     /// A report at `now` of `clones`, with the fleet figured from them.
     pub fn report(now: u64, clones: Vec<CloneReport>) -> Report {
-        let fleet = crate::report::stats::fleet(
-            clones.iter().map(|c| crate::report::stats::RunFigures {
-                id: &c.name,
-                status: c.status,
-                total_time: c.total_time,
-                config_retrieval_time: c.config_retrieval_time,
-                silent: c.silent,
-            }),
-            1800,
-        );
+        let fleet =
+            crate::report::stats::fleet(clones.iter().map(|c| (c.name.as_str(), &c.run)), 1800);
         Report {
             now,
             generated_at: crate::sys::time::rfc3339_utc(now),

@@ -27,7 +27,7 @@ use std::time::UNIX_EPOCH;
 
 use crate::clone;
 use crate::context::Context;
-use crate::protocol::answers::{CloneReport, CloneState, Report, ReportState};
+use crate::protocol::answers::{CloneReport, CloneState, Report, ReportState, RunReport};
 use crate::protocol::error::{Error, Result};
 use crate::sys::confined::CloneTree;
 use crate::sys::time::rfc3339_utc;
@@ -106,13 +106,7 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
         ));
     }
     let fleet = stats::fleet(
-        clones.iter().map(|c| stats::RunFigures {
-            id: &c.name,
-            status: c.status,
-            total_time: c.total_time,
-            config_retrieval_time: c.config_retrieval_time,
-            silent: c.silent,
-        }),
+        clones.iter().map(|c| (c.name.as_str(), &c.run)),
         request.interval,
     );
     let server = request
@@ -228,15 +222,7 @@ fn clone_report(
         base,
         state,
         mounted,
-        status: RunStatus::Never,
-        last_run: None,
-        age: None,
-        total_time: None,
-        config_retrieval_time: None,
-        failed_resources: None,
-        puppet_version: None,
-        config_version: None,
-        silent: false,
+        run: RunReport::never(),
         summary,
         error: None,
         failure,
@@ -244,21 +230,24 @@ fn clone_report(
     match run {
         None => {}
         Some(Err(reason)) => {
-            report.status = RunStatus::Unreadable;
+            report.run.status = RunStatus::Unreadable;
             report.error = Some(reason);
         }
         Some(Ok(run)) => {
-            report.status = run.status;
-            report.last_run = run.last_run;
-            report.age = run.last_run.map(|t| now.saturating_sub(t));
-            report.total_time = run.total_time;
-            report.config_retrieval_time = run.config_retrieval_time;
-            report.failed_resources = run.failed_resources;
-            report.puppet_version = run.puppet_version;
-            report.config_version = run.config_version;
+            report.run = RunReport {
+                status: run.status,
+                last_run: run.last_run,
+                age: run.last_run.map(|t| now.saturating_sub(t)),
+                total_time: run.total_time,
+                config_retrieval_time: run.config_retrieval_time,
+                failed_resources: run.failed_resources,
+                puppet_version: run.puppet_version,
+                config_version: run.config_version,
+                silent: false,
+            };
         }
     }
-    report.silent = is_silent(report.age, existed_for, interval);
+    report.run.silent = is_silent(report.run.age, existed_for, interval);
     report
 }
 

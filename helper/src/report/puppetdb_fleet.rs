@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::protocol::answers::{LoadHostRuns, PuppetdbCloneRun, PuppetdbFleet};
-use crate::report::stats::{self, is_silent, RunFigures};
+use crate::protocol::answers::{LoadHostRuns, PuppetdbCloneRun, PuppetdbFleet, RunReport};
+use crate::report::stats::{self, is_silent};
 use crate::report::summary::RunStatus;
 use crate::sys::names::validate_hostname;
 use crate::sys::time::parse_rfc3339;
@@ -226,32 +226,28 @@ pub fn host_runs(
             PuppetdbCloneRun {
                 name: name.clone(),
                 certname: certname.clone(),
-                status,
+                run: RunReport {
+                    status,
+                    last_run,
+                    age,
+                    total_time: run.and_then(|r| r.total_time),
+                    config_retrieval_time: run.and_then(|r| r.config_retrieval_time),
+                    failed_resources: run.and_then(|r| r.failed_resources),
+                    puppet_version: run.and_then(|r| r.puppet_version.clone()),
+                    config_version: run.and_then(|r| r.config_version.clone()),
+                    // When a clone was made is not in PuppetDB: one that never reported
+                    // is `never`, not silent.
+                    silent: is_silent(age, None, interval),
+                },
                 noop: run.and_then(|r| r.noop),
-                last_run,
-                age,
-                total_time: run.and_then(|r| r.total_time),
-                config_retrieval_time: run.and_then(|r| r.config_retrieval_time),
-                failed_resources: run.and_then(|r| r.failed_resources),
-                puppet_version: run.and_then(|r| r.puppet_version.clone()),
-                config_version: run.and_then(|r| r.config_version.clone()),
-                // When a clone was made is not in PuppetDB: one that never reported is
-                // `never`, not silent.
-                silent: is_silent(age, None, interval),
                 error,
             }
         })
         .collect()
 }
 
-fn figures(run: &PuppetdbCloneRun) -> RunFigures<'_> {
-    RunFigures {
-        id: &run.certname,
-        status: run.status,
-        total_time: run.total_time,
-        config_retrieval_time: run.config_retrieval_time,
-        silent: run.silent,
-    }
+fn figures(clone: &PuppetdbCloneRun) -> (&str, &RunReport) {
+    (&clone.certname, &clone.run)
 }
 
 /// The fleet across load hosts. `query` POSTs one PQL query and gives its JSON answer;

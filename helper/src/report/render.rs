@@ -4,7 +4,9 @@
 
 use std::fmt::Write;
 
-use crate::protocol::answers::{CloneReport, FleetReport, PuppetdbCloneRun, PuppetdbFleet, Report};
+use crate::protocol::answers::{
+    CloneReport, FleetReport, PuppetdbCloneRun, PuppetdbFleet, Report, RunReport,
+};
 use crate::report::puppetdb::PuppetdbView;
 use crate::report::server::{Figure, ServerView};
 use crate::report::stats::Distribution;
@@ -142,19 +144,28 @@ fn fleet_lines(out: &mut String, indent: &str, fleet: &FleetReport) {
     );
 }
 
-fn row(c: &CloneReport) -> [String; 10] {
+/// The columns a clone's last run fills, read from the clone or from PuppetDB alike:
+/// TOTAL_S, CONFIG_S, AGE, FAILED, PUPPET, CONFIG, SILENT.
+fn run_cells(run: &RunReport) -> [String; 7] {
     [
+        seconds(run.total_time),
+        seconds(run.config_retrieval_time),
+        age(run.age),
+        whole(run.failed_resources),
+        whole(run.puppet_version.as_deref()),
+        whole(run.config_version.as_deref()),
+        if run.silent { "yes" } else { "no" }.to_owned(),
+    ]
+}
+
+fn row(c: &CloneReport) -> Vec<String> {
+    let mut row = vec![
         c.name.clone(),
         c.state.as_str().to_owned(),
-        c.status.as_str().to_owned(),
-        seconds(c.total_time),
-        seconds(c.config_retrieval_time),
-        age(c.age),
-        whole(c.failed_resources),
-        whole(c.puppet_version.as_deref()),
-        whole(c.config_version.as_deref()),
-        if c.silent { "yes" } else { "no" }.to_owned(),
-    ]
+        c.run.status.as_str().to_owned(),
+    ];
+    row.extend(run_cells(&c.run));
+    row
 }
 
 fn server_lines(out: &mut String, server: &ServerView) {
@@ -262,20 +273,15 @@ fn puppetdb_fleet_lines(out: &mut String, fleet: &PuppetdbFleet) {
     ]);
     for host in &fleet.hosts {
         for c in &host.clones {
-            table.row([
+            let mut row = vec![
                 host.host.clone(),
                 c.name.clone(),
                 c.certname.clone(),
-                c.status.as_str().to_owned(),
+                c.run.status.as_str().to_owned(),
                 whole(c.noop.map(|n| if n { "yes" } else { "no" })),
-                seconds(c.total_time),
-                seconds(c.config_retrieval_time),
-                age(c.age),
-                whole(c.failed_resources),
-                whole(c.puppet_version.as_deref()),
-                whole(c.config_version.as_deref()),
-                if c.silent { "yes" } else { "no" }.to_owned(),
-            ]);
+            ];
+            row.extend(run_cells(&c.run));
+            table.row(row);
         }
     }
     for line in table.render().lines() {
@@ -342,11 +348,11 @@ fn per_clone(
     report: &Report,
     name: &str,
     help: &str,
-    value: impl Fn(&CloneReport) -> Option<f64>,
+    value: impl Fn(&RunReport) -> Option<f64>,
 ) {
     let mut family = Family::start(out, name, "gauge", help);
     for c in &report.clones {
-        if let Some(v) = value(c) {
+        if let Some(v) = value(&c.run) {
             family.sample(name, &[("clone", c.name.as_str())], v);
         }
     }
@@ -423,7 +429,7 @@ pub fn prometheus(report: &Report) -> String {
         );
         for c in &report.clones {
             for status in RunStatus::ALL {
-                let value = if c.status == status { 1.0 } else { 0.0 };
+                let value = if c.run.status == status { 1.0 } else { 0.0 };
                 family.sample(
                     name,
                     &[("clone", c.name.as_str()), ("status", status.as_str())],
@@ -676,19 +682,17 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
             quantile_samples(&mut family, name, &[("host", h.host.as_str())], pick(&h.fleet));
         }
     }
-    let per_clone = |out: &mut String,
-                     name: &str,
-                     help: &str,
-                     value: &dyn Fn(&PuppetdbCloneRun) -> Option<f64>| {
-        let mut family = Family::start(out, name, "gauge", help);
-        for h in hosts {
-            for c in &h.clones {
-                if let Some(v) = value(c) {
-                    family.sample(name, &clone_labels(&h.host, c), v);
+    let per_clone =
+        |out: &mut String, name: &str, help: &str, value: &dyn Fn(&RunReport) -> Option<f64>| {
+            let mut family = Family::start(out, name, "gauge", help);
+            for h in hosts {
+                for c in &h.clones {
+                    if let Some(v) = value(&c.run) {
+                        family.sample(name, &clone_labels(&h.host, c), v);
+                    }
                 }
             }
-        }
-    };
+        };
     per_clone(
         out,
         "clone_army_puppetdb_clone_last_run_seconds",
@@ -714,7 +718,11 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
                 for status in RunStatus::ALL {
                     let mut labels = clone_labels(&h.host, c);
                     labels.push(("status", status.as_str()));
-                    family.sample(name, &labels, if c.status == status { 1.0 } else { 0.0 });
+                    family.sample(
+                        name,
+                        &labels,
+                        if c.run.status == status { 1.0 } else { 0.0 },
+                    );
                 }
             }
         }

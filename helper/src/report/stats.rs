@@ -3,38 +3,31 @@
 use std::collections::BTreeMap;
 
 pub use crate::protocol::answers::Distribution;
-use crate::protocol::answers::{FleetReport, RunStatus};
+use crate::protocol::answers::{FleetReport, RunReport, RunStatus};
 
-/// What the fleet's figures take from one clone's last run, wherever it was read (the
-/// clone's summary on this host, or PuppetDB).
-pub struct RunFigures<'a> {
-    /// How `silent` names the clone.
-    pub id: &'a str,
-    pub status: RunStatus,
-    pub total_time: Option<f64>,
-    pub config_retrieval_time: Option<f64>,
-    pub silent: bool,
-}
-
-/// The fleet's figures over its clones' last runs.
-pub fn fleet<'a>(runs: impl IntoIterator<Item = RunFigures<'a>>, interval: u64) -> FleetReport {
-    let runs: Vec<RunFigures<'a>> = runs.into_iter().collect();
+/// The fleet's figures over its clones' last runs, wherever they were read (the clones'
+/// summaries on this host, or PuppetDB), each with the name `silent` lists it by.
+pub fn fleet<'a>(
+    runs: impl IntoIterator<Item = (&'a str, &'a RunReport)>,
+    interval: u64,
+) -> FleetReport {
+    let runs: Vec<(&str, &RunReport)> = runs.into_iter().collect();
     let mut by_status: BTreeMap<RunStatus, usize> =
         RunStatus::ALL.iter().map(|s| (*s, 0)).collect();
-    for run in &runs {
+    for (_, run) in &runs {
         *by_status.entry(run.status).or_default() += 1;
     }
     FleetReport {
         clones: runs.len(),
         by_status,
-        total_time: Distribution::of(runs.iter().filter_map(|r| r.total_time)),
+        total_time: Distribution::of(runs.iter().filter_map(|(_, r)| r.total_time)),
         config_retrieval_time: Distribution::of(
-            runs.iter().filter_map(|r| r.config_retrieval_time),
+            runs.iter().filter_map(|(_, r)| r.config_retrieval_time),
         ),
         silent: runs
             .iter()
-            .filter(|r| r.silent)
-            .map(|r| r.id.to_owned())
+            .filter(|(_, r)| r.silent)
+            .map(|(id, _)| (*id).to_owned())
             .collect(),
         silent_after: interval.saturating_mul(2),
     }

@@ -143,7 +143,7 @@ fn every_clone_with_its_last_run() {
     let status: Vec<(&str, RunStatus)> = r
         .clones
         .iter()
-        .map(|c| (c.name.as_str(), c.status))
+        .map(|c| (c.name.as_str(), c.run.status))
         .collect();
     assert_eq!(
         status,
@@ -160,7 +160,7 @@ fn every_clone_with_its_last_run() {
     );
     let c1 = &r.clones[0];
     assert_eq!(c1.state, ReportState::Running);
-    assert_eq!(c1.age, Some(NOW - 1_795_318_947));
+    assert_eq!(c1.run.age, Some(NOW - 1_795_318_947));
     assert_eq!(
         c1.summary.as_deref(),
         Some("/var/lib/puppet-clone-army/c1-overlay/var/cache/puppet/public/last_run_summary.yaml")
@@ -244,7 +244,7 @@ fn planted_files_are_refused_per_clone_and_never_followed() {
     let reasons: Vec<&str> = r.clones[..3]
         .iter()
         .map(|c| {
-            assert_eq!(c.status, RunStatus::Unreadable, "{c:?}");
+            assert_eq!(c.run.status, RunStatus::Unreadable, "{c:?}");
             c.error.as_deref().unwrap()
         })
         .collect();
@@ -265,7 +265,7 @@ fn planted_files_are_refused_per_clone_and_never_followed() {
         failure.contains("var/cache/puppet/state on its way is a symlink"),
         "{failure}"
     );
-    assert_eq!(r.clones[4].status, RunStatus::Unchanged);
+    assert_eq!(r.clones[4].run.status, RunStatus::Unchanged);
 }
 
 /// A clone writes its own summary and report: their text reaches a terminal escaped.
@@ -318,7 +318,7 @@ fn aio_bases_keep_the_summary_under_opt() {
     fs::create_dir_all(&public).unwrap();
     fs::write(public.join("last_run_summary.yaml"), CHANGED).unwrap();
     let r = f.report();
-    assert_eq!(r.clones[0].status, RunStatus::Changed);
+    assert_eq!(r.clones[0].run.status, RunStatus::Changed);
     assert_eq!(
         r.clones[0].summary.as_deref(),
         Some("/var/lib/puppet-clone-army/a1-overlay/opt/puppetlabs/puppet/public/last_run_summary.yaml")
@@ -336,7 +336,7 @@ fn older_agents_keep_the_summary_in_the_statedir() {
     fs::create_dir_all(&state).unwrap();
     fs::write(state.join("last_run_summary.yaml"), CHANGED).unwrap();
     let r = f.report();
-    assert_eq!(r.clones[0].status, RunStatus::Changed);
+    assert_eq!(r.clones[0].run.status, RunStatus::Changed);
     assert_eq!(
         r.clones[0].summary.as_deref(),
         Some(

@@ -176,14 +176,17 @@ fn a_report_is_read_narrowly() {
         error: None,
     };
     let rows = host_runs(&host, &runs, 10_000, INTERVAL);
-    assert_eq!(rows[0].status, RunStatus::Unreadable);
+    assert_eq!(rows[0].run.status, RunStatus::Unreadable);
     assert!(rows[0]
         .error
         .as_deref()
         .unwrap()
         .contains("none Puppet writes"));
-    assert_eq!(rows[1].status, RunStatus::Never);
-    assert!(!rows[1].silent, "no report and no age: never, not silent");
+    assert_eq!(rows[1].run.status, RunStatus::Never);
+    assert!(
+        !rows[1].run.silent,
+        "no report and no age: never, not silent"
+    );
 }
 
 #[test]
@@ -214,18 +217,18 @@ fn the_fleet_spans_hosts_with_a_breakdown_per_host() {
         for c in &got.clones {
             match runs.get(&c.certname) {
                 Some(run) => {
-                    assert_eq!(Some(c.status), run.status);
-                    assert_eq!(c.total_time, run.total_time);
-                    assert_eq!(c.age, run.end_time.map(|t| now - t));
+                    assert_eq!(Some(c.run.status), run.status);
+                    assert_eq!(c.run.total_time, run.total_time);
+                    assert_eq!(c.run.age, run.end_time.map(|t| now - t));
                 }
-                None => assert_eq!((c.status, c.age), (RunStatus::Never, None)),
+                None => assert_eq!((c.run.status, c.run.age), (RunStatus::Never, None)),
             }
-            assert!(!c.silent);
+            assert!(!c.run.silent);
         }
         let reported = got
             .clones
             .iter()
-            .filter(|c| c.status != RunStatus::Never)
+            .filter(|c| c.run.status != RunStatus::Never)
             .count();
         assert_eq!(got.fleet.total_time.count, reported);
         total += got.clones.len();
@@ -266,7 +269,7 @@ fn a_failed_reports_query_leaves_the_hosts_clones_never_with_the_error() {
     assert!(!fleet.hosts.is_empty());
     for host in &fleet.hosts {
         assert!(host.error.as_deref().unwrap().contains("HTTP 400"));
-        assert!(host.clones.iter().all(|c| c.status == RunStatus::Never));
+        assert!(host.clones.iter().all(|c| c.run.status == RunStatus::Never));
     }
     let e = super::fleet(|_: &str| Err("refused".to_owned()), 0, INTERVAL).unwrap_err();
     assert_eq!(e, "refused");
