@@ -118,11 +118,12 @@ align_columns() {
 }
 
 # Every one of CLONES clones listed, running, signed, and its last run a
-# successful one (changed or unchanged; a failed run is no check-in).
+# successful one (changed, would-change in noop, or unchanged; a failed run is no
+# check-in).
 all_checked_in() {
   local rows ready
   rows=$(fleet_rows 2>/dev/null) || return 1
-  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$2 == "running" && $4 == "yes" && ($6 == "changed" || $6 == "unchanged")' | wc -l)
+  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$2 == "running" && $4 == "yes" && ($6 == "changed" || $6 == "would-change" || $6 == "unchanged")' | wc -l)
   log "checked in: $ready of $CLONES"
   ((ready >= CLONES))
 }

@@ -386,6 +386,9 @@ pub struct RunReport {
     pub config_version: Option<String>,
     /// Its last run is more than `silent_after` seconds old (see `fleet.silent`).
     pub silent: bool,
+    /// In a noop run: the resources out of sync, which a real run would change (`null`
+    /// when the run was no noop run with changes pending).
+    pub would_change: Option<u64>,
 }
 
 impl RunReport {
@@ -401,6 +404,7 @@ impl RunReport {
             puppet_version: None,
             config_version: None,
             silent: false,
+            would_change: None,
         }
     }
 }
@@ -605,6 +609,10 @@ pub enum RunStatus {
     Failed,
     /// The catalog was applied and changed something.
     Changed,
+    /// A noop run (`noop = true`, `--noop`): the catalog was evaluated and resources are
+    /// out of sync that a real run would change (`would_change` says how many). Puppet
+    /// itself calls such a run `unchanged`.
+    WouldChange,
     /// The catalog was applied and nothing needed changing.
     Unchanged,
     /// No summary: the agent has not finished a run in this clone.

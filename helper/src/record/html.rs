@@ -188,7 +188,7 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
     let line_chart = |id: &str, title: &str, unit: &str, series: &[Series]| {
         line_chart(span, id, title, unit, series)
     };
-    let successful = |s: RunStatus| matches!(s, RunStatus::Changed | RunStatus::Unchanged);
+    let successful = RunStatus::is_success;
     let distribution = |pick: fn(&Sample) -> &crate::protocol::answers::Distribution| {
         vec![
             Series::new("p50", P50, of(samples, |s| pick(s).p50)),
@@ -342,7 +342,12 @@ pub fn summary_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
     let runs: Vec<String> = s
         .runs
         .iter()
-        .filter(|(status, _)| !matches!(status, RunStatus::Never | RunStatus::Unreadable))
+        // A run that is neither is not one; noop runs are named only in a noop fleet.
+        .filter(|(status, n)| match status {
+            RunStatus::Never | RunStatus::Unreadable => false,
+            RunStatus::WouldChange => **n > 0,
+            _ => true,
+        })
         .map(|(status, n)| format!("{} {n}", status.as_str()))
         .collect();
     vec![

@@ -244,6 +244,7 @@ fn clone_report(
                 puppet_version: run.puppet_version,
                 config_version: run.config_version,
                 silent: false,
+                would_change: run.would_change,
             };
         }
     }

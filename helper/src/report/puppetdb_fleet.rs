@@ -137,6 +137,8 @@ pub struct ReportRun {
     pub failed_resources: Option<u64>,
     pub puppet_version: Option<String>,
     pub config_version: Option<String>,
+    /// The resources out of sync in a noop run with pending changes.
+    pub would_change: Option<u64>,
 }
 
 /// The runs in the answer to [`reports_query`], by certname.
@@ -167,7 +169,14 @@ pub fn report_runs(answer: &Value) -> Result<BTreeMap<String, ReportRun>, String
                 .as_f64()
                 .filter(|v| v.is_finite() && *v >= 0.0)
         };
-        let known = status.as_deref().and_then(puppet_status);
+        // A noop run Puppet calls `unchanged` has its pending changes as `noop` events.
+        let noop_events = metric("events", "noop").unwrap_or(0.0);
+        let would_change = (noop_events > 0.0)
+            .then(|| metric("resources", "out_of_sync").unwrap_or(noop_events) as u64);
+        let known = match status.as_deref().and_then(puppet_status) {
+            Some(RunStatus::Unchanged) if would_change.is_some() => Some(RunStatus::WouldChange),
+            known => known,
+        };
         runs.insert(
             certname.to_owned(),
             ReportRun {
@@ -180,6 +189,7 @@ pub fn report_runs(answer: &Value) -> Result<BTreeMap<String, ReportRun>, String
                 failed_resources: metric("resources", "failed").map(|v| v as u64),
                 puppet_version: text("puppet_version"),
                 config_version: text("configuration_version"),
+                would_change,
             },
         );
     }
@@ -238,6 +248,7 @@ pub fn host_runs(
                     // When a clone was made is not in PuppetDB: one that never reported
                     // is `never`, not silent.
                     silent: is_silent(age, None, interval),
+                    would_change: run.and_then(|r| r.would_change),
                 },
                 noop: run.and_then(|r| r.noop),
                 error,

@@ -158,11 +158,19 @@ fn run_cells(run: &RunReport) -> [String; 7] {
     ]
 }
 
+/// The STATUS column: a noop run's says how many resources it would change.
+fn status_cell(run: &RunReport) -> String {
+    match run.would_change {
+        Some(n) if run.status == RunStatus::WouldChange => format!("{} ({n})", run.status.as_str()),
+        _ => run.status.as_str().to_owned(),
+    }
+}
+
 fn row(c: &CloneReport) -> Vec<String> {
     let mut row = vec![
         c.name.clone(),
         c.state.as_str().to_owned(),
-        c.run.status.as_str().to_owned(),
+        status_cell(&c.run),
     ];
     row.extend(run_cells(&c.run));
     row
@@ -277,7 +285,7 @@ fn puppetdb_fleet_lines(out: &mut String, fleet: &PuppetdbFleet) {
                 host.host.clone(),
                 c.name.clone(),
                 c.certname.clone(),
-                c.run.status.as_str().to_owned(),
+                status_cell(&c.run),
                 whole(c.noop.map(|n| if n { "yes" } else { "no" })),
             ];
             row.extend(run_cells(&c.run));
@@ -411,6 +419,13 @@ pub fn prometheus(report: &Report) -> String {
         "clone_army_clone_failed_resources",
         "Resources that failed in the clone's last Puppet run.",
         |c| c.failed_resources.map(|n| n as f64),
+    );
+    per_clone(
+        &mut out,
+        report,
+        "clone_army_clone_would_change_resources",
+        "Resources out of sync in the clone's last run, a noop run, that a real run would change.",
+        |c| c.would_change.map(|n| n as f64),
     );
     per_clone(
         &mut out,
@@ -698,6 +713,12 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
         "clone_army_puppetdb_clone_last_run_seconds",
         "Duration of the clone's latest run in PuppetDB (time total), seconds.",
         &|c| c.total_time,
+    );
+    per_clone(
+        out,
+        "clone_army_puppetdb_clone_would_change_resources",
+        "Resources out of sync in the clone's latest run in PuppetDB, a noop run, that a real run would change.",
+        &|c| c.would_change.map(|n| n as f64),
     );
     per_clone(
         out,

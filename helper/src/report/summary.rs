@@ -40,9 +40,10 @@ pub fn publicdirs_for(confdir: &str) -> [&'static str; 2] {
 }
 
 impl RunStatus {
-    pub const ALL: [RunStatus; 5] = [
+    pub const ALL: [RunStatus; 6] = [
         RunStatus::Failed,
         RunStatus::Changed,
+        RunStatus::WouldChange,
         RunStatus::Unchanged,
         RunStatus::Never,
         RunStatus::Unreadable,
@@ -52,10 +53,20 @@ impl RunStatus {
         match self {
             RunStatus::Failed => "failed",
             RunStatus::Changed => "changed",
+            RunStatus::WouldChange => "would-change",
             RunStatus::Unchanged => "unchanged",
             RunStatus::Never => "never",
             RunStatus::Unreadable => "unreadable",
         }
+    }
+
+    /// A run that applied (or, in noop, evaluated) its catalog without failing: a
+    /// check-in.
+    pub fn is_success(self) -> bool {
+        matches!(
+            self,
+            RunStatus::Changed | RunStatus::WouldChange | RunStatus::Unchanged
+        )
     }
 }
 
@@ -75,6 +86,8 @@ pub struct LastRun {
     pub puppet_version: Option<String>,
     /// `version.config` (an integer timestamp by default, any string with `config_version`).
     pub config_version: Option<String>,
+    /// `resources.out_of_sync` of a noop run (one with `events.noop`).
+    pub would_change: Option<u64>,
 }
 
 /// A YAML scalar as Ruby dumps it: an integer, a float, a string, a boolean or null.
@@ -166,6 +179,11 @@ pub fn parse(text: &str) -> Result<LastRun, String> {
     let failed_to_restart = count(&raw.resources, "failed_to_restart");
     let failed_events = count(&raw.events, "failure");
     let changes = count(&raw.changes, "total");
+    // Puppet counts each event by its status: a noop run's pending changes are `noop`
+    // events, and the resources they are on are out of sync.
+    let noop_events = count(&raw.events, "noop").unwrap_or(0);
+    let would_change =
+        (noop_events > 0).then(|| count(&raw.resources, "out_of_sync").unwrap_or(noop_events));
     let config_version = get(&raw.version, "config").and_then(Scalar::as_text);
     let catalog_applied = config_version.is_some()
         && (get(&raw.time, "catalog_application").is_some()
@@ -178,6 +196,8 @@ pub fn parse(text: &str) -> Result<LastRun, String> {
         RunStatus::Failed
     } else if changes.unwrap_or(0) > 0 {
         RunStatus::Changed
+    } else if would_change.is_some() {
+        RunStatus::WouldChange
     } else {
         RunStatus::Unchanged
     };
@@ -189,6 +209,7 @@ pub fn parse(text: &str) -> Result<LastRun, String> {
         failed_resources,
         puppet_version: get(&raw.version, "puppet").and_then(Scalar::as_text),
         config_version,
+        would_change,
     })
 }
 
@@ -203,6 +224,18 @@ mod tests {
     const CHANGED: &str = include_str!("fixtures/changed.yaml");
     const FAILED: &str = include_str!("fixtures/failed.yaml");
     const UNREACHABLE: &str = include_str!("fixtures/unreachable.yaml");
+    const NOOP: &str = include_str!("fixtures/noop.yaml");
+
+    #[test]
+    fn a_noop_run_with_pending_changes_would_change_its_out_of_sync_resources() {
+        let run = parse(NOOP).unwrap();
+        assert_eq!(run.status, RunStatus::WouldChange);
+        assert_eq!(run.would_change, Some(2));
+        assert!(run.status.is_success());
+        // A real run's summary has no noop events: nothing would change there.
+        assert_eq!(parse(CHANGED).unwrap().would_change, None);
+        assert_eq!(parse(UNCHANGED).unwrap().would_change, None);
+    }
 
     #[test]
     fn unchanged_run() {

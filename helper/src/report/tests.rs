@@ -192,6 +192,31 @@ fn every_clone_with_its_last_run() {
 }
 
 #[test]
+fn a_noop_run_is_a_check_in_that_would_change_its_out_of_sync_resources() {
+    let f = Fleet::new();
+    f.clone("n1", "active", Some(include_str!("fixtures/noop.yaml")));
+    f.clone("n2", "active", Some(UNCHANGED));
+    let r = f.report();
+    assert_eq!(r.clones[0].run.status, RunStatus::WouldChange);
+    assert_eq!(r.clones[0].run.would_change, Some(2));
+    assert_eq!(r.clones[1].run.would_change, None);
+    assert_eq!(r.fleet.by_status[&RunStatus::WouldChange], 1);
+    let table = super::render::table(&r);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("n1 ") && l.contains(" would-change (2) ")),
+        "{table}"
+    );
+    let metrics = super::render::prometheus(&r);
+    assert!(
+        metrics.contains("clone_army_clone_would_change_resources{clone=\"n1\"} 2\n"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("clone_army_clone_would_change_resources{clone=\"n2\"}"));
+}
+
+#[test]
 fn a_failed_run_without_its_report_has_no_failure_and_a_broken_one_says_so() {
     let f = Fleet::new();
     f.clone("c1", "active", Some(UNREACHABLE));

@@ -149,6 +149,29 @@ fn runs_come_from_the_latest_reports() {
 }
 
 #[test]
+fn a_noop_report_puppet_calls_unchanged_would_change_its_out_of_sync_resources() {
+    // PuppetDB 8.4's latest report of a clone, made a noop run: Puppet sends such a run
+    // as `unchanged`, its pending changes as `noop` events.
+    let mut report = reports()[0].clone();
+    report["status"] = json!("unchanged");
+    report["noop"] = json!(true);
+    let metrics = report["metrics"]["data"].as_array_mut().unwrap();
+    metrics.retain(|m| !(m["category"] == "resources" && m["name"] == "out_of_sync"));
+    metrics.push(json!({"category": "events", "name": "noop", "value": 85}));
+    metrics.push(json!({"category": "resources", "name": "out_of_sync", "value": 85}));
+    let certname = report["certname"].as_str().unwrap().to_owned();
+    let runs = report_runs(&json!([report])).unwrap();
+    assert_eq!(runs[&certname].status, Some(RunStatus::WouldChange));
+    assert_eq!(runs[&certname].would_change, Some(85));
+    assert_eq!(runs[&certname].noop, Some(true));
+
+    // The fixture's own run, a real one, has nothing pending.
+    let real = report_runs(&json!([reports()[0].clone()])).unwrap();
+    assert_eq!(real[&certname].would_change, None);
+    assert_ne!(real[&certname].status, Some(RunStatus::WouldChange));
+}
+
+#[test]
 fn a_report_is_read_narrowly() {
     let answer = json!([{
         "certname": "c1.load1",
