@@ -412,7 +412,9 @@ fn report_table_and_prometheus_are_text() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.starts_with("CLONE "), "{text}");
     assert!(text.contains("\narmy-1 "), "{text}");
-    assert!(text.contains("clones: 2 (failed 1, changed 0, would-change 0, unchanged 0, never 1, unreadable 0)"));
+    assert!(text.contains(
+        "clones: 2 (failed 1, changed 0, would-change 0, unchanged 0, never 1, unreadable 0)"
+    ));
 
     let output = run(root.path(), &["report", "--format", "prometheus"]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");

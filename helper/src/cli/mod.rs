@@ -369,6 +369,9 @@ pub struct ShapeArgs {
     /// Apply mode: a host directory with manifests/ (and modules/) bound read-only into the clone at /srv/clone-army-apply; only with run mode apply.
     #[arg(long, value_name = "DIR")]
     pub apply_source: Option<std::path::PathBuf>,
+    /// Run the agent in noop (true): full catalogs compiled and evaluated, nothing changed in the clone [default on create: false].
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub agent_noop: Option<bool>,
 }
 
 impl ShapeArgs {
@@ -386,6 +389,7 @@ impl ShapeArgs {
             generated_facts: self.generated_facts,
             churn_percent: self.churn_percent,
             apply_source: self.apply_source,
+            agent_noop: self.agent_noop,
         }
     }
 }

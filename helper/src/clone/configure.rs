@@ -57,7 +57,7 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     let plan = change.plan(current, false)?;
 
     let mut changed = false;
-    if server.is_some() || certname.is_some() || plan.run.is_some() {
+    if server.is_some() || certname.is_some() || plan.run.is_some() || plan.agent_noop.is_some() {
         let current = current_conf.unwrap_or_default();
         let conf = plan.puppet_conf(puppet_conf::update(&current, server, certname));
         changed |= config.write_bound(PUPPET_CONF, &conf, 0o644)?;

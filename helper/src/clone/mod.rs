@@ -2,6 +2,7 @@
 //! `puppet-clone-army@<clone>.service` with what the host gives it bound in read-only
 //! (its config dir and `.nspawn` settings, see [`config`]).
 
+pub mod agent_noop;
 pub mod apply_source;
 pub mod config;
 mod configure;

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::agent_noop;
 use super::apply_source;
 use super::config::{CloneConfig, SettingsSource};
 use super::facts::{self, Facts, Generated};
@@ -32,6 +33,7 @@ pub struct ShapeRequest {
     pub generated_facts: Option<u32>,
     pub churn_percent: Option<u32>,
     pub apply_source: Option<PathBuf>,
+    pub agent_noop: Option<bool>,
 }
 
 /// The flags, validated (the facts file read and checked).
@@ -44,6 +46,7 @@ pub struct ShapeChange {
     pub churn_percent: Option<u32>,
     /// `--apply-source`, checked (an existing directory with manifests/).
     pub apply_source: Option<PathBuf>,
+    pub agent_noop: Option<bool>,
 }
 
 impl ShapeRequest {
@@ -84,6 +87,7 @@ impl ShapeRequest {
             generated_facts: self.generated_facts,
             churn_percent: self.churn_percent,
             apply_source,
+            agent_noop: self.agent_noop,
         })
     }
 }
@@ -105,6 +109,7 @@ pub struct Current {
     pub run: Option<RunSettings>,
     pub limits: Limits,
     pub generated: Option<Generated>,
+    pub agent_noop: bool,
 }
 
 impl Current {
@@ -113,6 +118,10 @@ impl Current {
             run: run_mode::read_back(source)?.settings(),
             limits: limits::read(layout, clone)?,
             generated: facts::read_back(source)?.1,
+            agent_noop: source
+                .puppet_conf()?
+                .as_deref()
+                .is_some_and(agent_noop::read),
         })
     }
 
@@ -122,6 +131,7 @@ impl Current {
             run: Some(RunSettings::default()),
             limits: Limits::default(),
             generated: None,
+            agent_noop: false,
         }
     }
 }
@@ -135,6 +145,8 @@ pub struct Plan {
     /// The apply-source drop-in: `Some(Some(dir))` binds `dir`, `Some(None)` removes the
     /// drop-in, `None` leaves it.
     pub apply_source: Option<Option<PathBuf>>,
+    /// The agent in noop or not; `None` leaves puppet.conf's setting.
+    pub agent_noop: Option<bool>,
 }
 
 impl ShapeChange {
@@ -172,6 +184,7 @@ impl ShapeChange {
                     .unwrap_or(current_generated.churn_percent),
             }),
             apply_source,
+            agent_noop: self.agent_noop.or(full.then_some(current.agent_noop)),
         })
     }
 }
@@ -179,8 +192,12 @@ impl ShapeChange {
 impl Plan {
     /// puppet.conf as the plan wants it.
     pub fn puppet_conf(&self, conf: String) -> String {
-        match &self.run {
+        let conf = match &self.run {
             Some(run) => run_mode::puppet_conf_with(&conf, run),
+            None => conf,
+        };
+        match self.agent_noop {
+            Some(noop) => agent_noop::puppet_conf_with(&conf, noop),
             None => conf,
         }
     }
@@ -241,5 +258,9 @@ pub fn describe(layout: &Layout, clone: &str, source: &dyn SettingsSource) -> Re
         generated_facts: generated.map_or(0, |g| g.count),
         churn_percent: generated.map(|g| g.churn_percent),
         apply_source: source.apply_source()?.map(|p| p.display().to_string()),
+        agent_noop: source
+            .puppet_conf()?
+            .as_deref()
+            .is_some_and(agent_noop::read),
     })
 }

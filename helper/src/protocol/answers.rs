@@ -222,6 +222,10 @@ pub struct CloneShape {
     /// The host directory bound at /srv/clone-army-apply (apply mode); `null` when none.
     #[serde(default)]
     pub apply_source: Option<String>,
+    /// The agent runs in noop (`noop = true` in puppet.conf): catalogs are evaluated, the
+    /// clone is not changed.
+    #[serde(default)]
+    pub agent_noop: bool,
 }
 
 /// Stale state (a crash's leftovers, a hand-removed directory) and how to fix it.
@@ -770,6 +774,7 @@ mod tests {
                 generated_facts: 500,
                 churn_percent: Some(15),
                 apply_source: None,
+                agent_noop: true,
             },
         };
         let stopped = CloneInfo {

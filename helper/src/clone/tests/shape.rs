@@ -484,6 +484,55 @@ fn facts_are_given_to_the_clone_read_back_and_removed() {
     assert!(!in_facts(GENERATED_SCRIPT).exists());
 }
 
+#[test]
+fn agent_noop_is_set_in_puppet_conf_kept_across_modes_read_back_and_unset() {
+    let f = Fixture::new();
+    let conf = || f.read(&format!("{CONFIG_C1}/puppet.conf"));
+    let created = f.create_shaped(
+        "c1",
+        ShapeRequest {
+            agent_noop: Some(true),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(created.clone.shape.agent_noop);
+    assert!(
+        conf().contains("[agent]\nruninterval = 1800\nnoop = true\n"),
+        "{}",
+        conf()
+    );
+    assert!(conf().ends_with("[user]\nnoop = true\n"), "{}", conf());
+
+    // Another run mode keeps it; the daemon's [agent] keys go, noop stays.
+    let timer = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Timer),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(timer.clone.shape.agent_noop);
+    assert!(conf().contains("[agent]\nnoop = true\n"), "{}", conf());
+    assert!(!conf().contains("runinterval"), "{}", conf());
+
+    let off = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            agent_noop: Some(false),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(!off.clone.shape.agent_noop);
+    assert!(off.changed);
+    assert!(!conf().contains("noop"), "{}", conf());
+    assert_eq!(
+        crate::clone::puppet_conf::parse(&conf())
+            .certname
+            .as_deref(),
+        Some("c1.load.example.com")
+    );
+}
+
 /// A running clone is written nothing: its run units change on the host, for its next
 /// start.
 #[test]
