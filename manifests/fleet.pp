@@ -82,6 +82,7 @@ class clone_army::fleet (
         challenge_password => $clone_army::challenge_password,
         run_mode           => $clone_army::run_mode,
         apply_source       => $clone_army::apply_source,
+        agent_noop         => $clone_army::agent_noop,
         runinterval        => $clone_army::runinterval,
         splay              => $clone_army::splay,
         # Clone i of N runs at (i - 1) * T / N into each interval T.

@@ -175,6 +175,16 @@
 #   its files reach the clones at their next run; a new path at their next
 #   start.
 #
+# @param agent_noop
+#   Run every clone's agent in noop (`noop = true` in its puppet.conf): the
+#   server compiles full catalogs and PuppetDB stores them, the agents
+#   evaluate them, and nothing in the clones changes, so a fleet classified
+#   with real roles loads the stack as production agents would.
+#   `clone-army report` shows such runs as `would-change` with the number of
+#   resources they would change. (Puppet's `noop` is a metaparameter of every
+#   resource, hence the name.) Reaches the clones at their next run; restarts
+#   nothing.
+#
 # @param runinterval
 #   Seconds between two runs of each clone's agent, 60 to 604800 (7 days).
 #   Runs are phased: clone i of N runs at `floor((i - 1) * runinterval / N)`
@@ -301,6 +311,7 @@ class clone_army (
   Optional[Sensitive[String[1, 255]]] $challenge_password = undef,
   Clone_army::Run_mode $run_mode = 'daemon',
   Clone_army::Apply_source $apply_source = undef,
+  Boolean $agent_noop = false,
   Integer[60, 604800] $runinterval = 1800,
   Integer[0, 604800] $splay = 0,
   Clone_army::Facts $fleet_facts = {},

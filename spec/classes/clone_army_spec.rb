@@ -69,6 +69,8 @@ describe 'clone_army' do
               server: 'puppet.example.com',
               certname: "clone#{index}.loadhost.example.com",
               helper: '/usr/local/sbin/clone-army',
+              # Real runs unless asked: a noop fleet is a choice.
+              agent_noop: false,
             )
           end
           is_expected.to have_clone_army_clone_resource_count(2)
@@ -476,7 +478,8 @@ describe 'clone_army' do
           {
             server: 'puppet.example.com', num_clones: 2, run_mode: 'timer', runinterval: 900, splay: 30,
             fleet_facts: { 'role' => 'web', 'tier' => 3 }, clone_facts: { 'clone2' => { 'role' => 'db', 'canary' => true } },
-            generated_facts: 500, churn_percent: 15, memory_max: '256M', cpu_quota: '50%', tasks_max: 512, ramp_up: 60
+            generated_facts: 500, churn_percent: 15, memory_max: '256M', cpu_quota: '50%', tasks_max: 512, ramp_up: 60,
+            agent_noop: true
           }
         end
 
@@ -486,7 +489,7 @@ describe 'clone_army' do
           is_expected.to contain_clone_army_clone('clone1').with(
             run_mode: 'timer', runinterval: 900, splay: 30, phase_index: 0, phase_count: 2, memory_max: '256M',
             cpu_quota: '50%', tasks_max: 512, facts: { 'role' => 'web', 'tier' => 3 }, generated_facts: 500,
-            churn_percent: 15, ramp_up: 60
+            churn_percent: 15, ramp_up: 60, agent_noop: true
           )
           is_expected.to contain_clone_army_clone('clone2').with(
             phase_index: 1, phase_count: 2, facts: { 'role' => 'db', 'tier' => 3, 'canary' => true },
@@ -497,7 +500,7 @@ describe 'clone_army' do
       {
         run_mode: 'cron', runinterval: 59, splay: -1, generated_facts: 10_000, churn_percent: 101, ramp_up: -1,
         memory_max: '512m', cpu_quota: '0%', tasks_max: 0, fleet_facts: { 'Role' => 'web' },
-        clone_facts: { 'Clone1' => {} }
+        clone_facts: { 'Clone1' => {} }, agent_noop: 'yes'
       }.each do |parameter, bad|
         context "with #{parameter} => #{bad.inspect}" do
           let(:params) { { server: 'puppet.example.com', num_clones: 1, parameter => bad } }

@@ -303,6 +303,20 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
+  newproperty(:agent_noop) do
+    desc <<-DOC
+      Whether the clone's agent runs in noop: `noop = true` in its
+      puppet.conf (`[agent]`, and `[user]` for `puppet apply` in apply mode),
+      so the server compiles full catalogs and the agent evaluates them
+      without changing the clone. `clone-army report` shows such runs as
+      `would-change` with the resources they would change. (Puppet's own
+      `noop` is a metaparameter of every resource, hence the name.) Reaches
+      the clone at its agent's next run; restarts nothing.
+    DOC
+
+    newvalues(:true, :false)
+  end
+
   newproperty(:memory_max) do
     desc <<-DOC
       The most memory the clone's unit may use (systemd's `MemoryMax=`, set

@@ -130,6 +130,7 @@ module PuppetX
         generated_facts: '--generated-facts',
         churn_percent: '--churn-percent',
         apply_source: '--apply-source',
+        agent_noop: '--agent-noop',
       }.freeze
 
       def self.shape_options(shape)

@@ -14,7 +14,7 @@ module PuppetX
       # are passed to `clone create` / `clone configure`.
       PROPERTIES = [
         :run_mode, :runinterval, :splay, :phase_index, :phase_count, :memory_max, :cpu_quota, :tasks_max,
-        :facts, :generated_facts, :churn_percent, :apply_source
+        :facts, :generated_facts, :churn_percent, :apply_source, :agent_noop
       ].freeze
 
       RUN_MODES = Schema.fetch('run_modes', 'values').map(&:to_sym).freeze
@@ -28,7 +28,7 @@ module PuppetX
       # What `clone create` sets when a flag is not given.
       CREATE_DEFAULTS = {
         run_mode: Schema.fetch('run_modes', 'default').to_sym,
-        memory_max: NONE, cpu_quota: NONE, tasks_max: NONE, facts: {}, apply_source: nil
+        memory_max: NONE, cpu_quota: NONE, tasks_max: NONE, facts: {}, apply_source: nil, agent_noop: :false
       }.merge(
         [:runinterval, :splay, :phase_index, :phase_count, :generated_facts, :churn_percent]
           .to_h { |name| [name, Schema.default(name)] },
@@ -155,6 +155,8 @@ module PuppetX
         shape[:facts] = clone['facts'].is_a?(Hash) ? clone['facts'] : {}
         [:memory_max, :cpu_quota, :tasks_max].each { |name| shape[name] = read.call(name, NONE) }
         (SCHEDULE + [:churn_percent, :apply_source]).each { |name| shape[name] = read.call(name, :absent) }
+        # An older helper, which has no noop, leaves it out: its clones run for real.
+        shape[:agent_noop] = clone['agent_noop'] == true ? :true : :false
         shape
       end
     end

@@ -237,6 +237,12 @@ describe Puppet::Type.type(:clone_army_clone) do
       expect { clone(run_mode: 'cron') }.to raise_error(Puppet::ResourceError, %r{Invalid value "cron"})
     end
 
+    it 'takes agent_noop as a boolean, and nothing else' do
+      expect(clone(agent_noop: true)[:agent_noop]).to eq(:true)
+      expect(clone(agent_noop: false)[:agent_noop]).to eq(:false)
+      expect { clone(agent_noop: 'yes') }.to raise_error(Puppet::ResourceError, %r{agent_noop.*Valid values are true, false})
+    end
+
     it 'takes apply_source as an absolute plain path, with run_mode apply only' do
       expect(clone(run_mode: 'apply', apply_source: '/srv/clone-army-apply')[:apply_source]).to eq('/srv/clone-army-apply')
       ['srv/a', '/srv/a b', '/srv/a:b', '/srv/../etc', '', 5].each do |bad|

@@ -263,6 +263,13 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'takes a clone of an older helper, without the fields, as having no shape' do
       clone = JSON.parse(helper_fixture('clone_list.json'))['result']['clones'].first
       expect(described_class.from_helper(clone)).to include(run_mode: :absent, runinterval: :absent, memory_max: 'none', facts: {})
+      # No noop in an older helper: its clones run for real.
+      expect(described_class.from_helper(clone)).to include(agent_noop: :false)
+    end
+
+    it 'reads agent_noop as the helper reads it back' do
+      expect(described_class.from_helper(listed[0].merge('agent_noop' => true))).to include(agent_noop: :true)
+      expect(described_class.from_helper(listed[0].merge('agent_noop' => false))).to include(agent_noop: :false)
     end
 
     describe 'on create' do
@@ -294,6 +301,14 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect(resource.provider.phase_index).to eq(2)
       end
 
+      it 'passes agent_noop as the flag the helper takes' do
+        resource = clone_resource('clone3', full.merge(ensure: 'stopped', agent_noop: true))
+        expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
+                       '--certname', 'clone3.loadhost.example.com', '--agent-noop', 'true', '--', 'clone3'],
+                      'clone_create_stopped.json')
+        resource.provider.create(start: false)
+      end
+
       it 'passes only the flags of the settings given' do
         resource = clone_resource('clone3', full.merge(ensure: 'stopped', run_mode: 'manual', tasks_max: 'none'))
         expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
@@ -321,6 +336,16 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         provider.phase_index = 1
         expect_helper(['clone', 'configure', '--phase-index', '1', '--phase-count', '2', '--', 'clone1'],
                       'clone_configure_shape.json')
+        provider.flush
+      end
+
+      it 'puts the agent in noop and out of it without a restart' do
+        provider.agent_noop = :true
+        expect_helper(['clone', 'configure', '--agent-noop', 'true', '--', 'clone1'], 'clone_configure_shape.json')
+        provider.flush
+        expect(described_class.batch.restarting?(provider)).to be false
+        provider.agent_noop = :false
+        expect_helper(['clone', 'configure', '--agent-noop', 'false', '--', 'clone1'], 'clone_configure_shape.json')
         provider.flush
       end
 
