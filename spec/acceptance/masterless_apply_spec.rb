@@ -115,6 +115,51 @@ RSpec.describe 'masterless clones (run_mode apply) on a sandbox host' do
     end
   end
 
+  # A noop fleet: the same catalogs evaluated, nothing changed, and the report
+  # says what a real run would change (Puppet itself calls such runs unchanged).
+  context 'in noop (agent_noop => true)' do
+    before(:all) do
+      @pids = clones.to_h { |c| [c, clone_unit(c)[:pid]] }
+      @noop = SandboxHarness.apply(
+        class_manifest(num_clones: clones.size, run_mode: 'apply', apply_source: source, runinterval: runinterval,
+                       agent_noop: true),
+        timeout: apply_timeout,
+      )
+      @since = sandbox_now
+      @changing = clones.to_h { |c| [c, upper_file(c, 'changing_1', workload_dir)] }
+    end
+
+    # The clones' last runs as the helper reports them, by name.
+    def last_runs
+      JSON.parse(on_sandbox!(SandboxHarness::HELPER, 'report', timeout: 60).stdout)['result']['clones']
+          .to_h { |c| [c['name'], c] }
+    end
+
+    it 'applies with changes and no error (exit 2), restarting no clone' do
+      expect(@noop.exitstatus).to eq(2), @noop.to_s
+      expect(@noop.output).not_to match(%r{^(Error|Warning):}), @noop.to_s
+      clones.each { |c| expect(clone_unit(c)[:pid]).to eq(@pids[c]), "#{c} was restarted" }
+      listed = clone_list.to_h { |c| [c['name'], c] }
+      clones.each { |c| expect(listed[c]).to include('agent_noop' => true), listed[c].inspect }
+    end
+
+    it 'reports the next runs as would-change, the changing files pending, and changes nothing' do
+      runs = wait_for(timeout: runinterval + 90, interval: 5) do
+        seen = last_runs
+        clones.all? { |c| seen[c]['status'] == 'would-change' && seen[c]['last_run'] >= @since } && seen
+      end
+      expect(runs).to be_truthy, "no noop run reported after #{runinterval + 90}s: #{last_runs.inspect}
+#{diagnostics}"
+      clones.each do |c|
+        # The two changing files would change; the static ones are in sync.
+        expect(runs[c]['would_change']).to eq(2), runs[c].inspect
+        expect(upper_file(c, 'changing_1', workload_dir)).to eq(@changing[c])
+      end
+      table = on_sandbox!(SandboxHarness::HELPER, 'report', '--format', 'table', timeout: 60).stdout
+      expect(table).to match(%r{^clone1\s+running\s+would-change \(2\)}), table
+    end
+  end
+
   context 'put back into the default run mode' do
     before(:all) do
       @restore = SandboxHarness.apply(class_manifest(num_clones: clones.size), timeout: apply_timeout)
@@ -131,7 +176,7 @@ RSpec.describe 'masterless clones (run_mode apply) on a sandbox host' do
       listed = clone_list.to_h { |c| [c['name'], c] }
       clones.each do |clone|
         expect(listed[clone]).to include('state' => 'running', 'run_mode' => 'daemon', 'apply_source' => nil,
-                                         'server' => SandboxHarness::SERVER),
+                                         'server' => SandboxHarness::SERVER, 'agent_noop' => false),
                                  "#{clone}: #{listed[clone].inspect}"
         dropin = "/etc/systemd/system/puppet-clone-army@#{clone}.service.d/60-apply-source.conf"
         expect(on_sandbox('test', '-e', dropin, timeout: 30).exitstatus).not_to eq(0), "#{dropin} is still there"
