@@ -16,6 +16,9 @@ describe 'examples/grafana-dashboard.json' do
   exposition.scan(%r{^(clone_army_\w+)(?:\{([^\}]*)\})? }) do |name, labels|
     written[name] |= (labels || '').scan(%r{(\w+)="}).flatten
   end
+  # A family with no sample in the snapshot (a figure no clone there has) is
+  # still written, with its # TYPE line.
+  exposition.scan(%r{^# TYPE (clone_army_\w+) }) { |(name)| written[name] |= [] }
   panels = dashboard['panels']
   queries = panels.flat_map { |panel| panel.fetch('targets', []) }
 

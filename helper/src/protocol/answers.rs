@@ -386,6 +386,8 @@ pub struct RunReport {
     pub config_retrieval_time: Option<f64>,
     /// The `resources` figure `failed`.
     pub failed_resources: Option<u64>,
+    /// The `resources` figure `total`: the catalog's size, in resources.
+    pub resources: Option<u64>,
     pub puppet_version: Option<String>,
     pub config_version: Option<String>,
     /// Its last run is more than `silent_after` seconds old (see `fleet.silent`).
@@ -405,6 +407,7 @@ impl RunReport {
             total_time: None,
             config_retrieval_time: None,
             failed_resources: None,
+            resources: None,
             puppet_version: None,
             config_version: None,
             silent: false,

@@ -241,6 +241,7 @@ fn clone_report(
                 total_time: run.total_time,
                 config_retrieval_time: run.config_retrieval_time,
                 failed_resources: run.failed_resources,
+                resources: run.resources,
                 puppet_version: run.puppet_version,
                 config_version: run.config_version,
                 silent: false,

@@ -135,6 +135,7 @@ pub struct ReportRun {
     pub total_time: Option<f64>,
     pub config_retrieval_time: Option<f64>,
     pub failed_resources: Option<u64>,
+    pub resources: Option<u64>,
     pub puppet_version: Option<String>,
     pub config_version: Option<String>,
     /// The resources out of sync in a noop run with pending changes.
@@ -187,6 +188,7 @@ pub fn report_runs(answer: &Value) -> Result<BTreeMap<String, ReportRun>, String
                 total_time: metric("time", "total"),
                 config_retrieval_time: metric("time", "config_retrieval"),
                 failed_resources: metric("resources", "failed").map(|v| v as u64),
+                resources: metric("resources", "total").map(|v| v as u64),
                 puppet_version: text("puppet_version"),
                 config_version: text("configuration_version"),
                 would_change,
@@ -243,6 +245,7 @@ pub fn host_runs(
                     total_time: run.and_then(|r| r.total_time),
                     config_retrieval_time: run.and_then(|r| r.config_retrieval_time),
                     failed_resources: run.and_then(|r| r.failed_resources),
+                    resources: run.and_then(|r| r.resources),
                     puppet_version: run.and_then(|r| r.puppet_version.clone()),
                     config_version: run.and_then(|r| r.config_version.clone()),
                     // When a clone was made is not in PuppetDB: one that never reported

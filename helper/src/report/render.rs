@@ -79,10 +79,7 @@ fn distribution_line(name: &str, d: &Distribution) -> String {
 
 /// One row per clone, then the fleet's lines, then the server's.
 pub fn table(report: &Report) -> String {
-    let mut clones = Table::new(&[
-        "CLONE", "STATE", "STATUS", "TOTAL_S", "CONFIG_S", "AGE", "FAILED", "PUPPET", "CONFIG",
-        "SILENT",
-    ]);
+    let mut clones = Table::new(&[&["CLONE", "STATE", "STATUS"][..], &RUN_COLUMNS].concat());
     for c in &report.clones {
         clones.row(row(c));
     }
@@ -144,13 +141,25 @@ fn fleet_lines(out: &mut String, indent: &str, fleet: &FleetReport) {
     );
 }
 
-/// The columns a clone's last run fills, read from the clone or from PuppetDB alike:
-/// TOTAL_S, CONFIG_S, AGE, FAILED, PUPPET, CONFIG, SILENT.
-fn run_cells(run: &RunReport) -> [String; 7] {
+/// The columns a clone's last run fills, read from the clone or from PuppetDB alike.
+const RUN_COLUMNS: [&str; 8] = [
+    "TOTAL_S",
+    "CONFIG_S",
+    "AGE",
+    "RESOURCES",
+    "FAILED",
+    "PUPPET",
+    "CONFIG",
+    "SILENT",
+];
+
+/// A clone's last run in [`RUN_COLUMNS`].
+fn run_cells(run: &RunReport) -> [String; 8] {
     [
         seconds(run.total_time),
         seconds(run.config_retrieval_time),
         age(run.age),
+        whole(run.resources),
         whole(run.failed_resources),
         whole(run.puppet_version.as_deref()),
         whole(run.config_version.as_deref()),
@@ -275,10 +284,13 @@ fn puppetdb_fleet_lines(out: &mut String, fleet: &PuppetdbFleet) {
     if fleet.hosts.is_empty() {
         return;
     }
-    let mut table = Table::new(&[
-        "HOST", "CLONE", "CERTNAME", "STATUS", "NOOP", "TOTAL_S", "CONFIG_S", "AGE", "FAILED",
-        "PUPPET", "CONFIG", "SILENT",
-    ]);
+    let mut table = Table::new(
+        &[
+            &["HOST", "CLONE", "CERTNAME", "STATUS", "NOOP"][..],
+            &RUN_COLUMNS,
+        ]
+        .concat(),
+    );
     for host in &fleet.hosts {
         for c in &host.clones {
             let mut row = vec![
@@ -419,6 +431,13 @@ pub fn prometheus(report: &Report) -> String {
         "clone_army_clone_failed_resources",
         "Resources that failed in the clone's last Puppet run.",
         |c| c.failed_resources.map(|n| n as f64),
+    );
+    per_clone(
+        &mut out,
+        report,
+        "clone_army_clone_catalog_resources",
+        "Resources in the catalog of the clone's last Puppet run (resources.total).",
+        |c| c.resources.map(|n| n as f64),
     );
     per_clone(
         &mut out,

@@ -82,6 +82,8 @@ pub struct LastRun {
     pub last_run: Option<u64>,
     /// `resources.failed`.
     pub failed_resources: Option<u64>,
+    /// `resources.total`: the catalog's size.
+    pub resources: Option<u64>,
     /// `version.puppet`.
     pub puppet_version: Option<String>,
     /// `version.config` (an integer timestamp by default, any string with `config_version`).
@@ -207,6 +209,7 @@ pub fn parse(text: &str) -> Result<LastRun, String> {
         config_retrieval_time: get(&raw.time, "config_retrieval").and_then(Scalar::as_f64),
         last_run: get(&raw.time, "last_run").and_then(Scalar::as_u64),
         failed_resources,
+        resources: count(&raw.resources, "total"),
         puppet_version: get(&raw.version, "puppet").and_then(Scalar::as_text),
         config_version,
         would_change,
@@ -231,6 +234,8 @@ mod tests {
         let run = parse(NOOP).unwrap();
         assert_eq!(run.status, RunStatus::WouldChange);
         assert_eq!(run.would_change, Some(2));
+        // The catalog's size: the two files and what Puppet adds to every catalog.
+        assert_eq!(run.resources, Some(9));
         assert!(run.status.is_success());
         // A real run's summary has no noop events: nothing would change there.
         assert_eq!(parse(CHANGED).unwrap().would_change, None);

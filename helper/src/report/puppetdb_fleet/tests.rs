@@ -164,6 +164,15 @@ fn a_noop_report_puppet_calls_unchanged_would_change_its_out_of_sync_resources()
     assert_eq!(runs[&certname].status, Some(RunStatus::WouldChange));
     assert_eq!(runs[&certname].would_change, Some(85));
     assert_eq!(runs[&certname].noop, Some(true));
+    // The catalog's size, from the report's own resources metric.
+    let total = reports()[0]["metrics"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["category"] == "resources" && m["name"] == "total")
+        .and_then(|m| m["value"].as_u64());
+    assert!(total.is_some());
+    assert_eq!(runs[&certname].resources, total);
 
     // The fixture's own run, a real one, has nothing pending.
     let real = report_runs(&json!([reports()[0].clone()])).unwrap();
