@@ -15,6 +15,11 @@
 #   lab.sh table  prints the fleet table again
 #   lab.sh page   writes the page of the run recorded so far and prints its path
 #
+# LAB_ROLE=web classifies the clones with sandbox/roles/web.pp (Debian's
+# puppetlabs-apache, -apt and aboe-chrony packages, installed on the lab's
+# server) and runs them with agent_noop => true: real catalogs, compiled and
+# evaluated, nothing changed in the clones.
+#
 # Look around: bash sandbox/sandbox.sh exec lab machinectl list
 #              bash sandbox/sandbox.sh exec lab bash
 set -euo pipefail
@@ -32,6 +37,12 @@ APPLY_TIMEOUT=${APPLY_TIMEOUT:-1800}
 CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + 10 * CLONES))}
 SIGNED_DIR=/etc/puppet/puppetserver/ca/signed
 LAB_RECORD_EVERY=${LAB_RECORD_EVERY:-5}
+LAB_ROLE=${LAB_ROLE:-}
+# The Debian packages of the modules each role uses (their dependencies come along).
+declare -A ROLE_PACKAGES=(
+  [web]="puppet-module-puppetlabs-apache puppet-module-puppetlabs-apt puppet-module-aboe-chrony"
+)
+SITE_PP=/etc/puppet/code/environments/production/manifests/site.pp
 
 sandbox() { bash "$here/sandbox.sh" "$@"; }
 inside() { sandbox exec "$NAME" "$@"; }
@@ -84,6 +95,26 @@ print_report() {
   inside clone-army report --interval "$LAB_RUNINTERVAL" \
     --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert /etc/puppet/puppetserver/ca/ca_crt.pem \
     --format table
+}
+
+# LAB_ROLE's modules (Debian's packages, on the server's modulepath) and its
+# site.pp, which classifies the clones; nothing without a role.
+check_role() {
+  [ -n "$LAB_ROLE" ] || return 0
+  if [ -z "${ROLE_PACKAGES[$LAB_ROLE]:-}" ] || [ ! -f "$here/roles/$LAB_ROLE.pp" ]; then
+    die "LAB_ROLE must be one of: ${!ROLE_PACKAGES[*]} (or empty), not '$LAB_ROLE'"
+  fi
+}
+
+install_role() {
+  [ -n "$LAB_ROLE" ] || return 0
+  log "role $LAB_ROLE: installing ${ROLE_PACKAGES[$LAB_ROLE]} on the lab's server"
+  # shellcheck disable=SC2086 # the list is words
+  EXEC_TIMEOUT=600 inside env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    ${ROLE_PACKAGES[$LAB_ROLE]} >&2
+  inside mkdir -p "$(dirname "$SITE_PP")"
+  # shellcheck disable=SC2016 # $1 is the inner shell's
+  inside sh -c 'cat > "$1"' sh "$SITE_PP" <"$here/roles/$LAB_ROLE.pp"
 }
 
 # The page of the run recorded so far, made inside the sandbox; prints where it
@@ -146,6 +177,7 @@ cmd_up() {
   local started manifest rc
   require_root
   [[ $CLONES =~ ^[0-9]+$ ]] || die "CLONES must be a number, not '$CLONES'"
+  check_role
   [ -x "$MODULE_DIR/files/clone-army" ] || die "$MODULE_DIR/files/clone-army is missing: run make build (make lab does)"
   started=$SECONDS
   trap lab_failed EXIT
@@ -159,12 +191,15 @@ cmd_up() {
   export SERVER_ADDR
   sandbox up "$NAME"
   sandbox server "$NAME"
+  install_role
 
   # Clone i of N first runs at its phase offset (i-1)*T/N within the interval T,
   # so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every check-in.
   local record="record => true, record_every => $LAB_RECORD_EVERY"
   [ "$SANDBOX_PUPPETDB" != yes ] || record+=", record_puppetdb => 'https://$SERVER_NAME:$PUPPETDB_TLS_PORT'"
-  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $CLONES, runinterval => $LAB_RUNINTERVAL, $record }"
+  local noop=''
+  [ -z "$LAB_ROLE" ] || noop=', agent_noop => true'
+  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $CLONES, runinterval => $LAB_RUNINTERVAL, $record$noop }"
   log "puppet apply -e \"$manifest\" (up to ${APPLY_TIMEOUT}s)"
   rc=0
   EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" || rc=$?
