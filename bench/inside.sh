@@ -11,8 +11,6 @@
 #   inside.sh unit-cpu-usec UNIT  usage_usec of any unit's cgroup (the recorder's, say)
 #   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
 #   inside.sh reports DOMAIN      "<certname> <epoch seconds>" for every report the server holds of *.DOMAIN
-#   inside.sh report-puts DOMAIN  "<certname> <epoch seconds>" for every report PUT of *.DOMAIN in the server's
-#                                 access log (lossless; the report store keeps one file per node and minute)
 #   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
 set -euo pipefail
 
@@ -101,19 +99,6 @@ cmd_reports() {
   done
 }
 
-cmd_report_puts() {
-  local domain=$1
-  # [22/Nov/2026:04:53:04 +0000] "PUT /puppet/v3/report/clone7.bench.sandbox.test?...
-  awk -v d=".$domain" '$6 == "\"PUT" && index($7, "/puppet/v3/report/") == 1 {
-      c = substr($7, 19); sub(/\?.*/, "", c)
-      if (substr(c, length(c) - length(d) + 1) != d) next
-      t = substr($4, 2); split(t, a, /[\/:]/)
-      print c; printf "%s %s %s %s:%s:%s %s\n", a[1], a[2], a[3], a[4], a[5], a[6], substr($5, 1, 5) > "/dev/stderr" }' \
-    /var/log/puppetserver/puppetserver-access.log 2>"/tmp/bench-puts-times.$$" >"/tmp/bench-puts-names.$$"
-  paste -d' ' "/tmp/bench-puts-names.$$" <(date -f "/tmp/bench-puts-times.$$" +%s)
-  rm -f "/tmp/bench-puts-names.$$" "/tmp/bench-puts-times.$$"
-}
-
 cmd_summaries() {
   local c
   for c in "$@"; do
@@ -130,7 +115,6 @@ case "$verb" in
   unit-cpu-usec) cmd_unit_cpu_usec "$@" ;;
   host-run) cmd_host_run ;;
   reports) cmd_reports "$@" ;;
-  report-puts) cmd_report_puts "$@" ;;
   summaries) cmd_summaries "$@" ;;
   *)
     sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2

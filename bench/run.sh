@@ -96,7 +96,7 @@ write_results() {
   } >"$MD"
   # The raw measurements, to check a figure later.
   mkdir -p "$RESULTS/$STAMP.raw"
-  cp "$WORK"/pss-* "$WORK"/reports "$WORK"/puts "$WORK"/start.json "$RESULTS/$STAMP.raw/" 2>/dev/null || true
+  cp "$WORK"/pss-* "$WORK"/reports "$WORK"/report.json "$WORK"/start.json "$RESULTS/$STAMP.raw/" 2>/dev/null || true
   cat "$MD"
   blog "wrote $JSON and $MD"
   write_page || blog "no page of the recorded run: the recorder's timeline could not be read"
@@ -238,14 +238,20 @@ grow_and_time_noop() {
     "$(calc 'a - b' -v a="$noop_s" -v b="$empty_s")" s "–" null "medians"
 }
 
-# Check-ins: every clone must send a report within one interval of the time the whole
-# fleet runs (FLEET_T0), as its timer runs it once per interval. Counted from the
-# server's access log (report PUTs), polled in short steps: no long sleep, and each poll
-# leaves the count in $WORK/checkin, so an interrupted run still records how far it got.
+# Check-ins: every clone must finish a successful run within one interval of the time
+# the whole fleet runs (FLEET_T0), as its timer runs it once per interval: its last run,
+# as `clone-army report` reads it, ended in the window and did not fail (a report PUT
+# alone would count failed runs too). Polled in short steps: no long sleep, and each
+# poll leaves the count in $WORK/checkin, so an interrupted run still records how far
+# it got.
 FLEET_T0='' CHECKIN_END=''
 count_checkins() {
-  inside bash "$INSIDE" report-puts "$DOMAIN" | grep -E '^clone[0-9]+\.' >"$WORK/puts" || true
-  awk -v a="$FLEET_T0" -v e="$CHECKIN_END" '$2 >= a && $2 <= e { seen[$1] = 1 } END { print length(seen) }' "$WORK/puts"
+  inside clone-army report >"$WORK/report.json" 2>/dev/null || true
+  jq -r --argjson a "${FLEET_T0%.*}" --argjson e "${CHECKIN_END%.*}" '
+    [(.result.clones // [])[] | select(.name | test("^clone[0-9]+$"))
+     | select(.status == "changed" or .status == "unchanged" or .status == "would-change")
+     | select(.last_run != null and .last_run >= $a and .last_run <= $e)] | length' \
+    "$WORK/report.json" 2>/dev/null || echo 0
 }
 
 poll_checkins() {
@@ -257,7 +263,7 @@ poll_checkins() {
     awk -v n="$(now)" -v e="$CHECKIN_END" 'BEGIN { exit !(n > e + 15) }' && break
     sleep 15
   done
-  fig fleet_checkin "large fleet: clones that reported within one interval of all running" "$ok" "of $CLONES" "all $CLONES" \
+  fig fleet_checkin "large fleet: clones with a successful run within one interval of all running" "$ok" "of $CLONES" "all $CLONES" \
     "$([ "$ok" -ge "$CLONES" ] && echo true || echo false)" \
     "window ${RUNINTERVAL} s + 60 s from all running; last count $(cut -d' ' -f2 "$WORK/checkin") s in"
 }
@@ -268,7 +274,7 @@ checkin_partial() {
   grep -q '"key":"fleet_checkin"' "$WORK/figures" 2>/dev/null && return 0
   local ok at
   read -r ok at <"$WORK/checkin"
-  fig fleet_checkin "large fleet: clones that reported within one interval of all running" "$ok" "of $CLONES" "all $CLONES" \
+  fig fleet_checkin "large fleet: clones with a successful run within one interval of all running" "$ok" "of $CLONES" "all $CLONES" \
     null "partial: the run ended $at s into the window of $RUNINTERVAL s + 60 s"
 }
 
