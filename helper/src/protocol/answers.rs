@@ -481,6 +481,9 @@ pub struct ServerView {
     /// The CA certificate the server was verified against.
     pub ca_cert: Option<String>,
     pub http_status: Option<u16>,
+    /// The server's version: `service_version` of its `master` service.
+    #[serde(default)]
+    pub version: Option<String>,
     /// The services' `state` values, by service name.
     pub states: std::collections::BTreeMap<String, String>,
     pub jruby: Option<JrubyMetrics>,

@@ -14,6 +14,7 @@ use crate::protocol::answers::{Figure, RunStatus};
 use crate::record::chart::{html_text, line_chart, tick_label, Series};
 use crate::record::read::Recording;
 use crate::record::sample::Sample;
+use crate::record::shape::{counted, FleetShape, Versions};
 
 /// The run at a glance: the same figures head the page and make `--format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +41,12 @@ pub struct RunSummary {
     pub peak_clones: Option<usize>,
     pub peak_puppetdb_queue_depth: Option<f64>,
     pub peak_cpu_busy: Option<f64>,
+    /// How the fleet ran, as last seen (`null` when no sample has it).
+    #[serde(default)]
+    pub shape: Option<FleetShape>,
+    /// The versions the last sample saw.
+    #[serde(default)]
+    pub versions: Option<Versions>,
 }
 
 pub fn summary(recording: &Recording) -> RunSummary {
@@ -83,6 +90,8 @@ pub fn summary(recording: &Recording) -> RunSummary {
             .map(|p| p.1)
             .collect()),
         peak_cpu_busy: max(samples.iter().filter_map(|s| s.host.cpu_busy).collect()),
+        shape: samples.iter().rev().find_map(|s| s.shape.clone()),
+        versions: last.and_then(|s| s.versions.clone()),
     }
 }
 
@@ -350,7 +359,38 @@ pub fn summary_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
         })
         .map(|(status, n)| format!("{} {n}", status.as_str()))
         .collect();
+    let shape = s.shape.as_ref().map_or_else(
+        || "-".to_owned(),
+        |f| {
+            let intervals: BTreeMap<String, usize> = f
+                .runintervals
+                .iter()
+                .map(|(t, n)| (format!("{t} s"), *n))
+                .collect();
+            format!(
+                "{} clones; run mode {}; interval {}; phased {}; noop {}",
+                f.clones,
+                counted(&f.run_modes),
+                counted(&intervals),
+                f.phased,
+                f.agent_noop
+            )
+        },
+    );
+    let versions = s.versions.as_ref().map_or_else(
+        || "-".to_owned(),
+        |v| {
+            format!(
+                "agent {}; Puppet Server {}; PuppetDB {}",
+                counted(&v.agent),
+                v.server.as_deref().unwrap_or("-"),
+                v.puppetdb.as_deref().unwrap_or("-")
+            )
+        },
+    );
     vec![
+        ("fleet", shape),
+        ("versions", versions),
         (
             "samples",
             format!(

@@ -15,6 +15,7 @@ pub mod host;
 pub mod html;
 pub mod read;
 pub mod sample;
+pub mod shape;
 pub mod timeline;
 
 use std::path::{Path, PathBuf};
@@ -34,6 +35,8 @@ pub const DEFAULT_EVERY: u64 = 10;
 pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Rotated files kept beside the current one.
 pub const DEFAULT_KEEP: u32 = 4;
+/// About how often a sample carries the fleet's shape.
+const SHAPE_EVERY_SECONDS: u64 = 60;
 
 #[derive(Debug, Clone)]
 pub struct RecordRequest {
@@ -158,7 +161,10 @@ pub fn record(
     let mut taken = 0u64;
     let ended_by = loop {
         let now = clock.now();
-        let line = take_sample(ctx, request, &mut sampler, now)?;
+        // The fleet's shape (a `clone list`) about once a minute: it changes when the
+        // class does, and the listing costs more than a sample.
+        let with_shape = taken.is_multiple_of((SHAPE_EVERY_SECONDS / request.every).max(1));
+        let line = take_sample(ctx, request, &mut sampler, now, with_shape)?;
         timeline.append(&line)?;
         taken += 1;
         if request.samples.is_some_and(|n| taken >= n) {
@@ -203,6 +209,7 @@ fn take_sample(
     request: &RecordRequest,
     sampler: &mut sample::Sampler,
     now: u64,
+    with_shape: bool,
 ) -> Result<String> {
     // PuppetDB's queue, without the fleet's queries: those are a report's, not a sample's.
     let without_puppetdb = ReportRequest {
@@ -223,7 +230,14 @@ fn take_sample(
         )
     });
     let reading = host::read(|p| layout.fs(p));
-    let sample = sampler.sample(&report, reading, request.every);
+    let mut sample = sampler.sample(&report, reading, request.every);
+    if with_shape {
+        // A listing that fails (no system bus) leaves the shape out; the sample, which
+        // needs no bus, is still worth its line.
+        sample.shape = crate::clone::list(ctx)
+            .ok()
+            .map(|list| shape::of_clones(&list.clones));
+    }
     serde_json::to_string(&sample)
         .map_err(|e| Error::Internal(format!("a sample does not serialize: {e}")))
 }

@@ -14,6 +14,7 @@ use crate::protocol::answers::{
     Distribution, PuppetdbView, Report, ReportState, RunStatus, ServerView,
 };
 use crate::record::host::{self, HostReading, HostSample};
+use crate::record::shape::{self, FleetShape, Versions};
 
 /// The timeline's format version, the first field of every line.
 pub const TIMELINE_VERSION: u32 = 1;
@@ -31,6 +32,13 @@ pub struct Sample {
     pub server: Option<ServerView>,
     pub puppetdb: Option<PuppetdbView>,
     pub host: HostSample,
+    /// The versions this sample saw (agent versions of the clones' last runs, server,
+    /// PuppetDB).
+    #[serde(default)]
+    pub versions: Option<Versions>,
+    /// How the clones run; taken about once a minute (`null` in the samples between).
+    #[serde(default)]
+    pub shape: Option<FleetShape>,
 }
 
 /// The fleet as it stands: clones by unit state, by their last run's status, silent ones.
@@ -128,6 +136,8 @@ impl Sampler {
             }),
             puppetdb: report.puppetdb.clone(),
             host,
+            versions: Some(shape::of_report(report)),
+            shape: None,
         }
     }
 }

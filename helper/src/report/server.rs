@@ -84,6 +84,7 @@ pub fn fetch(
                 Ok(json) => {
                     let parsed = summarise(&json);
                     view.ok = true;
+                    view.version = parsed.version;
                     view.states = parsed.states;
                     view.jruby = parsed.jruby;
                     view.compile = parsed.compile;
@@ -111,6 +112,7 @@ impl ServerView {
             error: None,
             ca_cert: None,
             http_status: None,
+            version: None,
             states: Default::default(),
             jruby: None,
             compile: None,
@@ -124,6 +126,7 @@ impl ServerView {
 /// The named fields of a status answer.
 #[derive(Debug, Default, PartialEq)]
 pub struct Summary {
+    pub version: Option<String>,
     pub states: std::collections::BTreeMap<String, String>,
     pub jruby: Option<JrubyMetrics>,
     pub compile: Option<Timing>,
@@ -189,6 +192,10 @@ pub fn summarise(json: &Value) -> Summary {
     );
     let http = service(json, "master").and_then(|s| experimental(s, "http-metrics"));
     Summary {
+        version: service(json, "master")
+            .and_then(|s| s.get("service_version"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         states,
         jruby,
         compile,
@@ -236,6 +243,7 @@ mod tests {
             Some("running")
         );
         assert_eq!(s.states.len(), 5);
+        assert_eq!(s.version.as_deref(), Some("7.9.5"));
         let jruby = s.jruby.unwrap();
         assert_eq!(jruby.num_jrubies, Some(2.into()));
         assert_eq!(jruby.num_free_jrubies, Some(1.into()));
@@ -261,6 +269,7 @@ mod tests {
         assert_eq!(s.jruby.unwrap().num_jrubies, Some(4.into()));
         assert_eq!(s.compile, None);
         assert_eq!(s.catalog_requests, None);
+        assert_eq!(s.version, None, "no master service, no version");
         assert_eq!(summarise(&serde_json::json!([1])), Summary::default());
     }
 

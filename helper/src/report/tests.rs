@@ -437,6 +437,7 @@ fn sample_with_server() -> Report {
         error: None,
         ca_cert: Some("/var/lib/puppet/ssl/certs/ca.pem".to_owned()),
         http_status: Some(200),
+        version: s.version,
         states: s.states,
         jruby: s.jruby,
         compile: s.compile,

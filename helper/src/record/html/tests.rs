@@ -20,6 +20,7 @@ fn recording() -> Recording {
         error: None,
         ca_cert: None,
         http_status: Some(200),
+        version: summarised.version,
         states: summarised.states,
         jruby: summarised.jruby,
         compile: summarised.compile,
@@ -206,5 +207,35 @@ fn the_page_is_written_whole_over_a_symlink_not_through_it() {
             samples: 3,
             skipped_lines: recording.skipped,
         }
+    );
+}
+
+#[test]
+fn the_header_says_how_the_fleet_ran_and_against_which_versions() {
+    let mut recording = recording();
+    // The fleet's shape as the first sample took it; the versions of the last sample.
+    recording.samples[0].shape = Some(crate::record::shape::FleetShape {
+        clones: 2,
+        run_modes: BTreeMap::from([("timer".to_owned(), 2)]),
+        runintervals: BTreeMap::from([(1800, 2)]),
+        phased: 2,
+        agent_noop: 0,
+    });
+    let last = recording.samples.last_mut().unwrap();
+    last.versions.as_mut().unwrap().agent = BTreeMap::from([("8.10.0".to_owned(), 2)]);
+    let rows: BTreeMap<&str, String> = summary_rows(&summary(&recording)).into_iter().collect();
+    assert_eq!(
+        rows["fleet"],
+        "2 clones; run mode timer (2); interval 1800 s (2); phased 2; noop 0"
+    );
+    // The fixture's server is Puppet Server 7.9.5; no PuppetDB was asked.
+    assert_eq!(
+        rows["versions"],
+        "agent 8.10.0 (2); Puppet Server 7.9.5; PuppetDB -"
+    );
+    let page = page(&recording);
+    assert!(
+        page.contains("<tr><th>fleet</th><td>2 clones; run mode timer (2);"),
+        "{page}"
     );
 }
