@@ -34,10 +34,13 @@ CLONES=${CLONES:-4}
 LAB_RUNINTERVAL=${LAB_RUNINTERVAL:-120}
 SERVER_NAME=${SERVER_NAME:-puppet}
 APPLY_TIMEOUT=${APPLY_TIMEOUT:-1800}
-CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + 10 * CLONES))}
+LAB_ROLE=${LAB_ROLE:-}
+# A role's catalogs take the lab's one-JRuby server tens of seconds each to compile
+# on a 2-core machine, one at a time: the wait allows for it.
+if [ -n "$LAB_ROLE" ]; then per_clone=60; else per_clone=10; fi
+CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + per_clone * CLONES))}
 SIGNED_DIR=/etc/puppet/puppetserver/ca/signed
 LAB_RECORD_EVERY=${LAB_RECORD_EVERY:-5}
-LAB_ROLE=${LAB_ROLE:-}
 # The Debian packages of the modules each role uses (their dependencies come along).
 declare -A ROLE_PACKAGES=(
   [web]="puppet-module-puppetlabs-apache puppet-module-puppetlabs-apt puppet-module-aboe-chrony"
