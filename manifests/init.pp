@@ -78,20 +78,26 @@
 # @param num_clones
 #   How many clones (`clone1` .. `cloneN`) to run. 0 is a valid count (a
 #   fleet of none). When undef, it is this host's capacity for clones running
-#   the agent in `run_mode`: the `clone_army` fact's `capacity.<run_mode>`
-#   (`manual` and `apply` count as `timer`), `max(0, floor((total memory - 2 GiB) /
-#   cost))` (2 GiB are left to the OS and the host's own agent; the cost is
-#   100 MiB per daemon-mode clone: the idle agent daemon, about 68 MB PSS,
-#   plus an agent run's peak; and 20 MiB per timer- or manual-mode clone:
-#   about 10 MB PSS idle, with no Ruby process between runs, plus a tenth of
-#   a ~100 MB run peak, since phased runs overlap about 10 %). A 24 GiB host
-#   gets 225 daemon-mode or 1126 timer-mode
-#   clones; a host with 2 GiB or less gets none. Without the fact (a host
-#   that has not synced this module's plugins yet), the same formula is
-#   computed from `$facts['memory']['system']['total_bytes']`.
+#   the agent in `run_mode` at `runinterval`: the smaller of two bounds
+#   (`clone_army::fleet_capacity`, the formula of the `clone_army` fact too):
 #
-#   A count beyond the capacity fails the catalog unless `force_num_clones`
-#   is true. Lowering the count removes the surplus clones completely: every
+#   - memory: `max(0, floor((total memory - 2 GiB) / cost))` (2 GiB are left
+#     to the OS and the host's own agent; the cost is 100 MiB per daemon-mode
+#     clone: the idle agent daemon, about 68 MB PSS, plus an agent run's peak;
+#     and 20 MiB per timer-, apply- or manual-mode clone: about 10 MB PSS idle,
+#     with no Ruby process between runs, plus a tenth of a ~100 MB run peak,
+#     since phased runs overlap about 10 %);
+#   - CPU: `floor(cpu_share_percent / 100 * cores * runinterval /
+#     cpu_seconds_per_run)`: each clone runs once an interval, and one
+#     interval's runs must fit in that share of the cores. `manual` clones
+#     run only when asked and have no CPU bound.
+#
+#   A 2-core, 24 GiB host gets 225 daemon-mode clones (memory) or 1080
+#   timer-mode clones at 1800 s (CPU; memory holds 1126), and 360 timer-mode
+#   clones at 600 s; a host with 2 GiB or less gets none.
+#
+#   A count beyond the capacity fails the catalog, naming the bound, unless
+#   `force_num_clones` is true. Lowering the count removes the surplus clones completely: every
 #   clone named `clone<N>` with N > num_clones that the `clone_army` fact
 #   lists is declared `ensure => absent` (stopped, unmounted, its units and
 #   directories removed). Clones with other names (made by hand, e.g.
@@ -100,7 +106,23 @@
 # @param force_num_clones
 #   Run `num_clones` clones even when that is more than the host's capacity
 #   (see `num_clones`). Clones that do not fit in memory make the host swap
-#   or the kernel's OOM killer end agent runs, which distorts the load.
+#   or the kernel's OOM killer end agent runs, which distorts the load; runs
+#   that do not fit in the CPU queue behind each other, so their times
+#   measure the load host instead of the server.
+#
+# @param cpu_share_percent
+#   The share of all the host's cores, in percent (1-100), that one interval
+#   of the fleet's agent runs may take in the CPU bound of the capacity (see
+#   `num_clones`). Undef: 75, leaving the rest to the clones' systemd, the
+#   nspawn supervisors and the host's own work.
+#   Example: `cpu_share_percent => 50`.
+#
+# @param cpu_seconds_per_run
+#   CPU-seconds one agent run takes in a clone, for the CPU bound of the
+#   capacity. Undef: 2.5, what `make bench` measured for the module's own
+#   workload (median 2.3-2.4 CPU-s). A role with hundreds of resources costs
+#   more: take the bench's "CPU per agent run in a clone" with your catalog.
+#   Example: `cpu_seconds_per_run => 6.0`.
 #
 # @param clone_ensure
 #   The state every clone is kept in: `present` (exists; a new clone is
@@ -190,7 +212,8 @@
 #   Runs are phased: clone i of N runs at `floor((i - 1) * runinterval / N)`
 #   seconds into each interval, so that the server sees an even stream of
 #   N runs per interval rather than a herd; a clone's first run comes
-#   within one interval of its start. Not used in `manual` mode.
+#   within one interval of its start. Not used in `manual` mode. A shorter
+#   interval lowers the CPU bound of the capacity (see `num_clones`).
 #
 # @param splay
 #   Up to this many seconds, at random, added to the phased runs (0: none),
@@ -300,6 +323,8 @@ class clone_army (
   Optional[Clone_army::Hostname] $master = undef,
   Optional[Integer[0]] $num_clones = undef,
   Boolean $force_num_clones = false,
+  Optional[Integer[1, 100]] $cpu_share_percent = undef,
+  Optional[Variant[Integer[1], Float[0.01]]] $cpu_seconds_per_run = undef,
   Clone_army::Clone_ensure $clone_ensure = 'present',
   Clone_army::Name $base = regsubst(downcase("${facts['os']['name']}-${facts['os']['release']['major']}"), '[^a-z0-9-]', '-', 'G'),
   Clone_army::Absolutepath $helper_path = '/usr/local/sbin/clone-army',
@@ -408,21 +433,19 @@ class clone_army (
       |- MSG
   }
 
-  # What this host's memory holds in this run mode (a manual or apply clone
-  # costs what a timer clone does: no resident agent between runs): the fact when the host has it,
-  # else the same formula here (lib/puppet_x/clone_army/capacity.rb).
-  $capacity_mode = $run_mode ? {
-    'daemon' => 'daemon',
-    default  => 'timer',
-  }
-  $fact_capacity = $facts.dig('clone_army', 'capacity', $capacity_mode)
-  $capacity = $fact_capacity ? {
-    Integer => $fact_capacity,
-    default => clone_army::capacity($facts['memory']['system']['total_bytes'], $capacity_mode),
-  }
-  $clone_cost = $capacity_mode ? {
-    'daemon' => '100 MiB per clone running the agent as a daemon',
-    default  => "20 MiB per clone in ${run_mode} mode",
+  # What this host holds in this run mode and interval: the smaller of its
+  # memory and CPU bounds (lib/puppet_x/clone_army/capacity.rb).
+  $fleet_capacity = clone_army::fleet_capacity(
+    $facts['memory']['system']['total_bytes'], $facts['processors']['count'],
+    $run_mode, $runinterval, $cpu_share_percent, $cpu_seconds_per_run,
+  )
+  $capacity = $fleet_capacity['clones']
+  $other_bound = $fleet_capacity['bound'] ? {
+    'memory' => $fleet_capacity['cpu'] ? {
+      undef   => 'no CPU bound in manual mode',
+      default => "the CPU bound is ${fleet_capacity['cpu']}",
+    },
+    default  => "the memory bound is ${fleet_capacity['memory']}",
   }
 
   $_num_clones = $num_clones ? {
@@ -431,9 +454,9 @@ class clone_army (
   }
   if $_num_clones > $capacity and !$force_num_clones {
     fail(@("MSG"/L))
-      clone_army: num_clones => ${_num_clones} is more than this host's memory holds: \
-      its capacity is ${capacity} clones (total memory minus 2 GiB, divided by \
-      ${clone_cost}). Lower num_clones, or set \
+      clone_army: num_clones => ${_num_clones} is more than this host holds: \
+      its capacity is ${capacity} clones, bound by ${fleet_capacity['bound']} \
+      (${fleet_capacity['reason']}; ${other_bound}). Lower num_clones, or set \
       force_num_clones => true to run ${_num_clones} clones anyway.
       |- MSG
   }

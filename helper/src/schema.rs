@@ -93,11 +93,14 @@ pub struct FactRules {
     pub max_string_length: usize,
 }
 
-/// `capacity = max(0, floor((total memory - reserve) / cost of the run mode))`.
+/// The memory bound, `max(0, floor((total memory - reserve) / cost of the run mode))`,
+/// and the figures of the CPU bound, `floor(share × cores × runinterval / CPU-s per
+/// run)`, which the Puppet side (`PuppetX::CloneArmy::Capacity`) combines.
 #[derive(Debug, Serialize)]
 pub struct Capacity {
     pub reserve_bytes: u64,
     pub cost_bytes: BTreeMap<&'static str, u64>,
+    pub cpu_seconds_per_run: f64,
 }
 
 const NAME_EXAMPLES_VALID: &[&str] = &["clone1", "debian-12", "0a", "a"];
@@ -180,6 +183,7 @@ pub fn schema() -> Schema {
                 (RunMode::Daemon.name(), host_limits::DAEMON_COST_BYTES),
                 (RunMode::Timer.name(), host_limits::TIMER_COST_BYTES),
             ]),
+            cpu_seconds_per_run: host_limits::CPU_SECONDS_PER_RUN,
         },
         error_kinds: error::KINDS.to_vec(),
         problem_kinds: problems::KINDS.to_vec(),
@@ -194,6 +198,10 @@ fn ranges() -> BTreeMap<&'static str, Range> {
             range(MIN_RUNINTERVAL, MAX_RUNINTERVAL, Some(DEFAULT_RUNINTERVAL)),
         ),
         ("splay", range(0, MAX_RUNINTERVAL, Some(0))),
+        (
+            "cpu_share_percent",
+            range(1, 100, Some(host_limits::DEFAULT_CPU_SHARE_PERCENT)),
+        ),
         (
             "phase_index",
             range(0, u64::from(MAX_PHASE_COUNT) - 1, Some(0)),

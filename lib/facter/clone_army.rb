@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 
-# clone_army: how many clones this host's memory holds for each run mode, and
-# (once the clone-army helper is installed) its bases and clones. See
+# clone_army: how many clones this host holds for each run mode (the smaller of
+# its memory and CPU bounds, and which one it is), and (once the clone-army
+# helper is installed) its bases and clones. See
 # PuppetX::CloneArmy::FleetFact for the shape and README.md ("The clone_army
 # fact") for the formula.
 require_relative '../puppet_x/clone_army/fleet_fact'
@@ -12,6 +13,8 @@ Facter.add(:clone_army) do
   setcode do
     memory = Facter.value(:memory)
     total_bytes = memory.is_a?(Hash) ? memory.dig('system', 'total_bytes') : nil
-    PuppetX::CloneArmy::FleetFact.value(total_bytes: total_bytes)
+    processors = Facter.value(:processors)
+    cores = processors.is_a?(Hash) ? processors['count'] : nil
+    PuppetX::CloneArmy::FleetFact.value(total_bytes: total_bytes, cores: cores)
   end
 end

@@ -14,6 +14,7 @@ describe 'clone_army' do
   def self.minimal_facts(name, family, major, codename)
     {
       kernel: 'Linux',
+      processors: { 'count' => 2 },
       os: {
         'name' => name, 'family' => family, 'hardware' => 'x86_64', 'architecture' => 'amd64',
         'release' => { 'major' => major, 'full' => major },
@@ -182,7 +183,7 @@ describe 'clone_army' do
     describe 'num_clones' do
       let(:params) { { server: 'puppet.example.com' } }
 
-      # Without the fact: (total - 2 GiB) / 100 MiB, rounded down, never below 0.
+      # Daemon mode: (total - 2 GiB) / 100 MiB, rounded down, never below 0.
       {
         24 * GIB => 225,
         (2 * GIB) + (100 * MIB) => 1,
@@ -191,7 +192,7 @@ describe 'clone_army' do
         2 * GIB => 0,
         1 * GIB => 0,
       }.each do |total, expected|
-        context "with #{total} bytes of RAM and no clone_army fact" do
+        context "with #{total} bytes of RAM" do
           let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => total } }) }
 
           it "declares #{expected} clones" do
@@ -202,28 +203,20 @@ describe 'clone_army' do
         end
       end
 
-      context 'with the clone_army fact' do
-        let(:facts) { super().merge(clone_army: { 'capacity' => { 'daemon' => 3, 'timer' => 12 } }) }
+      context 'beyond the capacity' do
+        let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => (2 * GIB) + (300 * MIB) } }) }
+        let(:params) { { server: 'puppet.example.com', num_clones: 4 } }
 
-        it 'takes its daemon capacity as the default count' do
-          is_expected.to have_clone_army_clone_resource_count(3)
-          is_expected.to contain_clone_army_clone('clone3')
+        it 'fails, naming num_clones, the capacity, its bound and force_num_clones' do
+          is_expected.to compile.and_raise_error(
+            %r{num_clones => 4 is more than this host holds: its capacity is 3 clones, bound by memory.*force_num_clones => true}m,
+          )
         end
 
-        context 'and num_clones beyond the capacity' do
-          let(:params) { { server: 'puppet.example.com', num_clones: 4 } }
+        context 'with force_num_clones' do
+          let(:params) { { server: 'puppet.example.com', num_clones: 4, force_num_clones: true } }
 
-          it 'fails, naming num_clones, the capacity and force_num_clones' do
-            is_expected.to compile.and_raise_error(
-              %r{num_clones => 4 is more than this host's memory holds: its capacity is 3 clones.*force_num_clones => true}m,
-            )
-          end
-
-          context 'with force_num_clones' do
-            let(:params) { { server: 'puppet.example.com', num_clones: 4, force_num_clones: true } }
-
-            it { is_expected.to have_clone_army_clone_resource_count(4) }
-          end
+          it { is_expected.to have_clone_army_clone_resource_count(4) }
         end
 
         context 'and num_clones at the capacity' do
@@ -233,7 +226,15 @@ describe 'clone_army' do
         end
       end
 
-      context 'beyond the capacity computed without the fact' do
+      context 'with a clone_army fact from another interval' do
+        let(:facts) { super().merge(clone_army: { 'capacity' => { 'daemon' => 3, 'timer' => 12 } }) }
+
+        it "computes its own capacity from memory and cores, not the fact's" do
+          is_expected.to have_clone_army_clone_resource_count(225)
+        end
+      end
+
+      context 'beyond a capacity of 0' do
         let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => 2 * GIB } }) }
         let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
@@ -589,35 +590,78 @@ describe 'clone_army' do
       end
 
       describe 'capacity by run mode' do
-        let(:facts) { super().merge(clone_army: { 'capacity' => { 'daemon' => 3, 'timer' => 12 } }) }
+        let(:facts) { super().merge(memory: { 'system' => { 'total_bytes' => 3 * GIB } }) }
 
         ['timer', 'manual'].each do |mode|
           context "in #{mode} mode" do
             let(:params) { { server: 'puppet.example.com', run_mode: mode } }
 
-            it 'defaults to the timer capacity' do
-              is_expected.to have_clone_army_clone_resource_count(12)
+            it 'defaults to the timer capacity: (3 GiB - 2 GiB) / 20 MiB' do
+              is_expected.to have_clone_army_clone_resource_count(51)
             end
           end
 
           context "in #{mode} mode beyond the timer capacity" do
-            let(:params) { { server: 'puppet.example.com', run_mode: mode, num_clones: 13 } }
+            let(:params) { { server: 'puppet.example.com', run_mode: mode, num_clones: 52 } }
 
-            it do
+            it 'fails, naming the memory bound and the other' do
+              other = mode == 'manual' ? 'no CPU bound in manual mode' : 'the CPU bound is 1080'
+              reason = "total memory minus 2048 MiB, divided by 20 MiB a clone in #{mode} mode; #{other}"
               is_expected.to compile.and_raise_error(
-                %r{num_clones => 13 .* capacity is 12 clones .*divided by 20 MiB per clone in #{mode} mode}m,
+                %r{num_clones => 52 .* capacity is 51 clones, bound by memory \(#{Regexp.escape(reason)}\)}m,
               )
             end
           end
         end
+      end
 
-        context 'in timer mode without the fact' do
-          let(:facts) { super().merge(clone_army: nil, memory: { 'system' => { 'total_bytes' => 3 * GIB } }) }
-          let(:params) { { server: 'puppet.example.com', run_mode: 'timer' } }
+      describe 'capacity bound by CPU' do
+        # 75 % of 2 cores over 600 s at 2.5 CPU-s a run: 360 runs an interval; memory holds 1126.
+        let(:params) { { server: 'puppet.example.com', run_mode: 'timer', runinterval: 600 } }
 
-          it 'computes the timer capacity: (3 GiB - 2 GiB) / 20 MiB' do
-            is_expected.to have_clone_army_clone_resource_count(51)
+        it 'defaults to the CPU bound' do
+          is_expected.to have_clone_army_clone_resource_count(360)
+        end
+
+        context 'beyond it' do
+          let(:params) { super().merge(num_clones: 361) }
+
+          it 'fails, naming the CPU bound, how it was reckoned and the memory bound' do
+            reason = 'one run every 600 s a clone at 2.5 CPU-s a run within 75 % of 2 cores; the memory bound is 1126'
+            is_expected.to compile.and_raise_error(
+              %r{num_clones => 361 .* capacity is 360 clones, bound by cpu \(#{Regexp.escape(reason)}\).*force_num_clones => true}m,
+            )
           end
+        end
+
+        context 'with force_num_clones' do
+          let(:params) { super().merge(num_clones: 361, force_num_clones: true) }
+
+          it { is_expected.to have_clone_army_clone_resource_count(361) }
+        end
+
+        context 'with cpu_share_percent => 50' do
+          let(:params) { super().merge(cpu_share_percent: 50) }
+
+          it { is_expected.to have_clone_army_clone_resource_count(240) }
+        end
+
+        context 'with cpu_seconds_per_run => 5' do
+          let(:params) { super().merge(cpu_seconds_per_run: 5) }
+
+          it { is_expected.to have_clone_army_clone_resource_count(180) }
+        end
+
+        context 'with cpu_share_percent => 0' do
+          let(:params) { super().merge(cpu_share_percent: 0) }
+
+          it { is_expected.to compile.and_raise_error(%r{cpu_share_percent}) }
+        end
+
+        context 'with cpu_seconds_per_run => 0' do
+          let(:params) { super().merge(cpu_seconds_per_run: 0) }
+
+          it { is_expected.to compile.and_raise_error(%r{cpu_seconds_per_run}) }
         end
       end
     end

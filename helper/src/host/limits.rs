@@ -224,6 +224,15 @@ pub const RESERVE_BYTES: u64 = 2 * 1024 * MIB;
 pub const DAEMON_COST_BYTES: u64 = 100 * MIB;
 pub const TIMER_COST_BYTES: u64 = 20 * MIB;
 
+/// The CPU one agent run takes in a clone, in CPU-seconds: the median the benchmark
+/// measured for the module's own workload (2.3–2.4 CPU-s, rounded up). A role with
+/// hundreds of resources costs more; the class takes the figure as a parameter.
+pub const CPU_SECONDS_PER_RUN: f64 = 2.5;
+/// The share of the host's cores the fleet's periodic runs may take by default: the
+/// rest is the clones' systemd, the nspawn supervisors and the host's own work, so
+/// that run times measure the server, not a saturated load host.
+pub const DEFAULT_CPU_SHARE_PERCENT: u64 = 75;
+
 /// floor((MemTotal − 2 GiB) / cost), the formula of the `clone_army` fact.
 pub fn capacity(total_bytes: u64) -> Capacity {
     let usable = total_bytes.saturating_sub(RESERVE_BYTES);

@@ -4,13 +4,20 @@ require_relative 'schema'
 
 module PuppetX
   module CloneArmy
-    # How many clones a host's memory holds, for each run mode: the
-    # `clone_army` fact and the `clone_army::capacity` function (the class's
-    # fallback when the fact is missing) both use it, with the helper's
-    # figures (`clone-army schema`, `capacity`), which `clone-army host
-    # limits` also reports from:
+    # How many clones a host holds, bounded by its memory and by its CPU. The
+    # `clone_army` fact, the `clone_army::capacity` and
+    # `clone_army::fleet_capacity` functions (the class's default `num_clones`
+    # and its check) all compute here, from the helper's figures (`clone-army
+    # schema`, `capacity`; `clone-army host limits` reports the memory bound
+    # from the same figures):
     #
-    #   capacity = max(0, floor((total_bytes - RESERVE_BYTES) / COST_BYTES[mode]))
+    #   memory = max(0, floor((total_bytes - RESERVE_BYTES) / COST_BYTES[mode]))
+    #   cpu    = floor(share% / 100 * cores * runinterval / CPU_SECONDS_PER_RUN)
+    #   capacity = min(memory, cpu)
+    #
+    # The CPU bound keeps the runs of one interval within a share of the cores:
+    # N clones run N times per interval, each run taking CPU_SECONDS_PER_RUN.
+    # A `manual` clone runs only when asked, so only memory bounds it.
     module Capacity
       # Left to the OS and the host's own Puppet agent.
       RESERVE_BYTES = Schema.fetch('capacity', 'reserve_bytes')
@@ -19,6 +26,20 @@ module PuppetX
       COST_BYTES = Schema.fetch('capacity', 'cost_bytes')
 
       MODES = COST_BYTES.keys.freeze
+
+      MIB = 1024 * 1024
+
+      # CPU-seconds of one agent run in a clone, as measured for the module's workload.
+      CPU_SECONDS_PER_RUN = Schema.fetch('capacity', 'cpu_seconds_per_run')
+
+      # The share of the cores the fleet's runs may take when none is given.
+      CPU_SHARE_PERCENT = Schema.default('cpu_share_percent')
+
+      # The interval the fact assumes: the class's and the helper's default.
+      RUNINTERVAL = Schema.default('runinterval')
+
+      # Run modes whose clones run on their own every interval.
+      PERIODIC_MODES = ['daemon', 'timer', 'apply'].freeze
 
       # The number of clones of run mode `mode` that `total_bytes` of memory
       # holds; 0 when the host has no more than the reserve.
@@ -32,6 +53,37 @@ module PuppetX
       # { 'daemon' => N, 'timer' => M } for `total_bytes` of memory.
       def self.for_memory(total_bytes)
         MODES.to_h { |mode| [mode, clones_for(total_bytes, mode)] }
+      end
+
+      # The number of clones whose runs, one per `runinterval` seconds each,
+      # fit in `share_percent` of `cores` at `cpu_seconds` a run.
+      def self.cpu_bound(cores:, runinterval:, share_percent: CPU_SHARE_PERCENT, cpu_seconds: CPU_SECONDS_PER_RUN)
+        raise ArgumentError, "cpu_seconds_per_run must be above 0, not #{cpu_seconds}" unless cpu_seconds.positive?
+
+        (Rational(share_percent, 100) * Integer(cores) * Integer(runinterval) / Rational(cpu_seconds.to_s)).floor
+      end
+
+      # Both bounds for clones running the agent in `run_mode` (daemon, timer,
+      # apply or manual), the smaller one, which it is, and how it was reckoned:
+      #   { 'clones' => 1080, 'bound' => 'cpu', 'memory' => 1126, 'cpu' => 1080,
+      #     'reason' => 'one run every 1800 s a clone at 2.5 CPU-s a run within 75 % of 2 cores' }
+      # `cpu` is nil for `manual`, which memory alone bounds. On a tie memory is named.
+      def self.fleet(total_bytes:, cores:, run_mode:, runinterval: RUNINTERVAL,
+                     share_percent: CPU_SHARE_PERCENT, cpu_seconds: CPU_SECONDS_PER_RUN)
+        cost_mode = run_mode.to_s == 'daemon' ? 'daemon' : 'timer'
+        memory = clones_for(total_bytes, cost_mode)
+        cpu = if PERIODIC_MODES.include?(run_mode.to_s)
+                cpu_bound(cores: cores, runinterval: runinterval, share_percent: share_percent, cpu_seconds: cpu_seconds)
+              end
+        if cpu && cpu < memory
+          { 'clones' => cpu, 'bound' => 'cpu', 'memory' => memory, 'cpu' => cpu,
+            'reason' => "one run every #{runinterval} s a clone at #{cpu_seconds} CPU-s a run " \
+                        "within #{share_percent} % of #{cores} cores" }
+        else
+          { 'clones' => memory, 'bound' => 'memory', 'memory' => memory, 'cpu' => cpu,
+            'reason' => "total memory minus #{RESERVE_BYTES / MIB} MiB, divided by " \
+                        "#{COST_BYTES.fetch(cost_mode) / MIB} MiB a clone in #{run_mode} mode" }
+        end
       end
     end
   end

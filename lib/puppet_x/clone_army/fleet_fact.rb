@@ -8,7 +8,8 @@ module PuppetX
     # The value of the `clone_army` fact (lib/facter/clone_army.rb):
     #
     #   {
-    #     'capacity' => { 'daemon' => 225, 'timer' => 1126 },  # from memory alone
+    #     'capacity' => { 'daemon' => 225, 'timer' => 1080 },
+    #     'capacity_bound' => { 'daemon' => 'memory', 'timer' => 'cpu' },
     #     'helper'   => '/usr/local/sbin/clone-army',         # only when installed
     #     'bases'    => ['debian-12'],
     #     'clones'   => { 'names' => ['clone1', 'clone2'],
@@ -20,17 +21,32 @@ module PuppetX
     # in PuppetDB, which holds this fact for each host: a clone's certname need not be
     # the default `<clone>.<host certname>`.
     #
-    # `capacity` is computed in Ruby, so it exists on the very first run,
+    # `capacity` is the smaller of the memory and the CPU bound (Capacity.fleet)
+    # at the default runinterval and CPU share, per run mode (`apply` and `manual`
+    # clones cost memory as `timer` ones do); `capacity_bound` says which bound it
+    # is. The class computes its own with its runinterval and cpu_share_percent.
+    # It is computed in Ruby, so it exists on the very first run,
     # before the helper is installed. `bases` and `clones` come from one
     # `clone-army base list` and one `clone-army clone list` when the helper
     # is installed. When the helper fails they are left out and `error` says
     # why: a fact must not fail resolution, and the class must not take a
     # failed listing for "no clones".
     module FleetFact
-      def self.value(total_bytes:, helper_path: nil)
+      def self.value(total_bytes:, cores: nil, helper_path: nil)
         fact = {}
-        fact['capacity'] = Capacity.for_memory(total_bytes) if total_bytes
+        fact.merge!(capacity(total_bytes, cores)) if total_bytes
         fact.merge(fleet(helper_path))
+      end
+
+      # `capacity` and `capacity_bound`; without a core count, memory alone.
+      def self.capacity(total_bytes, cores)
+        return { 'capacity' => Capacity.for_memory(total_bytes) } unless cores
+
+        each = Capacity::MODES.to_h do |mode|
+          [mode, Capacity.fleet(total_bytes: total_bytes, cores: cores, run_mode: mode)]
+        end
+        { 'capacity' => each.transform_values { |c| c['clones'] },
+          'capacity_bound' => each.transform_values { |c| c['bound'] } }
       end
 
       # The bases and clones the helper at `helper_path` (or the default

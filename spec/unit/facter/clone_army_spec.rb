@@ -11,6 +11,7 @@ describe 'the clone_army fact' do
     allow(Facter).to receive(:value).and_call_original
     allow(Facter).to receive(:value).with(:memory).and_return('system' => { 'total_bytes' => 24 * gib })
     allow(Facter).to receive(:value).with(:kernel).and_return('Linux')
+    allow(Facter).to receive(:value).with(:processors).and_return('count' => 2)
     # No helper on this machine's default path: the fact stays at capacity.
     allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).and_return('/nonexistent/clone-army')
     load File.expand_path('../../../lib/facter/clone_army.rb', __dir__)
@@ -18,8 +19,21 @@ describe 'the clone_army fact' do
 
   after(:each) { Facter.clear }
 
-  it 'gives the capacity of each run mode from the total memory' do
-    expect(Facter.fact(:clone_army).value).to eq('capacity' => { 'daemon' => 225, 'timer' => 1126 })
+  it 'gives the capacity of each run mode, the smaller of memory and CPU, and which bound it is' do
+    # memory: (24 GiB - 2 GiB) / 100 MiB = 225 daemon, / 20 MiB = 1126 timer clones;
+    # CPU: 75 % of 2 cores over 1800 s at 2.5 CPU-s a run = 1080 runs an interval.
+    expect(Facter.fact(:clone_army).value).to eq(
+      'capacity' => { 'daemon' => 225, 'timer' => 1080 },
+      'capacity_bound' => { 'daemon' => 'memory', 'timer' => 'cpu' },
+    )
+  end
+
+  context 'without a processor count' do
+    before(:each) { allow(Facter).to receive(:value).with(:processors).and_return(nil) }
+
+    it 'gives the memory bound alone' do
+      expect(Facter.fact(:clone_army).value).to eq('capacity' => { 'daemon' => 225, 'timer' => 1126 })
+    end
   end
 
   context 'when the helper is installed but fails' do
@@ -29,7 +43,7 @@ describe 'the clone_army fact' do
       allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).and_return(helper_path)
       expect_helper(['base', 'list'], 'captured_systemd_unreachable.json', 1)
       value = Facter.fact(:clone_army).value
-      expect(value['capacity']).to eq('daemon' => 225, 'timer' => 1126)
+      expect(value['capacity']).to eq('daemon' => 225, 'timer' => 1080)
       expect(value['error']).to match(%r{clone-army base list failed \[systemd\]})
     end
   end
