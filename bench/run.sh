@@ -249,7 +249,7 @@ count_checkins() {
   inside clone-army report >"$WORK/report.json" 2>/dev/null || true
   jq -r --argjson a "${FLEET_T0%.*}" --argjson e "${CHECKIN_END%.*}" '
     [(.result.clones // [])[] | select(.name | test("^clone[0-9]+$"))
-     | select(.status == "changed" or .status == "unchanged" or .status == "would-change")
+     | select(.succeeded)
      | select(.last_run != null and .last_run >= $a and .last_run <= $e)] | length' \
     "$WORK/report.json" 2>/dev/null || echo 0
 }

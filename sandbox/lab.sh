@@ -65,12 +65,13 @@ jq -e -n -r --argjson list "$list" --argjson report "$report" '
   | $list.result.clones[]
   | [.name, .state, .certname,
      ($runs[.name].last_run // null | if . then todate else "-" end),
-     ($runs[.name].status // "never")]
+     ($runs[.name].status // "never"),
+     (if $runs[.name].succeeded then "yes" else "no" end)]
   | @tsv' |
-  while IFS=$'\t' read -r name state certname time status; do
+  while IFS=$'\t' read -r name state certname time status succeeded; do
     cert=no
     [ -f "$signed/$certname.pem" ] && cert=yes
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$state" "$certname" "$cert" "$time" "$status"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$state" "$certname" "$cert" "$time" "$status" "$succeeded"
   done
 EOF
 }
@@ -82,7 +83,7 @@ print_table() {
     return 1
   fi
   {
-    printf 'CLONE\tSTATE\tCERTNAME\tSIGNED\tLAST RUN\tSTATUS\n'
+    printf 'CLONE\tSTATE\tCERTNAME\tSIGNED\tLAST RUN\tSTATUS\tCHECKED IN\n'
     printf '%s\n' "$rows"
   } | align_columns
 }
@@ -152,12 +153,11 @@ align_columns() {
 }
 
 # Every one of CLONES clones listed, running, signed, and its last run a
-# successful one (changed, would-change in noop, or unchanged; a failed run is no
-# check-in).
+# successful one (the report's `succeeded`; a failed run is no check-in).
 all_checked_in() {
   local rows ready
   rows=$(fleet_rows 2>/dev/null) || return 1
-  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$2 == "running" && $4 == "yes" && ($6 == "changed" || $6 == "would-change" || $6 == "unchanged")' | wc -l)
+  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$2 == "running" && $4 == "yes" && $7 == "yes"' | wc -l)
   log "checked in: $ready of $CLONES"
   ((ready >= CLONES))
 }

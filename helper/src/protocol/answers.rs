@@ -376,6 +376,11 @@ impl ReportState {
 pub struct RunReport {
     /// `never` when there is no run to read.
     pub status: RunStatus,
+    /// `status` is a check-in: a run that did not fail (`changed`, `would-change`,
+    /// `unchanged`; [`RunStatus::is_success`]), so that scripts need not list them.
+    /// Absent in timelines of an older helper: taken as false there.
+    #[serde(default)]
+    pub succeeded: bool,
     /// When the run ended, seconds since the epoch (the summary's `time.last_run`, the
     /// report's `end_time`).
     pub last_run: Option<u64>,
@@ -402,6 +407,7 @@ impl RunReport {
     pub fn never() -> RunReport {
         RunReport {
             status: RunStatus::Never,
+            succeeded: false,
             last_run: None,
             age: None,
             total_time: None,

@@ -161,6 +161,7 @@ pub(crate) mod fixtures {
             mounted: true,
             run: RunReport {
                 status: run.map_or(RunStatus::Never, |r| r.1),
+                succeeded: run.is_some_and(|r| r.1.is_success()),
                 last_run: run.map(|r| r.0),
                 total_time: run.map(|r| r.2),
                 config_retrieval_time: run.map(|r| r.2 / 2.0),

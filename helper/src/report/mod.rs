@@ -236,6 +236,7 @@ fn clone_report(
         Some(Ok(run)) => {
             report.run = RunReport {
                 status: run.status,
+                succeeded: run.status.is_success(),
                 last_run: run.last_run,
                 age: run.last_run.map(|t| now.saturating_sub(t)),
                 total_time: run.total_time,

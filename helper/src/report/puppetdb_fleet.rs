@@ -240,6 +240,7 @@ pub fn host_runs(
                 certname: certname.clone(),
                 run: RunReport {
                     status,
+                    succeeded: status.is_success(),
                     last_run,
                     age,
                     total_time: run.and_then(|r| r.total_time),

@@ -158,6 +158,14 @@ fn every_clone_with_its_last_run() {
             ("c8", RunStatus::Unreadable),
         ]
     );
+    // A check-in is a run that did not fail; never and unreadable are none.
+    let succeeded: Vec<&str> = r
+        .clones
+        .iter()
+        .filter(|c| c.run.succeeded)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(succeeded, vec!["c1", "c2", "c5"]);
     let c1 = &r.clones[0];
     assert_eq!(c1.state, ReportState::Running);
     assert_eq!(c1.run.age, Some(NOW - 1_795_318_947));
@@ -199,6 +207,7 @@ fn a_noop_run_is_a_check_in_that_would_change_its_out_of_sync_resources() {
     let r = f.report();
     assert_eq!(r.clones[0].run.status, RunStatus::WouldChange);
     assert_eq!(r.clones[0].run.would_change, Some(2));
+    assert!(r.clones[0].run.succeeded);
     assert_eq!(r.clones[1].run.would_change, None);
     assert_eq!(r.fleet.by_status[&RunStatus::WouldChange], 1);
     let table = super::render::table(&r);
