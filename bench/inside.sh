@@ -9,12 +9,15 @@
 #                                 clone's unit cgroup (its nspawn supervisor included), from /proc/<pid>/smaps_rollup
 #   inside.sh cpu-usec CLONE      usage_usec of the clone unit's cgroup (cpu.stat)
 #   inside.sh unit-cpu-usec UNIT  usage_usec of any unit's cgroup (the recorder's, say)
+#   inside.sh wait-booted CLONE...  "<clone> <state>" once each clone's own systemd has finished booting
+#                                 (`systemctl --machine=CLONE is-system-running --wait`, BOOT_TIMEOUT s each)
 #   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
 #   inside.sh reports DOMAIN      "<certname> <epoch seconds>" for every report the server holds of *.DOMAIN
 #   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
 set -euo pipefail
 
 SERVER_NAME=${SERVER_NAME:-puppet}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-120}
 REPORT_DIR=/var/lib/puppetserver/reports
 
 # The cgroup2 tree: /sys/fs/cgroup, or its unified/ part on a hybrid (v1) host
@@ -60,6 +63,17 @@ cmd_pss() {
       case "$comm" in puppet* | ruby*) agents=$((agents + 1)) ;; esac
     done < <(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null)
     printf '%s %s %s %s\n' "$c" "$total" "$procs" "$agents"
+  done
+}
+
+# A clone is booted when its systemd says so: `running`, or `degraded` (a unit
+# failed, which a container may have, e.g. systemd-modules-load), not when its
+# unit is active (nspawn launched). `starting` after BOOT_TIMEOUT is not booted.
+cmd_wait_booted() {
+  local c state
+  for c in "$@"; do
+    state=$(timeout "$BOOT_TIMEOUT" systemctl --machine="$c" is-system-running --wait 2>/dev/null) || true
+    printf '%s %s\n' "$c" "${state:-unknown}"
   done
 }
 
@@ -111,6 +125,7 @@ shift || true
 case "$verb" in
   create-fleet) cmd_create_fleet "$@" ;;
   pss) cmd_pss "$@" ;;
+  wait-booted) cmd_wait_booted "$@" ;;
   cpu-usec) cmd_cpu_usec "$@" ;;
   unit-cpu-usec) cmd_unit_cpu_usec "$@" ;;
   host-run) cmd_host_run ;;

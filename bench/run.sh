@@ -17,8 +17,8 @@
 #                 every 3.6 s, the issue's 500 clones at 1800 s)
 #   RAMP_UP       ramp_up of the last step's apply, seconds (default 300)
 #   K             clones averaged for idle memory, per mode (default 3)
-#   CPU_REPS      agent runs per side for the CPU ratio (default 3)
-#   NOOP_REPS     timed no-op applies (each beside an empty apply) per step (default 3)
+#   CPU_REPS      agent runs per side for the CPU ratio (default 5)
+#   NOOP_REPS     timed no-op applies (each beside an empty apply) per step (default 5)
 #   START_TIMEOUT seconds allowed for a step's clones to be running (default 120 + CLONES)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +27,8 @@ repo=$(cd "$here/.." && pwd)
 source "$repo/sandbox/lib.sh"
 
 NAME=bench
+# A second sandbox host with no fleet, for the agent's CPU per run on a plain host.
+PLAIN=benchplain
 export SERVER_ADDR=${SERVER_ADDR:-127.0.0.5}
 export SERVER_NAME=${SERVER_NAME:-puppet}
 export MODULE_DIR=$repo
@@ -34,8 +36,8 @@ CLONES=${CLONES:-500}
 RUNINTERVAL=${RUNINTERVAL:-$((CLONES * 36 / 10 > 60 ? CLONES * 36 / 10 : 60))}
 RAMP_UP=${RAMP_UP:-300}
 K=${K:-3}
-CPU_REPS=${CPU_REPS:-3}
-NOOP_REPS=${NOOP_REPS:-3}
+CPU_REPS=${CPU_REPS:-5}
+NOOP_REPS=${NOOP_REPS:-5}
 START_TIMEOUT=${START_TIMEOUT:-$((120 + CLONES))}
 APPLY_TIMEOUT=${APPLY_TIMEOUT:-1800}
 DOMAIN=$NAME.sandbox.test
@@ -58,6 +60,8 @@ blog() { printf '%s [bench] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 sandbox() { bash "$repo/sandbox/sandbox.sh" "$@"; }
 # A command inside the sandbox host, bounded (EXEC_TIMEOUT, default 600 s).
 inside() { EXEC_TIMEOUT=${EXEC_TIMEOUT:-600} sandbox exec "$NAME" "$@"; }
+# A command inside the plain sandbox host, bounded as inside.
+plain() { EXEC_TIMEOUT=${EXEC_TIMEOUT:-600} sandbox exec "$PLAIN" "$@"; }
 now() { date +%s.%N; }
 # awk arithmetic on decimals: calc '<expr>' [var=value...]
 calc() {
@@ -151,13 +155,17 @@ cleanup() {
     recorder_partial || true
     write_results "failed (exit $rc)" || true
   fi
-  blog "tearing down sandbox $NAME"
+  blog "tearing down sandboxes $PLAIN and $NAME"
+  sandbox down "$PLAIN" || rc=1
   sandbox down "$NAME" || rc=1
   rm -rf "$WORK"
-  if awk -v p="$(sandbox_dir "$NAME")" 'index($5, p) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo; then
-    blog "warning: mounts of sandbox $NAME are left"
-    rc=1
-  fi
+  local s
+  for s in "$NAME" "$PLAIN"; do
+    if awk -v p="$(sandbox_dir "$s")" 'index($5, p) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+      blog "warning: mounts of sandbox $s are left"
+      rc=1
+    fi
+  done
   exit "$rc"
 }
 
@@ -192,6 +200,9 @@ wait_running() {
   while N_RUN=$(running_count) && ((N_RUN < n && SECONDS < deadline)); do sleep 2; done
   [[ $N_RUN =~ ^[0-9]+$ ]] || die "could not list the clones"
 }
+
+# min_max N...: "min A, max B" of its arguments.
+min_max() { printf '%s\n' "$@" | sort -n | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "min %s, max %s", a, b }'; }
 
 # median: the median of the numbers on stdin (the mean of the middle two for an even count).
 median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -231,9 +242,9 @@ grow_and_time_noop() {
   fi
   [[ " ${rcs[*]} " =~ ^(\ 0)+\ $ ]] || m=false
   fig "noop_apply_$n" "no-op puppet apply at $n clones (median of $NOOP_REPS)" "$noop_s" s "$target" "$m" \
-    "runs: ${noop[*]}; exits: ${rcs[*]}"
+    "$(min_max "${noop[@]}"); runs: ${noop[*]}; exits: ${rcs[*]}"
   fig "empty_apply_$n" "puppet apply -e '' beside it, same fleet load (median of $NOOP_REPS)" "$empty_s" s "–" null \
-    "runs: ${empty[*]}"
+    "$(min_max "${empty[@]}"); runs: ${empty[*]}"
   fig "noop_class_share_$n" "the class's own share at $n clones: no-op minus empty apply" \
     "$(calc 'a - b' -v a="$noop_s" -v b="$empty_s")" s "–" null "medians"
 }
@@ -244,20 +255,25 @@ grow_and_time_noop() {
 # alone would count failed runs too). Polled in short steps: no long sleep, and each
 # poll leaves the count in $WORK/checkin, so an interrupted run still records how far
 # it got.
-FLEET_T0='' CHECKIN_END=''
+# Also: the time from the last step's apply (APPLY_T0) to the first poll that finds all
+# CLONES with a successful run since it (ALL_IN_AT), one puppet apply to a fleet
+# checked in.
+FLEET_T0='' CHECKIN_END='' APPLY_T0='' ALL_IN_AT=''
+# "<in the window> <since the apply>": clones whose last run succeeded, from one report.
 count_checkins() {
   inside clone-army report >"$WORK/report.json" 2>/dev/null || true
-  jq -r --argjson a "${FLEET_T0%.*}" --argjson e "${CHECKIN_END%.*}" '
-    [(.result.clones // [])[] | select(.name | test("^clone[0-9]+$"))
-     | select(.succeeded)
-     | select(.last_run != null and .last_run >= $a and .last_run <= $e)] | length' \
-    "$WORK/report.json" 2>/dev/null || echo 0
+  jq -r --argjson a "${FLEET_T0%.*}" --argjson e "${CHECKIN_END%.*}" --argjson p "${APPLY_T0%.*}" '
+    [(.result.clones // [])[] | select((.name | test("^clone[0-9]+$")) and .succeeded and .last_run != null)] as $in
+    | "\([$in[] | select(.last_run >= $a and .last_run <= $e)] | length) \([$in[] | select(.last_run >= $p)] | length)"' \
+    "$WORK/report.json" 2>/dev/null || echo "0 0"
 }
 
 poll_checkins() {
-  local ok
+  local ok since first_poll
+  first_poll=$(now)
   while :; do
-    ok=$(count_checkins)
+    read -r ok since < <(count_checkins)
+    [ -n "$ALL_IN_AT" ] || ((since < CLONES)) || ALL_IN_AT=$(now)
     printf '%s %s\n' "$ok" "$(calc 'n - a' -v n="$(now)" -v a="$FLEET_T0")" >"$WORK/checkin"
     ((ok >= CLONES)) && break
     awk -v n="$(now)" -v e="$CHECKIN_END" 'BEGIN { exit !(n > e + 15) }' && break
@@ -266,6 +282,14 @@ poll_checkins() {
   fig fleet_checkin "large fleet: clones with a successful run within one interval of all running" "$ok" "of $CLONES" "all $CLONES" \
     "$([ "$ok" -ge "$CLONES" ] && echo true || echo false)" \
     "window ${RUNINTERVAL} s + 60 s from all running; last count $(cut -d' ' -f2 "$WORK/checkin") s in"
+  if [ -n "$ALL_IN_AT" ]; then
+    fig apply_to_checked_in "large fleet: one puppet apply to all $CLONES checked in (last step, ramp_up $RAMP_UP s)" \
+      "$(calc 'b - a' -v a="$APPLY_T0" -v b="$ALL_IN_AT")" s "–" null \
+      "the first poll (every 15 s, from $(calc 'b - a' -v a="$APPLY_T0" -v b="$first_poll") s after the apply) with every clone's last run successful and after the apply's start"
+  else
+    fig apply_to_checked_in "large fleet: one puppet apply to all $CLONES checked in (last step, ramp_up $RAMP_UP s)" null s "–" null \
+      "not all checked in by the window's end"
+  fi
 }
 
 # For cleanup: the check-in count so far, when the run ended before the window closed.
@@ -299,7 +323,8 @@ main() {
   meta host "$(jq -n --arg k "$(uname -r)" --argjson c "$(nproc)" --argjson m "$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)" \
     '{kernel: $k, cpus: $c, mem_total_kib: $m}')"
 
-  sandbox down "$NAME" # leftovers of a killed run
+  sandbox down "$PLAIN" # leftovers of a killed run
+  sandbox down "$NAME"
   sandbox up "$NAME"
   sandbox server "$NAME"
 
@@ -312,7 +337,7 @@ main() {
   base=$(inside clone-army base list | jq -er '.result.bases[0].name')
 
   # --- the fleet grown in steps
-  local mem0 t0 t1 t2 create_s start_s step1 step2 step3 new
+  local mem0 t0 t1 t2 t3 create_s start_s boot_s booted step1 step2 step3 new
   step1=$((CLONES < 50 ? CLONES : 50))
   step2=$((CLONES < 100 ? CLONES : 100))
   step3=$((step2 + 40 < CLONES ? step2 + 40 : CLONES))
@@ -338,16 +363,25 @@ main() {
     fi
     wait_running "$step3"
     t2=$(now)
+    # Booted: each clone's systemd has finished booting, not just its unit active.
+    # shellcheck disable=SC2046 # the names are clone<N>
+    EXEC_TIMEOUT=$((START_TIMEOUT + 60)) BOOT_TIMEOUT=$START_TIMEOUT \
+      inside bash "$INSIDE" wait-booted $(seq -f 'clone%g' $((step2 + 1)) "$step3") >"$WORK/booted"
+    t3=$(now)
+    booted=$(awk '$2 == "running" || $2 == "degraded"' "$WORK/booted" | wc -l)
     create_s=$(calc 'b - a' -v a="$t0" -v b="$t1")
     start_s=$(calc 'b - a' -v a="$t1" -v b="$t2")
-    secs=$(calc '(b - a) / n' -v a="$t0" -v b="$t2" -v n="$new")
+    boot_s=$(calc 'b - a' -v a="$t2" -v b="$t3")
+    secs=$(calc '(b - a) / n' -v a="$t0" -v b="$t3" -v n="$new")
     fig per_clone_create_boot "seconds per clone created and booted ($new new clones, $step2 running)" "$secs" s "≤ 0.5" \
-      "$([ "$N_RUN" -ge "$step3" ] && met_le "$secs" 0.5 || echo false)" "create ${create_s} s + start ${start_s} s"
+      "$([ "$N_RUN" -ge "$step3" ] && [ "$booted" -ge "$new" ] && met_le "$secs" 0.5 || echo false)" \
+      "create ${create_s} s + start to active ${start_s} s + to booted (is-system-running) ${boot_s} s; $booted of $new booted"
   fi
 
   # The rest in one apply, started in waves over RAMP_UP.
   blog "puppet apply: the fleet grows to $CLONES clones with ramp_up => $RAMP_UP"
   t0=$(now)
+  APPLY_T0=$t0
   apply_class "$CLONES" "$RAMP_UP"
   wait_running "$CLONES"
   t2=$(now)
@@ -372,27 +406,39 @@ main() {
       --run-mode daemon --runinterval 3600 --start >/dev/null 2>>"$WORK/helper.err"
   done
 
-  # --- CPU per agent run: in a clone (its unit's cgroup) vs on the host (systemd-run)
+  # --- CPU per agent run: in a clone (its unit's cgroup) vs on a plain sandbox host
+  # (PLAIN: the same agent and plugins from the same server, no fleet; a transient
+  # systemd-run unit), and on the load host itself, whose clone_army fact lists the
+  # whole fleet at every run (so it is not the comparison, only shown)
+  blog "booting the plain sandbox host $PLAIN (no fleet) for the CPU comparison"
+  sandbox up "$PLAIN"
   blog "CPU per agent run: warm-up (certificates), then $CPU_REPS runs each, alternating"
+  plain bash "$INSIDE" host-run >/dev/null || true
   inside bash "$INSIDE" host-run >/dev/null || true
   inside clone-army exec --clone benchcpu --timeout 300 -- puppet agent -t --color=false >/dev/null
-  local i u0 u1 clone_cpu=() host_cpu=() c h
+  local i u0 u1 clone_cpu=() plain_cpu=() host_cpu=() c p h
   for ((i = 0; i < CPU_REPS; i++)); do
     u0=$(inside bash "$INSIDE" cpu-usec benchcpu)
     inside clone-army exec --clone benchcpu --timeout 300 -- puppet agent -t --color=false >"$WORK/exec.json"
     u1=$(inside bash "$INSIDE" cpu-usec benchcpu)
     jq -e '.result.clones[0].error == null' "$WORK/exec.json" >/dev/null || die "agent run in benchcpu did not run"
     c=$(calc '(b - a) / 1e6' -v a="$u0" -v b="$u1")
+    p=$(plain bash "$INSIDE" host-run)
     h=$(inside bash "$INSIDE" host-run)
-    clone_cpu+=("$c") host_cpu+=("$h")
-    blog "run $((i + 1)): clone $c CPU-s, host $h CPU-s"
+    clone_cpu+=("$c") plain_cpu+=("$p") host_cpu+=("$h")
+    blog "run $((i + 1)): clone $c CPU-s, plain host $p CPU-s, load host $h CPU-s"
   done
+  sandbox down "$PLAIN"
   c=$(printf '%s\n' "${clone_cpu[@]}" | median)
+  p=$(printf '%s\n' "${plain_cpu[@]}" | median)
   h=$(printf '%s\n' "${host_cpu[@]}" | median)
-  fig cpu_clone "CPU per agent run in a clone (median)" "$c" CPU-s "–" null "runs: ${clone_cpu[*]}"
-  fig cpu_host "CPU per agent run on the host (median)" "$h" CPU-s "–" null "runs: ${host_cpu[*]}"
-  secs=$(calc 'c / h' -v c="$c" -v h="$h")
-  fig cpu_ratio "CPU per run, clone / host" "$secs" "" "≤ 1.05" "$(met_le "$secs" 1.05)"
+  fig cpu_clone "CPU per agent run in a clone (median of $CPU_REPS)" "$c" CPU-s "–" null "$(min_max "${clone_cpu[@]}"); runs: ${clone_cpu[*]}"
+  fig cpu_plain "CPU per agent run on a plain sandbox host, no fleet (median of $CPU_REPS)" "$p" CPU-s "–" null \
+    "$(min_max "${plain_cpu[@]}"); runs: ${plain_cpu[*]}"
+  fig cpu_host "CPU per agent run on the load host, its fact listing the fleet (median of $CPU_REPS)" "$h" CPU-s "–" null \
+    "$(min_max "${host_cpu[@]}"); runs: ${host_cpu[*]}"
+  secs=$(calc 'c / p' -v c="$c" -v p="$p")
+  fig cpu_ratio "CPU per run, clone / plain host" "$secs" "" "≤ 1.05" "$(met_le "$secs" 1.05)" "medians"
 
   # --- idle memory, daemon mode: after the agent's first run
   blog "waiting (≤ 300 s) for the daemon-mode clones' first runs"
