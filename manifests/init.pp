@@ -435,8 +435,13 @@ class clone_army (
 
   # What this host holds in this run mode and interval: the smaller of its
   # memory and CPU bounds (lib/puppet_x/clone_army/capacity.rb).
+  # A host whose facts lack a processor count is taken to have one core.
+  $cores = $facts.dig('processors', 'count') ? {
+    Integer[1] => $facts.dig('processors', 'count'),
+    default    => 1,
+  }
   $fleet_capacity = clone_army::fleet_capacity(
-    $facts['memory']['system']['total_bytes'], $facts['processors']['count'],
+    $facts['memory']['system']['total_bytes'], $cores,
     $run_mode, $runinterval, $cpu_share_percent, $cpu_seconds_per_run,
   )
   $capacity = $fleet_capacity['clones']

@@ -19,6 +19,7 @@ class clone_army::record (
 ) {
   $unit = 'puppet-clone-army-record.service'
   $unit_file = "/etc/systemd/system/${unit}"
+  $service = $unit.regsubst('\.service\z', '')
   $helper = $clone_army::helper_path
   $timeline = $clone_army::record_file
   # Clone_army::Timeline_path has at least two parts, so this is never `/`.
@@ -57,13 +58,13 @@ class clone_army::record (
       }),
     }
     # Puppet's systemd provider reloads systemd when the unit file changed.
-    service { 'puppet-clone-army-record':
+    service { $service:
       ensure    => running,
       enable    => true,
       subscribe => [File[$unit_file], File[$timeline_dir], File[$helper]],
     }
   } else {
-    service { 'puppet-clone-army-record':
+    service { $service:
       ensure => stopped,
       enable => false,
     }

@@ -640,6 +640,14 @@ describe 'clone_army' do
           it { is_expected.to have_clone_army_clone_resource_count(361) }
         end
 
+        context 'on a host whose facts have no processor count' do
+          let(:facts) { super().reject { |name, _| name == :processors } }
+
+          it 'takes one core: 75 % of 1 core over 600 s at 2.5 CPU-s' do
+            is_expected.to have_clone_army_clone_resource_count(180)
+          end
+        end
+
         context 'with cpu_share_percent => 50' do
           let(:params) { super().merge(cpu_share_percent: 50) }
 
