@@ -12,13 +12,11 @@
 #   inside.sh wait-booted CLONE...  "<clone> <state>" once each clone's own systemd has finished booting
 #                                 (`systemctl --machine=CLONE is-system-running --wait`, BOOT_TIMEOUT s each)
 #   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
-#   inside.sh reports DOMAIN      "<certname> <epoch seconds>" for every report the server holds of *.DOMAIN
 #   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
 set -euo pipefail
 
 SERVER_NAME=${SERVER_NAME:-puppet}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-120}
-REPORT_DIR=/var/lib/puppetserver/reports
 
 # The cgroup2 tree: /sys/fs/cgroup, or its unified/ part on a hybrid (v1) host
 # (systemd's "hybrid" layout), where only it has usage_usec for every cgroup.
@@ -100,19 +98,6 @@ cmd_host_run() {
   awk -v u="$usec" 'BEGIN { printf "%.3f\n", u / 1e6 }'
 }
 
-cmd_reports() {
-  local domain=$1 d f t
-  for d in "$REPORT_DIR"/*."$domain"; do
-    [ -d "$d" ] || continue
-    for f in "$d"/*.yaml; do
-      [ -f "$f" ] || continue
-      t=$(sed -n -E "s/^time: '?([^']*)'?$/\1/p" "$f" | head -n 1)
-      [ -n "$t" ] || continue
-      printf '%s %s\n' "${d##*/}" "$(date -d "$t" +%s.%N)"
-    done
-  done
-}
-
 cmd_summaries() {
   local c
   for c in "$@"; do
@@ -129,7 +114,6 @@ case "$verb" in
   cpu-usec) cmd_cpu_usec "$@" ;;
   unit-cpu-usec) cmd_unit_cpu_usec "$@" ;;
   host-run) cmd_host_run ;;
-  reports) cmd_reports "$@" ;;
   summaries) cmd_summaries "$@" ;;
   *)
     sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
