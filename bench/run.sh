@@ -302,6 +302,23 @@ checkin_partial() {
     null "partial: the run ended $at s into the window of $RUNINTERVAL s + 60 s"
 }
 
+# What the fleet asked of the server: the catalog size of the clones' last runs and the
+# server's compile time (its mean over every compile since it started, which the
+# fleet's runs dominate), from one report with the server's view.
+catalog_figures() {
+  inside clone-army report --server "https://$SERVER_NAME:8140" --ca-cert /etc/puppet/puppetserver/ca/ca_crt.pem \
+    >"$WORK/server-report.json" 2>/dev/null || true
+  local resources compile
+  resources=$(jq -r '[(.result.clones // [])[] | select(.name | test("^clone[0-9]+$")) | .resources // empty]
+    | sort | if length == 0 then "null" else .[length / 2 | floor] end' "$WORK/server-report.json" 2>/dev/null || echo null)
+  compile=$(jq -r '.result.server.compile.mean_ms // "null"' "$WORK/server-report.json" 2>/dev/null || echo null)
+  fig catalog_resources "catalog size of the fleet's last runs (median)" "$resources" resources "–" null \
+    "the summaries' resources.total"
+  fig compile_mean "the server's compile time (mean since it started)" "$compile" ms "–" null \
+    "$(jq -r '.result.server | "\(.compile.count // "?") compiles; JRuby wait mean \(.jruby.average_wait_time_ms // "?") ms; \(.error // "")"' \
+      "$WORK/server-report.json" 2>/dev/null || echo "no server view")"
+}
+
 # Average PSS (MiB) over lines "<clone> <kib> <procs> <agents>" on stdin.
 avg_pss_mib() { awk '{ s += $2; n++ } END { if (n) printf "%.1f", s / n / 1024; else print "null" }'; }
 
@@ -472,6 +489,7 @@ main() {
   recorder_cpu >"$WORK/recorder-start"
   poll_checkins
   recorder_figure "the check-in window"
+  catalog_figures
   write_results partial >/dev/null
 
   # --- phasing: when each clone's run of the interval after the check-in window
