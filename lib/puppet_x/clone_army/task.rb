@@ -23,6 +23,8 @@ module PuppetX
       REPORT_FORMATS = ['json', 'table', 'prometheus'].freeze
       # What a recorded run (`from`) is reported as.
       RECORDED_FORMATS = ['json', 'table', 'html'].freeze
+      # Formats the helper answers in plain text, not in its JSON envelope.
+      TEXT_FORMATS = ['table', 'prometheus'].freeze
       # Views of the live fleet, which a recorded run does not have.
       LIVE_VIEWS = ['interval', 'server', 'puppetdb', 'ca_cert', 'client_cert', 'client_key'].freeze
       FLEET_ACTIONS = ['start', 'stop', 'status'].freeze
@@ -165,9 +167,9 @@ module PuppetX
       def report_task(params)
         args = report_args(params)
         stdout, exitstatus = run([helper_path(params), *args])
-        # The page's answer is the envelope with its path; tables and
-        # Prometheus text come as they are.
-        text = !args.include?('--output') && given?(params, 'format') && params['format'] != 'json'
+        # Tables and Prometheus text come as they are; JSON and the page's
+        # answer (the envelope with its path) are parsed.
+        text = TEXT_FORMATS.include?(params['format'])
         text && exitstatus.zero? ? [stdout, 0] : answer(stdout, exitstatus)
       end
 
