@@ -42,24 +42,51 @@ fn describe(ctx: &Context, mounts: Vec<CloneMount>) -> Result<Vec<CloneInfo>> {
     describe_with_states(ctx, mounts, &states)
 }
 
-/// Like `clone list`, but a systemd that cannot be asked is no error: the clones are
-/// described from disk alone and the systemd error is returned beside them (their
-/// `state` then means nothing). For read-only readers such as `report`, which must work
-/// where there is no system bus.
-pub fn describe_without_systemd_failing(
+/// What a reader that watches the fleet needs of a clone, read from the unit states and
+/// the mount table alone: none of the clone's own files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloneStatus {
+    pub name: String,
+    pub base: String,
+    pub state: CloneState,
+    pub mounted: bool,
+}
+
+/// Every clone's [`CloneStatus`], where a systemd that cannot be asked is no error: the
+/// clones' states then mean nothing, and the systemd error is returned beside them. For
+/// read-only readers such as `report` and `record`, which must work where there is no
+/// system bus and run often.
+pub fn statuses_without_systemd_failing(
     ctx: &Context,
-    mounts: Vec<CloneMount>,
-) -> Result<(Vec<CloneInfo>, Option<SystemdError>)> {
+    mounts: &[CloneMount],
+) -> Result<(Vec<CloneStatus>, Option<SystemdError>)> {
     if mounts.is_empty() {
         return Ok((Vec::new(), None));
     }
-    match ctx.systemd.unit_states(&[SERVICE_PATTERN.to_owned()]) {
-        Ok(states) => Ok((describe_with_states(ctx, mounts, &states)?, None)),
-        Err(e) => Ok((
-            describe_with_states(ctx, mounts, &BTreeMap::new())?,
-            Some(e),
-        )),
-    }
+    let (states, error) = match ctx.systemd.unit_states(&[SERVICE_PATTERN.to_owned()]) {
+        Ok(states) => (states, None),
+        Err(e) => (BTreeMap::new(), Some(e)),
+    };
+    let layout = &ctx.layout;
+    let table = MountTable::read(layout)?;
+    let statuses = mounts
+        .iter()
+        .map(|mount| CloneStatus {
+            name: mount.clone.clone(),
+            base: mount.base(),
+            state: state_of(ctx, &mount.clone, &states),
+            mounted: table.is_mounted(&layout.machine_dir(&mount.clone)),
+        })
+        .collect();
+    Ok((statuses, error))
+}
+
+/// The clone's state from its service unit's; a unit systemd does not list is stopped.
+fn state_of(ctx: &Context, clone: &str, states: &BTreeMap<String, String>) -> CloneState {
+    states
+        .get(&ctx.layout.service_unit_name(clone))
+        .map(|s| CloneState::from_active_state(s))
+        .unwrap_or(CloneState::Stopped)
 }
 
 fn describe_with_states(
@@ -90,10 +117,7 @@ fn describe_with_states(
         let shape = super::shape::describe(layout, &mount.clone, source.as_ref())?;
         drop(source);
         let unit = layout.service_unit_name(&mount.clone);
-        let state = states
-            .get(&unit)
-            .map(|s| CloneState::from_active_state(s))
-            .unwrap_or(CloneState::Stopped);
+        let state = state_of(ctx, &mount.clone, states);
         let problems = problems::of_clone(
             layout,
             &mount,

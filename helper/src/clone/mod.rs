@@ -31,7 +31,9 @@ mod tests;
 pub use configure::{configure, ConfigureRequest};
 pub use create::{create, CloneRequest};
 pub use lifecycle::stop;
-pub use list::{describe_named, describe_without_systemd_failing, list, table as list_table};
+pub use list::{
+    describe_named, list, statuses_without_systemd_failing, table as list_table, CloneStatus,
+};
 pub use remove::{remove, remove_with};
 pub use secrets::SecretFiles;
 #[cfg_attr(not(test), allow(unused_imports))]

@@ -1,7 +1,8 @@
 //! `record`: the load run as a timeline, one JSON line every `every` seconds.
 //!
 //! Each sample is the report the `report` verb makes (read from the clones' upper layers,
-//! and the server's and PuppetDB's views when asked), reduced to what moves over time
+//! only the agents' files that changed since the last sample read again, and the
+//! server's and PuppetDB's views when asked), reduced to what moves over time
 //! ([`sample`]), and the host's load, memory and CPU ([`host`]). Lines go to a file that
 //! rotates by size ([`timeline`]). The recorder runs until its duration or sample count
 //! is reached, or until SIGTERM or SIGINT, after which it finishes the line it is writing.
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::Context;
 use crate::protocol::error::{Error, Result};
+use crate::report::run_cache::RunCache;
 use crate::report::{self, puppetdb, ReportRequest};
 use crate::sys::time::rfc3339_utc;
 
@@ -35,8 +37,6 @@ pub const DEFAULT_EVERY: u64 = 10;
 pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Rotated files kept beside the current one.
 pub const DEFAULT_KEEP: u32 = 4;
-/// About how often a sample carries the fleet's shape.
-const SHAPE_EVERY_SECONDS: u64 = 60;
 
 #[derive(Debug, Clone)]
 pub struct RecordRequest {
@@ -157,14 +157,13 @@ pub fn record(
     validate(request)?;
     let mut timeline = timeline::Timeline::open(&request.output, request.max_bytes, request.keep)?;
     let mut sampler = sample::Sampler::default();
+    let mut runs = RunCache::default();
+    let mut shapes = shape::ShapeSchedule::default();
     let started = clock.now();
     let mut taken = 0u64;
     let ended_by = loop {
         let now = clock.now();
-        // The fleet's shape (a `clone list`) about once a minute: it changes when the
-        // class does, and the listing costs more than a sample.
-        let with_shape = taken.is_multiple_of((SHAPE_EVERY_SECONDS / request.every).max(1));
-        let line = take_sample(ctx, request, &mut sampler, now, with_shape)?;
+        let line = take_sample(ctx, request, &mut sampler, &mut runs, &mut shapes, now)?;
         timeline.append(&line)?;
         taken += 1;
         if request.samples.is_some_and(|n| taken >= n) {
@@ -208,15 +207,16 @@ fn take_sample(
     ctx: &Context,
     request: &RecordRequest,
     sampler: &mut sample::Sampler,
+    runs: &mut RunCache,
+    shapes: &mut shape::ShapeSchedule,
     now: u64,
-    with_shape: bool,
 ) -> Result<String> {
     // PuppetDB's queue, without the fleet's queries: those are a report's, not a sample's.
     let without_puppetdb = ReportRequest {
         puppetdb: None,
         ..request.report.clone()
     };
-    let mut report = report::report(ctx, &without_puppetdb, now)?;
+    let mut report = report::report_with(ctx, &without_puppetdb, now, runs)?;
     let layout = &ctx.layout;
     report.puppetdb = request.report.puppetdb.as_deref().map(|url| {
         puppetdb::fetch(
@@ -231,7 +231,8 @@ fn take_sample(
     });
     let reading = host::read(|p| layout.fs(p));
     let mut sample = sampler.sample(&report, reading, request.every);
-    if with_shape {
+    let names = report.clones.iter().map(|c| c.name.clone()).collect();
+    if shapes.take_if_due(now, names) {
         // A listing that fails (no system bus) leaves the shape out; the sample, which
         // needs no bus, is still worth its line.
         sample.shape = crate::clone::list(ctx)

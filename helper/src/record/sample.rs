@@ -36,7 +36,8 @@ pub struct Sample {
     /// PuppetDB).
     #[serde(default)]
     pub versions: Option<Versions>,
-    /// How the clones run; taken about once a minute (`null` in the samples between).
+    /// How the clones run; taken when the clones change and at least every five minutes
+    /// (`null` in the samples between).
     #[serde(default)]
     pub shape: Option<FleetShape>,
 }

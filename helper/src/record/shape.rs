@@ -1,7 +1,7 @@
 //! What the recorded fleet was: how its clones run (mode, interval, phasing, noop) and
 //! which versions of the agent, the server and PuppetDB it ran against, for the page's
-//! header. The shape is read from `clone list` (the clones' config on the host), the
-//! versions from the report a sample is made of.
+//! header. The shape is read from `clone list` (the clones' config on the host) when
+//! [`ShapeSchedule`] says, the versions from the report every sample is made of.
 
 use std::collections::BTreeMap;
 
@@ -31,6 +31,34 @@ pub struct Versions {
     pub agent: BTreeMap<String, usize>,
     pub server: Option<String>,
     pub puppetdb: Option<String>,
+}
+
+/// At most this many seconds between two samples with the shape while the clones stay the
+/// same ones: a run mode or an interval changed in place shows within it.
+pub const SHAPE_EVERY_SECONDS: u64 = 300;
+
+/// Which samples carry the shape: the first, the first after the clones changed (the
+/// fleet grew or shrank: their names are not those of the last shape), and one at least
+/// every [`SHAPE_EVERY_SECONDS`]. Reading it means every clone's config, which costs
+/// more than the rest of a sample.
+#[derive(Debug, Default)]
+pub struct ShapeSchedule {
+    last: Option<(u64, Vec<String>)>,
+}
+
+impl ShapeSchedule {
+    /// Whether the sample at `now` of these clones carries the shape; if so, it is
+    /// counted as taken.
+    pub fn take_if_due(&mut self, now: u64, clones: Vec<String>) -> bool {
+        let due = match &self.last {
+            None => true,
+            Some((at, names)) => *names != clones || now >= at + SHAPE_EVERY_SECONDS,
+        };
+        if due {
+            self.last = Some((now, clones));
+        }
+        due
+    }
 }
 
 pub fn of_clones(clones: &[CloneInfo]) -> FleetShape {
@@ -81,6 +109,19 @@ pub fn counted<K: std::fmt::Display>(counts: &BTreeMap<K, usize>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shape_comes_first_then_when_the_clones_change_or_the_time_is_up() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut schedule = ShapeSchedule::default();
+        assert!(schedule.take_if_due(1000, names(&["clone1"])));
+        assert!(!schedule.take_if_due(1010, names(&["clone1"])));
+        assert!(schedule.take_if_due(1020, names(&["clone1", "clone2"])));
+        assert!(!schedule.take_if_due(1030, names(&["clone1", "clone2"])));
+        assert!(schedule.take_if_due(1040, names(&["clone2"])));
+        assert!(!schedule.take_if_due(1040 + SHAPE_EVERY_SECONDS - 1, names(&["clone2"])));
+        assert!(schedule.take_if_due(1040 + SHAPE_EVERY_SECONDS, names(&["clone2"])));
+    }
     use crate::clone::run_mode::RunMode;
     use crate::protocol::answers::{CloneShape, CloneState};
 

@@ -143,16 +143,15 @@ fn bad_requests_are_refused_before_anything_is_written() {
 }
 
 #[test]
-fn the_fleet_s_shape_comes_about_once_a_minute_and_the_versions_every_time() {
+fn the_fleet_s_shape_comes_every_five_minutes_and_the_versions_every_time() {
     let dir = tempfile::tempdir().unwrap();
     let systemd = RecordingSystemd::default();
     let ctx = Context::new(Layout::under(dir.path()), &systemd);
     let output = dir.path().join("timeline.jsonl");
     let never = AtomicBool::new(false);
-    let mut every_five = request(output.clone());
-    every_five.every = 5;
-    every_five.samples = Some(13);
-    record(&ctx, &every_five, &clock(None), &never).unwrap();
+    let mut every_ten = request(output.clone());
+    every_ten.samples = Some(31);
+    record(&ctx, &every_ten, &clock(None), &never).unwrap();
     let taken = lines(&output);
     let with_shape: Vec<usize> = taken
         .iter()
@@ -160,8 +159,8 @@ fn the_fleet_s_shape_comes_about_once_a_minute_and_the_versions_every_time() {
         .filter(|(_, s)| s.shape.is_some())
         .map(|(i, _)| i)
         .collect();
-    // 12 samples a minute: the first, then the thirteenth.
-    assert_eq!(with_shape, [0, 12]);
+    // The same (no) clones all along: the first sample, then the one 300 s later.
+    assert_eq!(with_shape, [0, 30]);
     assert_eq!(taken[0].shape.as_ref().unwrap().clones, 0);
     assert!(taken.iter().all(|s| s.versions.is_some()));
 }

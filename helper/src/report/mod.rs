@@ -17,6 +17,7 @@ pub mod last_report;
 pub mod puppetdb;
 pub mod puppetdb_fleet;
 pub mod render;
+pub mod run_cache;
 pub mod server;
 pub mod stats;
 pub mod summary;
@@ -34,6 +35,7 @@ use crate::sys::time::rfc3339_utc;
 use crate::systemd::units::CloneMount;
 
 use self::last_report::{statedirs_for, REPORT_FILE};
+use self::run_cache::RunCache;
 use self::stats::is_silent;
 use self::summary::{parse, summary_dirs_for, LastRun, RunStatus, SUMMARY_FILE};
 
@@ -58,6 +60,17 @@ pub struct ReportRequest {
 
 /// The report as of `now` (seconds since the epoch).
 pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report> {
+    report_with(ctx, request, now, &mut RunCache::default())
+}
+
+/// As [`report`], reading again only the agents' files that changed since `runs` saw them
+/// (one report after another, as the recorder takes them).
+pub fn report_with(
+    ctx: &Context,
+    request: &ReportRequest,
+    now: u64,
+    runs: &mut RunCache,
+) -> Result<Report> {
     if request.interval == 0 {
         return Err(Error::InvalidArgument {
             field: "interval",
@@ -67,36 +80,36 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
     }
     let layout = &ctx.layout;
     let mounts = clone::discover(layout)?;
-    let (infos, systemd_error) = clone::describe_without_systemd_failing(ctx, mounts.clone())?;
+    let (statuses, systemd_error) = clone::statuses_without_systemd_failing(ctx, &mounts)?;
     let mut confdirs: BTreeMap<String, String> = BTreeMap::new();
-    let mut clones = Vec::with_capacity(infos.len());
-    for (mount, info) in mounts.iter().zip(infos) {
-        let confdir = match confdirs.get(&info.base) {
+    let mut clones = Vec::with_capacity(statuses.len());
+    for (mount, status) in mounts.iter().zip(statuses) {
+        let confdir = match confdirs.get(&status.base) {
             Some(c) => c.clone(),
             None => {
-                let c = clone::confdir_of(layout, &info.base)?;
-                confdirs.insert(info.base.clone(), c.clone());
+                let c = clone::confdir_of(layout, &status.base)?;
+                confdirs.insert(status.base.clone(), c.clone());
                 c
             }
         };
-        let state = match (&systemd_error, info.state) {
+        let state = match (&systemd_error, status.state) {
             (Some(_), _) => ReportState::Unknown,
             (None, CloneState::Running) => ReportState::Running,
             (None, CloneState::Stopped) => ReportState::Stopped,
         };
-        let (summary, run) = read_last_run(ctx, mount, &confdir);
+        let (summary, run) = read_last_run(ctx, mount, &confdir, runs);
         let failed = matches!(&run, Some(Ok(r)) if r.status == RunStatus::Failed);
         let failure = if failed {
-            read_failure(ctx, mount, &confdir)
+            read_failure(ctx, mount, &confdir, runs)
         } else {
             None
         };
-        let existed_for = mount_unit_age(ctx, &info.name, now);
+        let existed_for = mount_unit_age(ctx, &status.name, now);
         clones.push(clone_report(
-            info.name,
-            info.base,
+            status.name,
+            status.base,
             state,
-            info.mounted,
+            status.mounted,
             summary,
             run,
             failure,
@@ -105,6 +118,7 @@ pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report
             request.interval,
         ));
     }
+    runs.keep_only(&clones.iter().map(|c| c.name.as_str()).collect::<Vec<_>>());
     let fleet = stats::fleet(
         clones.iter().map(|c| (c.name.as_str(), &c.run)),
         request.interval,
@@ -153,39 +167,42 @@ fn read_last_run(
     ctx: &Context,
     mount: &CloneMount,
     confdir: &str,
+    runs: &mut RunCache,
 ) -> (Option<String>, Option<Result<LastRun, String>>) {
+    let candidates = summary_dirs_for(confdir).map(|dir| in_dir(dir, SUMMARY_FILE));
     let tree = upper_tree(ctx, mount);
-    for dir in summary_dirs_for(confdir) {
-        let relative = Path::new(dir).join(SUMMARY_FILE);
-        let relative = relative.to_string_lossy();
-        let shown = Some(
-            Path::new(&mount.upperdir)
-                .join(relative.trim_start_matches('/'))
-                .display()
-                .to_string(),
-        );
-        match tree.read_to_string(&relative, MAX_SUMMARY_BYTES) {
-            Ok(None) => continue,
-            Ok(Some(text)) => return (shown, Some(parse(&text))),
-            Err(e) => return (shown, Some(Err(with_cause(&e)))),
-        }
-    }
-    (None, None)
+    let Some((relative, read)) =
+        runs.summary(&tree, &mount.clone, candidates, MAX_SUMMARY_BYTES, parse)
+    else {
+        return (None, None);
+    };
+    let shown = Path::new(&mount.upperdir)
+        .join(relative.trim_start_matches('/'))
+        .display()
+        .to_string();
+    (
+        Some(shown),
+        Some(read.unwrap_or_else(|e| Err(with_cause(&e)))),
+    )
 }
 
 /// Why a failed run failed, from the agent's full report beside the summary; a report
 /// that cannot be read says so in its place (the summary already said "failed").
-fn read_failure(ctx: &Context, mount: &CloneMount, confdir: &str) -> Option<String> {
+fn read_failure(
+    ctx: &Context,
+    mount: &CloneMount,
+    confdir: &str,
+    runs: &mut RunCache,
+) -> Option<String> {
+    let candidates = statedirs_for(confdir).map(|dir| in_dir(dir, REPORT_FILE));
+    let explain = |text: &str| last_report::failure(text).unwrap_or_else(Some);
     let tree = upper_tree(ctx, mount);
-    for statedir in statedirs_for(confdir) {
-        let relative = Path::new(statedir).join(REPORT_FILE);
-        return match tree.read_to_string(&relative.to_string_lossy(), MAX_REPORT_BYTES) {
-            Ok(None) => continue,
-            Ok(Some(text)) => last_report::failure(&text).unwrap_or_else(Some),
-            Err(e) => Some(with_cause(&e)),
-        };
-    }
-    None
+    let (_, read) = runs.failure(&tree, &mount.clone, candidates, MAX_REPORT_BYTES, explain)?;
+    read.unwrap_or_else(|e| Some(with_cause(&e)))
+}
+
+fn in_dir(dir: &str, file: &str) -> String {
+    Path::new(dir).join(file).to_string_lossy().into_owned()
 }
 
 fn with_cause(e: &Error) -> String {

@@ -532,3 +532,38 @@ fn table_shows_a_server_error() {
     );
     assert!(text.contains(expected), "{text}");
 }
+
+#[test]
+fn reports_through_one_cache_say_what_fresh_reports_say() {
+    let f = sample();
+    let request = ReportRequest {
+        interval: 1800,
+        server: None,
+        ca_cert: None,
+        puppetdb: None,
+        client: None,
+    };
+    let mut runs = RunCache::default();
+    let cached = |runs: &mut RunCache| report_with(&f.ctx(), &request, NOW, runs).unwrap();
+    assert_eq!(cached(&mut runs), f.report());
+    assert_eq!(cached(&mut runs), f.report());
+
+    // c3's next run failed otherwise, and c2 is gone.
+    std::thread::sleep(Duration::from_millis(50));
+    f.full_report("c3", UNREACHABLE_REPORT);
+    fs::remove_file(
+        f.layout
+            .fs(f.layout.unit_path(&f.layout.mount_unit_name("c2"))),
+    )
+    .unwrap();
+    let after = cached(&mut runs);
+    assert_eq!(after, f.report());
+    let c3 = after.clones.iter().find(|c| c.name == "c3").unwrap();
+    assert!(
+        c3.failure
+            .as_deref()
+            .unwrap()
+            .contains("Connection refused"),
+        "{c3:?}"
+    );
+}

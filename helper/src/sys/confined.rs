@@ -38,6 +38,42 @@ use nix::unistd::{symlinkat, unlinkat, UnlinkatFlags};
 
 use crate::protocol::error::{Error, Result};
 
+/// What tells one version of a file from the next without reading it. The change time is
+/// in it because nothing in a clone can set it back: a file rewritten in place with its
+/// size and modification time restored still has a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    device: u64,
+    inode: u64,
+    size: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl FileIdentity {
+    fn of(metadata: &std::fs::Metadata) -> Self {
+        FileIdentity {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+            size: metadata.size(),
+            modified: (metadata.mtime(), metadata.mtime_nsec()),
+            changed: (metadata.ctime(), metadata.ctime_nsec()),
+        }
+    }
+}
+
+/// What [`CloneTree::read_if_changed`] found.
+#[derive(Debug)]
+pub enum Fresh<T = Vec<u8>> {
+    Missing,
+    /// Still the version the caller knows.
+    Unchanged,
+    Read {
+        identity: FileIdentity,
+        content: T,
+    },
+}
+
 /// One clone's tree as the host sees it: its upper layer (or any directory the clone
 /// can write into).
 pub struct CloneTree {
@@ -60,8 +96,24 @@ impl CloneTree {
     /// The regular file at `path` (relative to the tree, a leading `/` ignored), at most
     /// `limit` bytes of it; `None` when it (or a directory on the way) does not exist.
     pub fn read(&self, path: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        Ok(match self.read_if_changed(path, limit, None)? {
+            Fresh::Missing => None,
+            Fresh::Read { content, .. } => Some(content),
+            Fresh::Unchanged => unreachable!("nothing was known, so nothing is unchanged"),
+        })
+    }
+
+    /// As [`CloneTree::read`], but a file whose identity is still `known` is not read
+    /// again ([`Fresh::Unchanged`]): for a reader that keeps what it made of the file.
+    /// The identity is taken from the same descriptor the content is then read through.
+    pub fn read_if_changed(
+        &self,
+        path: &str,
+        limit: u64,
+        known: Option<&FileIdentity>,
+    ) -> Result<Fresh> {
         let Some(fd) = self.open_last(path)? else {
-            return Ok(None);
+            return Ok(Fresh::Missing);
         };
         let shown = self.shown(path);
         let metadata = File::from(fd.try_clone().map_err(|e| self.io(&shown, e))?)
@@ -73,6 +125,10 @@ impl CloneTree {
         }
         if metadata.size() > limit {
             return Err(self.refuse(&shown, too_large(metadata.size(), limit)));
+        }
+        let identity = FileIdentity::of(&metadata);
+        if known == Some(&identity) {
+            return Ok(Fresh::Unchanged);
         }
         // Reopened through the descriptor, not the path: the same inode that was checked.
         let reopened = format!("/proc/self/fd/{}", fd.as_raw_fd());
@@ -88,17 +144,36 @@ impl CloneTree {
         if content.len() as u64 > limit {
             return Err(self.refuse(&shown, too_large(content.len() as u64, limit)));
         }
-        Ok(Some(content))
+        Ok(Fresh::Read { identity, content })
     }
 
     /// As [`CloneTree::read`], as text (a file that is not UTF-8 is refused).
     pub fn read_to_string(&self, path: &str, limit: u64) -> Result<Option<String>> {
-        match self.read(path, limit)? {
-            None => Ok(None),
-            Some(bytes) => String::from_utf8(bytes)
-                .map(Some)
-                .map_err(|_| self.refuse(&self.shown(path), "it is not UTF-8 text".to_owned())),
-        }
+        self.read(path, limit)?
+            .map(|bytes| self.text(path, bytes))
+            .transpose()
+    }
+
+    /// As [`CloneTree::read_if_changed`], as text.
+    pub fn read_to_string_if_changed(
+        &self,
+        path: &str,
+        limit: u64,
+        known: Option<&FileIdentity>,
+    ) -> Result<Fresh<String>> {
+        Ok(match self.read_if_changed(path, limit, known)? {
+            Fresh::Missing => Fresh::Missing,
+            Fresh::Unchanged => Fresh::Unchanged,
+            Fresh::Read { identity, content } => Fresh::Read {
+                identity,
+                content: self.text(path, content)?,
+            },
+        })
+    }
+
+    fn text(&self, path: &str, bytes: Vec<u8>) -> Result<String> {
+        String::from_utf8(bytes)
+            .map_err(|_| self.refuse(&self.shown(path), "it is not UTF-8 text".to_owned()))
     }
 
     /// Where the symlink at `path` points (the link itself, never followed); `None` when

@@ -4,6 +4,7 @@
 //! directory we are about to remove?), so a few lines of parsing serve better than a
 //! dependency: `libmount` pulls in an old `nix`, `procfs` much more than this.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::error::Result;
@@ -82,19 +83,26 @@ fn unescape(field: &str) -> String {
 /// The current mount table of the system (under the layout's root in tests).
 pub struct MountTable {
     points: Vec<PathBuf>,
+    /// The same, to tell a mount point in one lookup: a fleet's table has a line per clone.
+    set: HashSet<PathBuf>,
 }
 
 impl MountTable {
     pub fn read(layout: &Layout) -> Result<Self> {
         let text = read_optional(&layout.fs(layout.mountinfo()))?.unwrap_or_default();
-        Ok(MountTable {
-            points: parse_mount_points(&text),
-        })
+        Ok(MountTable::of(parse_mount_points(&text)))
+    }
+
+    fn of(points: Vec<PathBuf>) -> Self {
+        MountTable {
+            set: points.iter().cloned().collect(),
+            points,
+        }
     }
 
     /// Whether `path` itself is a mount point.
     pub fn is_mounted(&self, path: &Path) -> bool {
-        self.points.iter().any(|p| p == path)
+        self.set.contains(path)
     }
 
     /// The first mount point at or below `path`.
@@ -142,7 +150,7 @@ mod tests {
                 PathBuf::from("/mnt/with space"),
             ]
         );
-        let table = MountTable { points };
+        let table = MountTable::of(points);
         assert!(table.is_mounted(Path::new("/var/lib/machines/clone1")));
         assert!(!table.is_mounted(Path::new("/var/lib/machines/clone2")));
         assert_eq!(
