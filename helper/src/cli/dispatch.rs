@@ -205,21 +205,11 @@ fn dispatch(cli: Cli) -> Result<Answer> {
             BaseVerb::Remove { name } => json(base::remove(&ctx, &name)),
         },
         Command::Clone { verb } => match verb {
-            CloneVerb::Create(args) => json(clone::create(
-                &ctx,
-                &clone::CloneRequest {
-                    name: args.name,
-                    base: args.base,
-                    server: args.server,
-                    certname: args.certname,
-                    start: args.start,
-                    shape: Some(args.shape.into_request()),
-                    secret_files: clone::SecretFiles {
-                        root_password_hash_file: args.root_password_hash_file,
-                        challenge_password_file: args.challenge_password_file,
-                    },
-                },
-            )),
+            CloneVerb::Create(args) => json(clone::create(&ctx, &args.into_request())),
+            CloneVerb::CreateMany { file } => json(
+                super::create_many::requests(&file)
+                    .and_then(|requests| clone::create_many(&ctx, &requests)),
+            ),
             CloneVerb::List(args) => listing(clone::list(&ctx), args.format, clone::list_table),
             CloneVerb::Start { ramp_up, names } => json(clone::start(&ctx, &names, ramp_up)),
             CloneVerb::Stop { names } => json(clone::stop(&ctx, &names)),

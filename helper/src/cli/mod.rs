@@ -1,6 +1,7 @@
 //! The command line, as PROTOCOL.md documents it ([`Cli`]), its dispatch to the verbs
 //! ([`dispatch`]), and the man page and shell completions made from it ([`docs`]).
 
+pub mod create_many;
 pub mod dispatch;
 pub mod docs;
 
@@ -266,6 +267,12 @@ pub struct BaseCreateArgs {
 pub enum CloneVerb {
     /// Create a clone (and with --start, start it).
     Create(CloneCreateArgs),
+    /// Create the clones FILE lists with one daemon-reload: per line, one `clone create`'s
+    /// arguments as a JSON array of strings (no --start). All are checked before any is made.
+    CreateMany {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
     /// List every clone, with one bulk systemd call.
     List(ListArgs),
     /// Start clones (in waves over --ramp-up) and wait until they are active.
@@ -372,6 +379,23 @@ pub struct ShapeArgs {
     /// Run the agent in noop (true): full catalogs compiled and evaluated, nothing changed in the clone [default on create: false].
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
     pub agent_noop: Option<bool>,
+}
+
+impl CloneCreateArgs {
+    pub fn into_request(self) -> crate::clone::CloneRequest {
+        crate::clone::CloneRequest {
+            name: self.name,
+            base: self.base,
+            server: self.server,
+            certname: self.certname,
+            start: self.start,
+            shape: Some(self.shape.into_request()),
+            secret_files: crate::clone::SecretFiles {
+                root_password_hash_file: self.root_password_hash_file,
+                challenge_password_file: self.challenge_password_file,
+            },
+        }
+    }
 }
 
 impl ShapeArgs {

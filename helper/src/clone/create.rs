@@ -1,6 +1,7 @@
 //! `clone create`: upper and work dirs, what the clone is given (puppet.conf, hostname,
 //! run units, facts, secrets) in its config dir with its `.nspawn` settings, the mount
-//! unit, daemon-reload, and with `--start` a started clone.
+//! unit, daemon-reload, and with `--start` a started clone; `clone create-many`: as many
+//! clones as asked, with one daemon-reload.
 
 use super::config::{CloneConfig, HOSTNAME, PUPPET_CONF};
 use super::nspawn_settings;
@@ -9,7 +10,7 @@ use super::{confdir_of, describe_one};
 use crate::clone::puppet_conf;
 use crate::context::Context;
 use crate::inventory::bases::read_metadata;
-use crate::protocol::answers::{CloneChanged, CloneCreated};
+use crate::protocol::answers::{CloneChanged, CloneCreated, ClonesCreated};
 use crate::protocol::error::{Error, Result};
 use crate::sys::faults;
 use crate::sys::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
@@ -38,22 +39,109 @@ pub struct CloneRequest {
 
 /// `clone create`.
 pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneCreated> {
-    create_clone(ctx, request, request.shape.as_ref(), &request.secret_files)
+    let checked = check(ctx, request)?;
+    let _lock = ctx.lock()?;
+    // A fleet of sharpie-clone_army 0.2.1 holds this clone's unit and dirs: it goes first.
+    super::old_fleet::replace(ctx)?;
+    let base = under_lock(ctx, &checked)?;
+    let host_limits = crate::host::limits::ensure(&ctx.layout);
+    let bus_limits = crate::host::bus::ensure(&ctx.layout, ctx.systemd);
+    let mut written = write_clone(ctx, &checked, &base)?;
+    written.changed |= write_units_and_reload(ctx, &[(&checked, &written)])?;
+    let mut changed = written.changed;
+    if request.start {
+        changed |= start(ctx, &request.name)?;
+    }
+    Ok(CloneCreated {
+        clone: describe_one(ctx, &request.name)?,
+        changed,
+        root_password: written.root_password,
+        challenge_password: written.challenge_password,
+        host_limits,
+        bus_limits: Some(bus_limits),
+    })
 }
 
-fn create_clone(
-    ctx: &Context,
-    request: &CloneRequest,
-    shape: Option<&super::shape::ShapeRequest>,
-    secret_files: &SecretFiles,
-) -> Result<CloneCreated> {
+/// `clone create-many`: the clones of `requests`, each as `clone create` makes it, with
+/// one lock and one daemon-reload for them all (a reload costs more the more units
+/// systemd has, so a clone at a time grows a fleet in O(N²)). Every request is checked,
+/// and every name against the clones there are, before anything is written; none may
+/// `--start` (`clone start` the clones after, in waves). The answers are in the order
+/// asked.
+pub fn create_many(ctx: &Context, requests: &[CloneRequest]) -> Result<ClonesCreated> {
+    if let Some(i) = requests.iter().position(|r| r.start) {
+        return Err(Error::InvalidArgument {
+            field: "start",
+            value: requests[i].name.clone(),
+            reason:
+                "clone create-many starts nothing: start the clones with one `clone start` after"
+                    .to_owned(),
+        });
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(twice) = requests.iter().find(|r| !seen.insert(r.name.as_str())) {
+        return Err(Error::InvalidArgument {
+            field: "name",
+            value: twice.name.clone(),
+            reason: "each clone once in a batch".to_owned(),
+        });
+    }
+    let checked = requests
+        .iter()
+        .map(|request| check(ctx, request))
+        .collect::<Result<Vec<_>>>()?;
+    if checked.is_empty() {
+        return Ok(ClonesCreated { clones: Vec::new() });
+    }
+    let _lock = ctx.lock()?;
+    super::old_fleet::replace(ctx)?;
+    let bases = checked
+        .iter()
+        .map(|c| under_lock(ctx, c))
+        .collect::<Result<Vec<_>>>()?;
+    let host_limits = crate::host::limits::ensure(&ctx.layout);
+    let bus_limits = crate::host::bus::ensure(&ctx.layout, ctx.systemd);
+    let mut written = Vec::with_capacity(checked.len());
+    for (one, base) in checked.iter().zip(&bases) {
+        written.push(write_clone(ctx, one, base)?);
+    }
+    let units_changed =
+        write_units_and_reload(ctx, &checked.iter().zip(&written).collect::<Vec<_>>())?;
+    let names: Vec<String> = requests.iter().map(|r| r.name.clone()).collect();
+    let infos = super::describe_named(ctx, &names)?;
+    let clones = infos
+        .into_iter()
+        .zip(written)
+        .map(|(clone, written)| CloneCreated {
+            clone,
+            changed: written.changed || units_changed,
+            root_password: written.root_password,
+            challenge_password: written.challenge_password,
+            host_limits: host_limits.clone(),
+            bus_limits: Some(bus_limits.clone()),
+        })
+        .collect();
+    Ok(ClonesCreated { clones })
+}
+
+/// A request checked before the lock: its fields, its shape's plan, its secrets read.
+struct Checked<'r> {
+    request: &'r CloneRequest,
+    plan: Option<super::shape::Plan>,
+    secrets: secrets::CloneSecrets,
+}
+
+/// Everything that can be refused without the lock; nothing is written.
+fn check<'r>(ctx: &Context, request: &'r CloneRequest) -> Result<Checked<'r>> {
     validate_name("clone", "name", &request.name)?;
     validate_base_name("base", &request.base)?;
     if let Some(server) = &request.server {
         validate_hostname("server", server)?;
     }
     validate_hostname("certname", &request.certname)?;
-    let plan = shape
+    let plan = request
+        .shape
+        .as_ref()
         .map(|s| s.validate(&ctx.layout))
         .transpose()?
         .map(|change| change.plan(super::shape::Current::defaults(), true))
@@ -69,25 +157,29 @@ fn create_clone(
             reason: "required unless --run-mode apply (masterless clones ask no server)".to_owned(),
         });
     }
-    let secrets = secret_files.read()?;
-    let layout = &ctx.layout;
-    let clone = request.name.as_str();
+    let secrets = request.secret_files.read()?;
     // Checked before taking the lock too, so an unknown base is refused before anything
     // (even the lock file) is created; and again under the lock, against a concurrent
     // `base remove`.
-    if read_metadata(layout, &request.base)?.is_none() {
+    if read_metadata(&ctx.layout, &request.base)?.is_none() {
         return Err(unknown_base(ctx, &request.base));
     }
-    let _lock = ctx.lock()?;
-    // A fleet of sharpie-clone_army 0.2.1 holds this clone's unit and dirs: it goes first.
-    super::old_fleet::replace(ctx)?;
+    Ok(Checked {
+        request,
+        plan,
+        secrets,
+    })
+}
 
+/// What is checked under the lock, still before anything of the clone is written: its
+/// base is there, and its name is no other base's clone and no unit of someone else's.
+fn under_lock(ctx: &Context, checked: &Checked) -> Result<crate::inventory::bases::BaseMetadata> {
+    let layout = &ctx.layout;
+    let request = checked.request;
     let Some(base) = read_metadata(layout, &request.base)? else {
         return Err(unknown_base(ctx, &request.base));
     };
-    // Before anything can start: a clone beyond the host's kernel limits dies at boot.
-    let host_limits = crate::host::limits::ensure(layout);
-    let bus_limits = crate::host::bus::ensure(layout, ctx.systemd);
+    let clone = request.name.as_str();
     let mount_unit_path = layout.fs(layout.unit_path(&layout.mount_unit_name(clone)));
     if let Some(text) = read_optional(&mount_unit_path)? {
         match parse_clone_mount(&text) {
@@ -108,7 +200,25 @@ fn create_clone(
             }
         }
     }
+    Ok(base)
+}
 
+/// What writing a clone's own files did.
+struct Written {
+    changed: bool,
+    root_password: bool,
+    challenge_password: bool,
+}
+
+/// The clone's dirs and what it is given in its config dir, with its `.nspawn` settings.
+fn write_clone(
+    ctx: &Context,
+    checked: &Checked,
+    base: &crate::inventory::bases::BaseMetadata,
+) -> Result<Written> {
+    let layout = &ctx.layout;
+    let request = checked.request;
+    let clone = request.name.as_str();
     let mut changed = false;
     for dir in [
         layout.upper_dir(clone),
@@ -123,19 +233,19 @@ fn create_clone(
 
     let confdir = confdir_of(layout, &base.name)?;
     let mut conf = puppet_conf::render(request.server.as_deref(), &request.certname);
-    if let Some(plan) = &plan {
+    if let Some(plan) = &checked.plan {
         conf = plan.puppet_conf(conf);
     }
     changed |= config.write_bound(PUPPET_CONF, &conf, 0o644)?;
     changed |= config.write_bound(HOSTNAME, &format!("{}\n", request.certname), 0o644)?;
-    if let Some(plan) = &plan {
+    if let Some(plan) = &checked.plan {
         changed |= plan.apply_to_config(&config, &confdir)?;
     }
     changed |= super::stale_locks::apply(&config)?;
-    changed |= secrets::apply(&config, &secrets)?;
+    changed |= secrets::apply(&config, &checked.secrets)?;
     let (root_password, challenge_password) = secrets::report(&config);
     let current = nspawn_settings::read(layout, &config, &confdir)?;
-    let mut settings = match &plan {
+    let mut settings = match &checked.plan {
         Some(plan) => plan.nspawn_settings(current),
         None => current,
     };
@@ -144,58 +254,70 @@ fn create_clone(
     settings.ssl = super::ssl::bind_for(layout, clone, &request.certname, &confdir)?;
     changed |= nspawn_settings::write(&config, &settings)?;
     faults::after("clone-create:clone-files-written");
+    Ok(Written {
+        changed,
+        root_password,
+        challenge_password,
+    })
+}
 
-    crate::sys::reload::sweep_clone_dirs(layout, clone)?;
+/// Each clone's units on the host (mount unit, enable link, run-mode and limits
+/// drop-ins, credentials), then one daemon-reload if any changed; whether any did.
+fn write_units_and_reload(ctx: &Context, clones: &[(&Checked, &Written)]) -> Result<bool> {
+    let layout = &ctx.layout;
+    for (checked, _) in clones {
+        crate::sys::reload::sweep_clone_dirs(layout, &checked.request.name)?;
+    }
     let mut units_changed = crate::sys::reload::begin(layout)?;
     units_changed |= super::shared::ensure(ctx)?;
     faults::after("clone-create:shared-units-written");
-    units_changed |= write_atomic(
-        &mount_unit_path,
-        units::clone_mount(layout, clone, &request.base).as_bytes(),
-        0o644,
-    )?;
-    faults::after("clone-create:mount-unit-written");
-    units_changed |= ensure_symlink(
-        &layout.fs(layout.clone_enable_link(clone)),
-        &layout.unit_path(SERVICE_TEMPLATE),
-    )?;
-    faults::after("clone-create:enable-link-created");
-    if let Some(plan) = &plan {
-        units_changed |= plan.apply_on_host(layout, clone)?;
+    for (checked, written) in clones {
+        let request = checked.request;
+        let clone = request.name.as_str();
+        units_changed |= write_atomic(
+            &layout.fs(layout.unit_path(&layout.mount_unit_name(clone))),
+            units::clone_mount(layout, clone, &request.base).as_bytes(),
+            0o644,
+        )?;
+        faults::after("clone-create:mount-unit-written");
+        units_changed |= ensure_symlink(
+            &layout.fs(layout.clone_enable_link(clone)),
+            &layout.unit_path(SERVICE_TEMPLATE),
+        )?;
+        faults::after("clone-create:enable-link-created");
+        if let Some(plan) = &checked.plan {
+            units_changed |= plan.apply_on_host(layout, clone)?;
+        }
+        let config = CloneConfig::of(layout, clone);
+        units_changed |=
+            nspawn_settings::write_credentials(layout, &config, written.root_password)?;
+        faults::after("clone-create:host-units-written");
     }
-    units_changed |= nspawn_settings::write_credentials(layout, &config, root_password)?;
-    faults::after("clone-create:host-units-written");
     if units_changed {
         ctx.systemd.daemon_reload()?;
     }
     crate::sys::reload::done(layout)?;
     faults::after("clone-create:daemon-reloaded");
-    changed |= units_changed;
+    Ok(units_changed)
+}
 
-    if request.start {
-        let service = layout.service_unit_name(clone);
-        let state = ctx.systemd.active_state(&service)?;
-        if state != "active" {
-            super::lifecycle::start_unit(ctx, &service)?;
-            wait_for_state(
-                ctx.systemd,
-                &service,
-                "active",
-                |s| s == "active",
-                true,
-                ctx.wait_timeout,
-            )?;
-            changed = true;
-        }
+/// Starts the clone's service unless it is active, and waits until it is; whether it
+/// started it.
+fn start(ctx: &Context, clone: &str) -> Result<bool> {
+    let service = ctx.layout.service_unit_name(clone);
+    if ctx.systemd.active_state(&service)? == "active" {
+        return Ok(false);
     }
-    Ok(CloneCreated {
-        clone: describe_one(ctx, clone)?,
-        changed,
-        root_password,
-        challenge_password,
-        host_limits,
-        bus_limits: Some(bus_limits),
-    })
+    super::lifecycle::start_unit(ctx, &service)?;
+    wait_for_state(
+        ctx.systemd,
+        &service,
+        "active",
+        |s| s == "active",
+        true,
+        ctx.wait_timeout,
+    )?;
+    Ok(true)
 }
 
 /// `not-found` for `--base`, naming the bases that do exist.

@@ -29,7 +29,7 @@ mod start;
 mod tests;
 
 pub use configure::{configure, ConfigureRequest};
-pub use create::{create, CloneRequest};
+pub use create::{create, create_many, CloneRequest};
 pub use lifecycle::stop;
 pub use list::{
     describe_named, list, statuses_without_systemd_failing, table as list_table, CloneStatus,

@@ -147,6 +147,12 @@ pub struct CloneCreated {
     pub bus_limits: Option<BusLimits>,
 }
 
+/// `clone create-many`: each clone as `clone create` answers it, in the order asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClonesCreated {
+    pub clones: Vec<CloneCreated>,
+}
+
 /// `clone list`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CloneList {

@@ -201,3 +201,140 @@ fn create_defaults_to_a_daemon_at_phase_zero() {
     // Converging with create again to timer mode works from there.
     assert!(f.create_shaped("c1", timer_shape()).changed);
 }
+
+fn request(name: &str) -> CloneRequest {
+    CloneRequest {
+        name: name.into(),
+        base: "debian-12".into(),
+        server: Some("puppet.example.com".into()),
+        certname: format!("{name}.load.example.com"),
+        shape: Some(super::super::shape::ShapeRequest {
+            run_mode: Some(RunMode::Timer),
+            runinterval: Some(600),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// Every file and link under the root, with its content or target and its mode.
+fn everything(root: &Path) -> Vec<(PathBuf, String, u32)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, String, u32)>) {
+        let mut entries: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let what = if meta.file_type().is_symlink() {
+                format!("-> {}", fs::read_link(&path).unwrap().display())
+            } else if meta.is_dir() {
+                walk(root, &path, out);
+                "dir".to_owned()
+            } else {
+                fs::read_to_string(&path).unwrap_or_default()
+            };
+            let relative = path.strip_prefix(root).unwrap().to_owned();
+            out.push((relative, what, meta.mode() & 0o7777));
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out
+}
+
+#[test]
+fn create_many_makes_each_clone_as_create_does_with_one_reload() {
+    let one_by_one = Fixture::new();
+    for name in ["clone1", "clone2", "clone3"] {
+        create(&one_by_one.ctx(), &request(name)).unwrap();
+    }
+    let batch = Fixture::new();
+    let requests: Vec<_> = ["clone1", "clone2", "clone3"].map(request).into();
+    let created = create_many(&batch.ctx(), &requests).unwrap();
+
+    let names: Vec<_> = created
+        .clones
+        .iter()
+        .map(|c| c.clone.name.as_str())
+        .collect();
+    assert_eq!(names, ["clone1", "clone2", "clone3"]);
+    assert!(created.clones.iter().all(|c| c.changed));
+    assert_eq!(created.clones[1].clone.shape.runinterval, Some(600));
+    assert_eq!(
+        batch
+            .actions()
+            .iter()
+            .filter(|c| *c == "daemon_reload")
+            .count(),
+        1
+    );
+    assert_eq!(
+        one_by_one
+            .actions()
+            .iter()
+            .filter(|c| *c == "daemon_reload")
+            .count(),
+        3
+    );
+    assert_eq!(everything(batch.root()), everything(one_by_one.root()));
+
+    // The same batch again changes nothing, and reloads nothing.
+    let again = create_many(&batch.ctx(), &requests).unwrap();
+    assert!(again.clones.iter().all(|c| !c.changed));
+    assert_eq!(
+        batch
+            .actions()
+            .iter()
+            .filter(|c| *c == "daemon_reload")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn create_many_refuses_a_bad_batch_before_writing_anything() {
+    let f = Fixture::new();
+    let before = everything(f.root());
+    let bad_certname = CloneRequest {
+        certname: "not a hostname".into(),
+        ..request("clone3")
+    };
+    let unknown_base = CloneRequest {
+        base: "debian-99".into(),
+        ..request("clone3")
+    };
+    let started = CloneRequest {
+        start: true,
+        ..request("clone3")
+    };
+    for (third, field) in [
+        (bad_certname, "certname"),
+        (unknown_base, "base"),
+        (started, "start"),
+        (request("clone1"), "name"),
+    ] {
+        let batch = [request("clone1"), request("clone2"), third];
+        let e = create_many(&f.ctx(), &batch).unwrap_err();
+        assert_eq!(e.field(), Some(field), "{e}");
+        assert_eq!(everything(f.root()), before, "{e}");
+        assert!(f.actions().is_empty(), "{e}");
+    }
+}
+
+#[test]
+fn create_many_refuses_a_name_another_base_has_before_writing_anything() {
+    let f = Fixture::new();
+    f.create("clone2", false);
+    let on_disk = f.read("/etc/systemd/system/var-lib-machines-clone2.mount");
+    fs::write(
+        f.path("/etc/systemd/system/var-lib-machines-clone2.mount"),
+        on_disk.replace("debian-12", "debian-11"),
+    )
+    .unwrap();
+    let before = everything(f.root());
+    let e = create_many(&f.ctx(), &[request("clone1"), request("clone2")]).unwrap_err();
+    assert!(e.to_string().contains("debian-11"), "{e}");
+    assert_eq!(everything(f.root()), before);
+}
