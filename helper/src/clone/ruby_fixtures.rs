@@ -48,6 +48,16 @@ fn ruby_fixtures_are_current() {
         answer(list(&f.ctx()).unwrap(), &root),
     ));
 
+    for made in [names(&["clone3"]), names(&["clone1", "clone2", "clone3"])] {
+        let g = Fixture::new();
+        let requests: Vec<_> = made.iter().map(|name| request(name)).collect();
+        let created = create_many(&g.ctx(), &requests).unwrap();
+        answers.push((
+            format!("clone_create_many_{}", made.join("_")),
+            answer(created, g.root()),
+        ));
+    }
+
     f.mount(&["clone1", "clone2", "clone3"]);
     for (file, started) in [
         ("clone_start_clone1", names(&["clone1"])),

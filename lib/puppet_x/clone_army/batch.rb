@@ -1,27 +1,31 @@
 # frozen_string_literal: true
 
+require_relative 'secrets'
+
 module PuppetX
   module CloneArmy
     # The clone provider's end-of-run work, gathered during a Puppet run and
-    # done with one helper call per kind, so that 500 clones cost three
-    # helper calls (and three daemon-reloads), not 1500.
+    # done with one helper call per kind, so that 500 clones cost four
+    # helper calls (and three daemon-reloads), not 2000: a daemon-reload
+    # costs more the more units systemd has, so one per clone grows a fleet
+    # in O(N²).
     #
     # Lifecycle in one run, as Puppet drives the clone_army_clone provider:
     #
     # - prefetch: once, before any clone resource; one `clone list` gives
     #   every resource its provider.
     # - each resource's create, destroy or flush: what can be done at once is
-    #   (`clone create` without starting, `clone configure`); what should go
-    #   together is queued here: a new clone to start, a running clone to
-    #   restart (a changed run mode, interval, certname or apply source is
-    #   read only at boot), a clone to remove.
+    #   (`clone configure`); what should go together is queued here: a new
+    #   clone to create (and start), a running clone to restart (a changed
+    #   run mode, interval, certname or apply source is read only at boot), a
+    #   clone to remove.
     # - the clone_army_fleet resource, which requires every clone (or, in a
     #   run without one, post_resource_eval, once after every clone
     #   resource): #run empties the batch in this order: one `clone remove` of the removals, one
-    #   `clone stop` of the clones to restart, then one `clone start
-    #   --ramp-up N` of the new and the restarted clones, N the largest
-    #   ramp_up asked for. The helper spreads the starts over N seconds in
-    #   waves; this side plans nothing.
+    #   `clone create-many` of the new clones, one `clone stop` of the clones
+    #   to restart, then one `clone start --ramp-up N` of the new and the
+    #   restarted clones, N the largest ramp_up asked for. The helper spreads
+    #   the starts over N seconds in waves; this side plans nothing.
     #
     # A call that fails is made again for each clone on its own (starting a
     # running clone, stopping a stopped one or removing a removed one
@@ -31,18 +35,24 @@ module PuppetX
     # #update_from(answered_clones, reached_state).
     class Batch
       # One clone the batch could not act on: the provider, what was tried
-      # ('remove', 'restart' or 'start') and the Puppet::Error.
+      # ('remove', 'create', 'restart' or 'start') and the Puppet::Error.
       Failure = Struct.new(:provider, :verb, :error)
 
       # [provider, ramp_up] pairs.
       attr_reader :starts, :restarts
       # Providers.
-      attr_reader :removals
+      attr_reader :creates, :removals
 
       def initialize
+        @creates = []
         @starts = []
         @restarts = []
         @removals = []
+      end
+
+      # Queues a clone to be created (once) after the run.
+      def create(provider)
+        @creates << provider unless queued?(@creates, provider)
       end
 
       # Queues a clone to be started (once) after the run.
@@ -65,15 +75,16 @@ module PuppetX
       end
 
       def empty?
-        @starts.empty? && @restarts.empty? && @removals.empty?
+        @creates.empty? && @starts.empty? && @restarts.empty? && @removals.empty?
       end
 
-      # What is queued, in words ("removed clone4; restarted clone1; started
-      # clone2, clone3 over 30 s").
+      # What is queued, in words ("removed clone4; created clone2, clone3;
+      # restarted clone1; started clone2, clone3 over 30 s").
       def summary
         over = ramp_up_text
         [
           ['removed', @removals, ''],
+          ['created', @creates, ''],
           ['restarted', @restarts.map(&:first), over],
           ['started', @starts.map(&:first), over],
         ].reject { |_, providers, _| providers.empty? }
@@ -84,13 +95,15 @@ module PuppetX
       # Does the queued work and empties the batch. Returns the Failures.
       def run
         failures = run_removals
+        creates = @creates.dup
         restarts = @restarts.dup
         starts = @starts.dup
+        @creates.clear
         @restarts.clear
         @starts.clear
+        failures += create_all(creates) unless creates.empty?
         failures += stop(restarts.map(&:first)) unless restarts.empty?
-        # A clone whose stop failed is still running: it is not started again.
-        starting = starts + restarts.select { |provider, _| provider.state == :stopped }
+        starting = startable(starts, restarts, failures)
         failures += start_all(starting) unless starting.empty?
         failures
       end
@@ -107,6 +120,14 @@ module PuppetX
 
       private
 
+      # A clone whose create failed is not there to start; one whose stop
+      # failed is still running: neither is started.
+      def startable(starts, restarts, failures)
+        not_created = failures.select { |failure| failure.verb == 'create' }.map(&:provider)
+        starts.reject { |provider, _| queued?(not_created, provider) } +
+          restarts.select { |provider, _| provider.state == :stopped }
+      end
+
       def ramp_up_text
         ramp_up = (@starts + @restarts).map(&:last).max.to_i
         ramp_up.positive? ? " over #{ramp_up} s" : ''
@@ -115,6 +136,19 @@ module PuppetX
       # (Providers of one class are all == to each other: compare identities.)
       def queued?(providers, provider)
         providers.any? { |queued| queued.equal?(provider) }
+      end
+
+      # The files every clone's create names are written at once (one private
+      # directory, removed after the call), so the whole batch is one call.
+      def create_all(providers)
+        each_or_one_by_one(providers, 'create') do |batch|
+          files = batch.map(&:create_files).reduce({}, :merge)
+          Secrets.with_files(files) do |paths|
+            requests = batch.to_h { |provider| [provider.name, provider.create_request(paths)] }
+            created = batch.first.helper.clone_create_many(requests)
+            batch.each { |provider| provider.update_from(created, :created) }
+          end
+        end
       end
 
       def stop(providers)

@@ -3,6 +3,7 @@
 require 'json'
 require 'puppet'
 require_relative 'runner'
+require_relative 'secrets'
 
 module PuppetX
   module CloneArmy
@@ -41,7 +42,8 @@ module PuppetX
       # the helper's own limits (its lock wait is 300 s, every D-Bus call 25 s,
       # every start or stop 30 s), so only a helper that hangs meets them.
       # A base build runs debootstrap or an installer: an hour.
-      TIMEOUTS = { ['base', 'create'] => 3600 }.freeze
+      # A batch of a thousand clones is a thousand creates and one daemon-reload.
+      TIMEOUTS = { ['base', 'create'] => 3600, ['clone', 'create-many'] => 3600 }.freeze
       DEFAULT_TIMEOUT = 900
       COMMAND_NAME = 'clone-army'
       CLONE_STATES = ['running', 'stopped'].freeze
@@ -143,17 +145,36 @@ module PuppetX
       # The clone as `clone list` reports it. The secrets are passed as paths of files
       # that hold them (PuppetX::CloneArmy::Secrets.with_files), never as
       # values.
-      def clone_create(name, base:, server:, certname:, start:, shape: {},
-                       root_password_hash_file: nil, challenge_password_file: nil)
+      def clone_create(name, **request)
+        result = run('clone', 'create', *self.class.create_arguments(name, **request))
+        check_clone(entity(result, 'clone', name, ['clone', 'create']), ['clone', 'create'])
+      end
+
+      # Creates the clones of `requests` ({ name => clone_create's keywords },
+      # none starting) with one `clone create-many`, so one daemon-reload for
+      # them all; returns them as `clone list` reports them. The batch file
+      # holds each clone's `clone create` arguments as a JSON line, in a
+      # private directory removed when the helper has run.
+      def clone_create_many(requests)
+        lines = requests.map { |name, request| "#{JSON.generate(self.class.create_arguments(name, **request))}\n" }
+        result = Secrets.with_files(batch: lines.join) { |files| run('clone', 'create-many', files[:batch]) }
+        verb = ['clone', 'create-many']
+        created = result['clones']
+        malformed([path, *verb], 0, '"result"."clones" is not a list') unless created.is_a?(Array) && created.all?(Hash)
+        clones_result({ 'clones' => created.map { |answer| answer['clone'] } }, requests.keys, verb)
+      end
+
+      # The arguments of `clone create` for one clone, its name last.
+      def self.create_arguments(name, base:, server:, certname:, start: false, shape: {},
+                                root_password_hash_file: nil, challenge_password_file: nil)
         options = ['--base', base]
         options += ['--server', server] if server
         options += ['--certname', certname]
-        options += self.class.shape_options(shape)
+        options += shape_options(shape)
         options += ['--root-password-hash-file', root_password_hash_file] if root_password_hash_file
         options += ['--challenge-password-file', challenge_password_file] if challenge_password_file
         options << '--start' if start
-        result = run('clone', 'create', *options, '--', name)
-        check_clone(entity(result, 'clone', name, ['clone', 'create']), ['clone', 'create'])
+        [*options, '--', name.to_s]
       end
 
       # As clone_create; only the settings given change.

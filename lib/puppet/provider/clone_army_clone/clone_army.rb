@@ -13,10 +13,12 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     certname and load shape are applied once per resource in `flush`, with
     one `clone-army clone configure` carrying only what changed. After all
     clones are evaluated, the clones removed in the run go with one
-    `clone-army clone remove`, the running clones whose schedule or certname
-    changed are stopped with one `clone-army clone stop`, and those and the
-    clones created in the run are started with one `clone-army clone start
-    --ramp-up N` (N the largest `ramp_up`), which spreads them over N seconds.
+    `clone-army clone remove`, the clones new in the run are made with one
+    `clone-army clone create-many` (one daemon-reload), the running clones
+    whose schedule or certname changed are stopped with one `clone-army clone
+    stop`, and those and the new clones are started with one `clone-army
+    clone start --ramp-up N` (N the largest `ramp_up`), which spreads them
+    over N seconds.
   DOC
 
   confine kernel: 'Linux'
@@ -84,13 +86,18 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     ![:absent, :incomplete].include?(state)
   end
 
+  # Queues the clone to be made, with every other clone created in the run,
+  # by one `clone create-many` after all clones are evaluated (and, with
+  # `start`, to be started with them).
   def create(start:)
     if resource[:base].nil?
       raise Puppet::Error, "cannot create clone #{name}: base not given (the clone_army_base it boots from, e.g. base => 'debian-12')"
     end
 
     wanted = with_defaults({ base: resource[:base], server: resource[:server], certname: resource[:certname] }, resource[:run_mode])
-    create_clone(wanted, PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact, start)
+    @creating = { wanted: wanted, shape: PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact }
+    self.class.batch.create(self)
+    self.class.batch.start(self, resource[:ramp_up]) if start
     @property_flush = {}
   end
 
@@ -212,7 +219,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     end
   end
 
-  # Takes in the answer of `clone start|stop`: the clone as the helper
+  # Takes in the answer of `clone create-many|start|stop`: the clone as the helper
   # reports it (`reached` is what the caller waited for; the answer says
   # what the clone is).
   def update_from(clones, _reached)
@@ -220,6 +227,26 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     raise Puppet::Error, "clone-army did not report clone #{name} in its answer: #{clones.to_json}" unless clone
 
     @property_hash = self.class.from_helper(clone)
+  end
+
+  # What this clone's create hands the helper in files rather than on a
+  # command line (the root password hash and challenge password, and the
+  # facts as JSON), keyed by this clone's name so that a batch's files can
+  # share one private directory: { key => content }.
+  def create_files
+    facts = @creating[:shape].key?(:facts) ? JSON.generate(@creating[:shape][:facts]) : nil
+    { root_password_hash: resource[:root_password_hash], challenge_password: resource[:challenge_password], facts: facts }
+      .compact.transform_keys { |kind| file_key(kind) }
+  end
+
+  # clone_create's keywords for this clone, given where the files of
+  # create_files are ({ key => path }).
+  def create_request(paths)
+    shape = @creating[:shape].reject { |key, _| key == :facts }
+    shape[:facts_file] = paths[file_key(:facts)] if paths.key?(file_key(:facts))
+    @creating[:wanted].merge(start: false, shape: shape,
+                             root_password_hash_file: paths[file_key(:root_password_hash)],
+                             challenge_password_file: paths[file_key(:challenge_password)])
   end
 
   def helper
@@ -286,18 +313,13 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     value
   end
 
-  # Runs `clone create` without starting the clone; a clone to be started
-  # is queued for post_resource_eval. The root password hash and challenge password go to the
-  # helper in files of mode 0600 that exist only while it runs, as do the
-  # facts.
+  # Runs `clone create` at once (a clone recreated on a new base), without
+  # starting the clone; a clone to be started is queued for
+  # post_resource_eval.
   def create_clone(wanted, shape, start)
-    secrets = { root_password_hash: resource[:root_password_hash], challenge_password: resource[:challenge_password] }
-    clone = PuppetX::CloneArmy::Secrets.with_files(secrets) do |files|
-      with_facts_file(shape) do |options|
-        helper.clone_create(name, **wanted, start: false, shape: options,
-                                            root_password_hash_file: files[:root_password_hash],
-                                            challenge_password_file: files[:challenge_password])
-      end
+    @creating = { wanted: wanted, shape: shape }
+    clone = PuppetX::CloneArmy::Secrets.with_files(create_files) do |paths|
+      helper.clone_create(name, **create_request(paths))
     end
     @property_hash = self.class.from_helper(clone)
     self.class.batch.start(self, resource[:ramp_up]) if start
@@ -313,5 +335,9 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     PuppetX::CloneArmy::Secrets.with_files(facts: JSON.generate(shape[:facts])) do |files|
       block.call(options.merge(facts_file: files[:facts]))
     end
+  end
+
+  def file_key(kind)
+    :"#{name}.#{kind}"
   end
 end

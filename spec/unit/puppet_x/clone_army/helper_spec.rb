@@ -104,6 +104,33 @@ describe PuppetX::CloneArmy::Helper do
                                     certname: 'clone3.loadhost.example.com', start: false)
     end
 
+    it 'clone create-many: one line of clone create arguments per clone, in a file removed afterwards' do
+      seen = {}
+      expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, options|
+        expect(argv.take(3)).to eq([helper_path, 'clone', 'create-many'])
+        expect(options).to eq(timeout: 3600)
+        seen[:file] = argv[3]
+        expect(File.stat(argv[3]).mode & 0o777).to eq(0o600)
+        expect(File.read(argv[3]).lines.map { |line| JSON.parse(line) }).to eq(
+          [['--base', 'debian-12', '--server', 'puppet.example.com', '--certname', 'clone1.load', '--', 'clone1'],
+           ['--base', 'debian-12', '--certname', 'clone2.load', '--run-mode', 'apply', '--', 'clone2']],
+        )
+        helper_output('generated/clone_create_many_clone1_clone2_clone3.json')
+      end
+      clones = helper.clone_create_many(
+        'clone1' => { base: 'debian-12', server: 'puppet.example.com', certname: 'clone1.load' },
+        'clone2' => { base: 'debian-12', server: nil, certname: 'clone2.load', shape: { run_mode: 'apply' } },
+      )
+      expect(clones.map { |clone| clone['name'] }).to eq(['clone1', 'clone2', 'clone3'])
+      expect(File.exist?(seen[:file])).to be false
+    end
+
+    it 'clone create-many: an answer without a clone asked for is malformed' do
+      allow(PuppetX::CloneArmy::Runner).to receive(:run).and_return(helper_output('generated/clone_create_many_clone3.json'))
+      expect { helper.clone_create_many('clone1' => { base: 'b', server: 's', certname: 'c' }) }
+        .to raise_error(Puppet::Error, %r{lacks clone1})
+    end
+
     it 'clone configure with only what changed' do
       expect_run(['clone', 'configure', '--server', 'puppet2.example.com', '--', 'clone1'], 'clone_configure.json')
       expect(helper.clone_configure('clone1', server: 'puppet2.example.com')['server']).to eq('puppet2.example.com')

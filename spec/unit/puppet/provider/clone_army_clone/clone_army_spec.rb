@@ -20,7 +20,42 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     provider
   end
 
-  # The batch of clones to start, restart and remove lives on the provider class.
+  # `clone create`'s arguments for clone3 (or `name`) with the full set of
+  # attributes, `extra` before the name.
+  def create_args(name = 'clone3', extra = [])
+    ['--base', 'debian-12', '--server', 'puppet.example.com', '--certname', "#{name}.loadhost.example.com", *extra, '--', name]
+  end
+
+  # Expects one `clone create-many` whose batch file holds `lines` (each one
+  # clone's `clone create` arguments; nil: any), checks the file (mode 0600
+  # in a private directory) and yields the lines to `check` while the helper
+  # "runs", then answers `fixture` (or the document `answer`).
+  def expect_create_many(lines, fixture = 'generated/clone_create_many_clone3.json', exitstatus = 0, answer: nil, &check)
+    expect(PuppetX::CloneArmy::Runner).to receive(:run).once.ordered do |argv, options|
+      expect(argv.take(3)).to eq([helper_path, 'clone', 'create-many'])
+      expect(options).to eq(timeout: PuppetX::CloneArmy::Helper.timeout_for(['clone', 'create-many']))
+      parsed = batch_lines(argv.drop(3))
+      expect(parsed).to eq(lines) if lines
+      check&.call(parsed)
+      answer ? PuppetX::CloneArmy::Runner::Result.new(answer.to_json, '', 0) : helper_output(fixture, exitstatus)
+    end
+  end
+
+  # The lines of the one batch file in `files`, checked to be private.
+  def batch_lines(files)
+    expect(files.size).to eq(1)
+    expect_private(files)
+    File.read(files.first).lines.map { |line| JSON.parse(line) }
+  end
+
+  # Each of `files` is of mode 0600, in one directory of mode 0700.
+  def expect_private(files)
+    files.each { |file| expect(File.stat(file).mode & 0o777).to eq(0o600) }
+    expect(files.map { |file| File.dirname(file) }.uniq.size).to eq(1)
+    expect(File.stat(File.dirname(files.first)).mode & 0o777).to eq(0o700)
+  end
+
+  # The batch of clones to create, start, restart and remove lives on the provider class.
   before(:each) do
     described_class.instance_variable_set(:@batch, nil)
   end
@@ -51,11 +86,13 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       resource = clone_resource('clone3', full.merge(ensure: 'present'))
       prefetched(resource, :incomplete)
       expect(resource.property(:ensure).insync?(:incomplete)).to be(false)
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
       resource.property(:ensure).sync
-      expect(resource.provider.state).to eq(:stopped)
+      expect(described_class.batch.creates).to eq([resource.provider])
       expect(described_class.start_queue).to eq([[resource.provider, 0]])
+      expect_create_many([create_args])
+      expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
+      described_class.post_resource_eval
+      expect(resource.provider.state).to eq(:running)
     end
 
     it 'is removed for ensure => absent' do
@@ -121,13 +158,15 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   end
 
   describe '#create' do
-    it 'creates a clone and queues it to be started after all clones are evaluated' do
+    it 'queues a clone to be created and started after all clones are evaluated' do
       resource = clone_resource('clone3', full.merge(ensure: 'present'))
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
+      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       resource.provider.create(start: true)
-      expect(resource.provider.state).to eq(:stopped)
+      expect(resource.provider.state).to eq(:absent)
+      expect(described_class.batch.creates).to eq([resource.provider])
       expect(described_class.start_queue).to eq([[resource.provider, 0]])
+      RSpec::Mocks.space.proxy_for(PuppetX::CloneArmy::Runner).reset
+      expect_create_many([create_args]) { expect(resource.provider.state).to eq(:absent) }
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       described_class.post_resource_eval
       expect(resource.provider.state).to eq(:running)
@@ -136,19 +175,20 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'creates a clone without starting it' do
       resource = clone_resource('clone3', full.merge(ensure: 'stopped'))
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
       resource.provider.create(start: false)
-      expect(resource.provider.state).to eq(:stopped)
       expect(described_class.start_queue).to eq([])
+      expect_create_many([create_args])
+      described_class.post_resource_eval
+      expect(resource.provider.state).to eq(:stopped)
     end
 
     it 'creates a masterless clone in apply mode without --server' do
       resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12', certname: 'clone3.loadhost.example.com',
                                           run_mode: 'apply', apply_source: '/srv/clone-army-apply')
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--certname', 'clone3.loadhost.example.com',
-                     '--run-mode', 'apply', '--apply-source', '/srv/clone-army-apply', '--', 'clone3'], 'clone_create_stopped.json')
+      expect_create_many([['--base', 'debian-12', '--certname', 'clone3.loadhost.example.com',
+                           '--run-mode', 'apply', '--apply-source', '/srv/clone-army-apply', '--', 'clone3']])
       resource.provider.create(start: false)
+      described_class.post_resource_eval
       expect(resource.provider.state).to eq(:stopped)
     end
 
@@ -165,18 +205,40 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       Puppet[:server_list] = ''
       Puppet[:certname] = 'loadhost.example.com'
       resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12')
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet',
-                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
+      expect_create_many([['--base', 'debian-12', '--server', 'puppet', '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
       resource.provider.create(start: false)
+      described_class.post_resource_eval
     end
 
-    it 'fails with the helper\'s kind and message' do
+    it 'fails with the helper\'s kind and message, against the clone, and starts nothing' do
       resource = clone_resource('clone3', full.merge(base: 'debian-13'))
-      expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet.example.com',
-                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'error_not_found.json', 1)
-      expect { resource.provider.create(start: true) }
-        .to raise_error(Puppet::Error, %r{\[not-found\]: base "debian-13" does not exist})
+      resource.provider.create(start: true)
+      # The batch, then the clone on its own: both refused.
+      2.times do
+        expect_create_many([['--base', 'debian-13', *create_args.drop(2)]], 'error_not_found.json', 1)
+      end
+      expect(resource).to receive(:err).with(%r{Could not create clone clone3: .*\[not-found\]: base "debian-13" does not exist})
+      expect { described_class.post_resource_eval }
+        .to raise_error(Puppet::Error, %r{Could not create clone clone3: .*\[not-found\]})
       expect(described_class.start_queue).to eq([])
+    end
+
+    it 'makes the clones of a run with one call, and each on its own when that fails' do
+      resources = ['clone1', 'clone2', 'clone3'].map do |name|
+        clone_resource(name, full.merge(ensure: 'stopped', certname: "#{name}.loadhost.example.com"))
+      end
+      resources.each { |resource| resource.provider.create(start: false) }
+      expect_create_many(['clone1', 'clone2', 'clone3'].map { |name| create_args(name) },
+                         'generated/clone_create_many_clone1_clone2_clone3.json')
+      described_class.post_resource_eval
+      expect(resources.map { |resource| resource.provider.state }).to eq([:stopped, :stopped, :stopped])
+
+      resources.each { |resource| resource.provider.create(start: false) }
+      expect_create_many(nil, 'error_systemd.json', 1)
+      expect_create_many([create_args('clone1')], 'generated/clone_create_many_clone1_clone2_clone3.json')
+      expect_create_many([create_args('clone2')], 'error_systemd.json', 1)
+      expect_create_many([create_args('clone3')], 'generated/clone_create_many_clone3.json')
+      expect { described_class.post_resource_eval }.to raise_error(Puppet::Error, %r{Could not create clone clone2})
     end
   end
 
@@ -186,50 +248,48 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       clone_resource('clone3', full.merge(ensure: 'present', root_password_hash: hash, challenge_password: 's3cret'))
     end
 
-    # Expects `clone create` with the two file flags; checks the files while
-    # the helper "runs" and hands their paths to the example.
-    def expect_create_with_secret_files(fixture, exitstatus = 0) # rubocop:disable Metrics/AbcSize
+    # Expects `clone create-many` with the two file flags in the clone's
+    # line; checks the files while the helper "runs" and hands their paths to
+    # the example.
+    def expect_create_with_secret_files(fixture, exitstatus = 0)
       seen = {}
-      expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, options|
-        expect(options).to eq(timeout: PuppetX::CloneArmy::Helper.timeout_for(argv.drop(1)))
-        hash_file = argv[argv.index('--root-password-hash-file') + 1]
-        challenge_file = argv[argv.index('--challenge-password-file') + 1]
-        expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                            '--certname', 'clone3.loadhost.example.com', '--root-password-hash-file', hash_file,
-                            '--challenge-password-file', challenge_file, '--', 'clone3'])
-        expect(argv.join(' ')).not_to include(hash, 's3cret')
+      expect_create_many(nil, fixture, exitstatus) do |lines|
+        hash_file = lines[0][lines[0].index('--root-password-hash-file') + 1]
+        challenge_file = lines[0][lines[0].index('--challenge-password-file') + 1]
+        expect(lines).to eq([create_args('clone3', ['--root-password-hash-file', hash_file,
+                                                    '--challenge-password-file', challenge_file])])
         expect(File.read(hash_file)).to eq(hash)
         expect(File.read(challenge_file)).to eq('s3cret')
-        [hash_file, challenge_file].each { |file| expect(File.stat(file).mode & 0o777).to eq(0o600) }
-        expect(File.stat(File.dirname(hash_file)).mode & 0o777).to eq(0o700)
-        expect(File.dirname(challenge_file)).to eq(File.dirname(hash_file))
+        expect_private([hash_file, challenge_file])
         seen[:files] = [hash_file, challenge_file]
-        helper_output(fixture, exitstatus)
       end
       seen
     end
 
     it 'passes them as files of mode 0600 in a private directory, and removes them afterwards' do
-      seen = expect_create_with_secret_files('clone_create_stopped.json')
-      resource.provider.create(start: true)
+      seen = expect_create_with_secret_files('generated/clone_create_many_clone3.json')
+      resource.provider.create(start: false)
+      described_class.post_resource_eval
       expect(seen[:files].map { |file| File.exist?(file) }).to eq([false, false])
       expect(File.exist?(File.dirname(seen[:files].first))).to be false
     end
 
     it 'removes them when the helper fails too' do
       seen = expect_create_with_secret_files('error_not_found.json', 1)
-      expect { resource.provider.create(start: true) }.to raise_error(Puppet::Error, %r{\[not-found\]})
+      expect_create_many(nil, 'error_not_found.json', 1)
+      resource.provider.create(start: true)
+      expect { described_class.post_resource_eval }.to raise_error(Puppet::Error, %r{\[not-found\]})
       expect(File.exist?(File.dirname(seen[:files].first))).to be false
     end
 
     it 'passes only the flags of the secrets given' do
       resource = clone_resource('clone3', full.merge(ensure: 'stopped', challenge_password: 's3cret'))
-      expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, _options|
-        expect(argv).not_to include('--root-password-hash-file')
-        expect(argv[argv.index('--challenge-password-file') + 2]).to eq('--')
-        helper_output('clone_create_stopped.json')
+      expect_create_many(nil) do |lines|
+        expect(lines[0]).not_to include('--root-password-hash-file')
+        expect(lines[0][lines[0].index('--challenge-password-file') + 2]).to eq('--')
       end
       resource.provider.create(start: false)
+      described_class.post_resource_eval
     end
 
     it 'passes them again when a new base recreates the clone' do
@@ -282,20 +342,22 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       it 'passes every setting as a flag, the facts in a 0600 file removed afterwards' do
         resource = clone_resource('clone3', shaped)
         seen = {}
-        expect(PuppetX::CloneArmy::Runner).to receive(:run) do |argv, _options|
-          facts_file = argv[argv.index('--facts-file') + 1]
-          expect(argv).to eq([helper_path, 'clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                              '--certname', 'clone3.loadhost.example.com', '--run-mode', 'timer', '--runinterval', '1800',
-                              '--splay', '60', '--phase-index', '2', '--phase-count', '10', '--memory-max', '512M',
-                              '--cpu-quota', '50%', '--tasks-max', '512', '--facts-file', facts_file,
-                              '--generated-facts', '500', '--churn-percent', '15', '--', 'clone3'])
+        # The batch's answer with the clone as the helper describes it with that shape.
+        answer = JSON.parse(helper_fixture('generated/clone_create_many_clone3.json'))
+        answer['result']['clones'][0]['clone'] = JSON.parse(helper_fixture('clone_create_shape.json'))['result']['clone']
+        expect_create_many(nil, answer: answer) do |lines|
+          facts_file = lines[0][lines[0].index('--facts-file') + 1]
+          expect(lines).to eq([create_args('clone3', ['--run-mode', 'timer', '--runinterval', '1800',
+                                                      '--splay', '60', '--phase-index', '2', '--phase-count', '10', '--memory-max', '512M',
+                                                      '--cpu-quota', '50%', '--tasks-max', '512', '--facts-file', facts_file,
+                                                      '--generated-facts', '500', '--churn-percent', '15'])])
           expect(JSON.parse(File.read(facts_file))).to eq('role' => 'web')
           expect(File.stat(facts_file).mode & 0o777).to eq(0o600)
           expect(File.stat(File.dirname(facts_file)).mode & 0o777).to eq(0o700)
           seen[:file] = facts_file
-          helper_output('clone_create_shape.json')
         end
         resource.provider.create(start: false)
+        described_class.post_resource_eval
         expect(File.exist?(File.dirname(seen[:file]))).to be false
         expect(resource.provider.run_mode).to eq(:timer)
         expect(resource.provider.phase_index).to eq(2)
@@ -303,18 +365,16 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
       it 'passes agent_noop as the flag the helper takes' do
         resource = clone_resource('clone3', full.merge(ensure: 'stopped', agent_noop: true))
-        expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                       '--certname', 'clone3.loadhost.example.com', '--agent-noop', 'true', '--', 'clone3'],
-                      'clone_create_stopped.json')
+        expect_create_many([create_args('clone3', ['--agent-noop', 'true'])])
         resource.provider.create(start: false)
+        described_class.post_resource_eval
       end
 
       it 'passes only the flags of the settings given' do
         resource = clone_resource('clone3', full.merge(ensure: 'stopped', run_mode: 'manual', tasks_max: 'none'))
-        expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                       '--certname', 'clone3.loadhost.example.com', '--run-mode', 'manual', '--tasks-max', 'none',
-                       '--', 'clone3'], 'clone_create_stopped.json')
+        expect_create_many([create_args('clone3', ['--run-mode', 'manual', '--tasks-max', 'none'])])
         resource.provider.create(start: false)
+        described_class.post_resource_eval
       end
     end
 
@@ -775,10 +835,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'creates many clones, then the fleet starts them together, and fails the run for a clone that does not start' do
       expect_helper(['clone', 'list'], 'clone_list_empty.json')
-      ['clone1', 'clone2'].each do |name|
-        expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                       '--certname', "#{name}.loadhost.example.com", '--', name], "generated/clone_create_#{name}.json")
-      end
+      expect_create_many([create_args('clone1'), create_args('clone2')], 'generated/clone_create_many_clone1_clone2_clone3.json')
       expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
       expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
       expect_helper(['clone', 'start', '--', 'clone2'], 'error_systemd.json', 1)
@@ -851,8 +908,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'creates a missing clone and starts it once' do
       expect_helper(['clone', 'list'], 'clone_list.json')
-      expect_helper(['clone', 'create', '--base', 'debian-12', '--server', 'puppet.example.com',
-                     '--certname', 'clone3.loadhost.example.com', '--', 'clone3'], 'clone_create_stopped.json')
+      expect_create_many([create_args])
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       apply(clone_resource('clone3', full.merge(ensure: 'present')))
     end
