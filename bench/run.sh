@@ -189,8 +189,11 @@ apply_class() {
 
 mem_used_kib() { awk '/^MemTotal:/ { t = $2 } /^MemAvailable:/ { a = $2 } END { print t - a }' /proc/meminfo; }
 
+# The fleet's clones: the class names them clone1..N; the bench's own (benchcpu, benchd*) are apart.
+FLEET_CLONES='^clone[0-9]+$'
+
 running_count() {
-  inside clone-army clone list | jq -r --arg re '^clone[0-9]+$' \
+  inside clone-army clone list | jq -r --arg re "$FLEET_CLONES" \
     '[.result.clones[] | select((.name | test($re)) and .state == "running")] | length'
 }
 
@@ -260,8 +263,8 @@ start_runs_watcher() {
   : >>"$WORK/runs"
   (
     while [ ! -e "$WORK/runs.stop" ]; do
-      inside clone-army report 2>/dev/null | jq -r --argjson p "${APPLY_T0%.*}" '
-        (.result.clones // [])[] | select((.name | test("^clone[0-9]+$")) and .last_run != null and .last_run >= $p)
+      inside clone-army report 2>/dev/null | jq -r --argjson p "${APPLY_T0%.*}" --arg re "$FLEET_CLONES" '
+        (.result.clones // [])[] | select((.name | test($re)) and .last_run != null and .last_run >= $p)
         | "\(.name) \(.last_run) \(.succeeded) \(.total_time // 0)"' >>"$WORK/runs" 2>/dev/null || true
       sleep 15
     done
@@ -332,10 +335,10 @@ checkin_partial() {
 # server's compile time (its mean over every compile since it started, which the
 # fleet's runs dominate), from one report with the server's view.
 catalog_figures() {
-  inside clone-army report --server "https://$SERVER_NAME:8140" --ca-cert /etc/puppet/puppetserver/ca/ca_crt.pem \
+  inside clone-army report --server "https://$SERVER_NAME:8140" --ca-cert "$SERVER_CA_CERT" \
     >"$WORK/server-report.json" 2>/dev/null || true
   local resources compile
-  resources=$(jq -r '[(.result.clones // [])[] | select(.name | test("^clone[0-9]+$")) | .resources // empty]
+  resources=$(jq -r --arg re "$FLEET_CLONES" '[(.result.clones // [])[] | select(.name | test($re)) | .resources // empty]
     | sort | if length == 0 then "null" else .[length / 2 | floor] end' "$WORK/server-report.json" 2>/dev/null || echo null)
   compile=$(jq -r '.result.server.compile.mean_ms // "null"' "$WORK/server-report.json" 2>/dev/null || echo null)
   fig catalog_resources "catalog size of the fleet's last runs (median)" "$resources" resources "–" null \

@@ -97,7 +97,7 @@ print_report() {
   [ "$SANDBOX_PUPPETDB" != yes ] || puppetdb=(--puppetdb "https://$SERVER_NAME:$PUPPETDB_TLS_PORT")
   echo
   inside clone-army report --interval "$LAB_RUNINTERVAL" \
-    --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert /etc/puppet/puppetserver/ca/ca_crt.pem \
+    --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert "$SERVER_CA_CERT" \
     --format table
 }
 

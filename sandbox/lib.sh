@@ -58,6 +58,10 @@ PUPPETDB_TLS_PORT=8081
 RECORD_TIMELINE=/var/log/puppet-clone-army/timeline.jsonl
 # shellcheck disable=SC2034
 RECORD_PAGE=/var/log/puppet-clone-army/timeline.html
+# The CA certificate of the sandbox's Puppet Server (Debian's puppetserver
+# package keeps its CA there), for clone-army report --server.
+# shellcheck disable=SC2034
+SERVER_CA_CERT=/etc/puppet/puppetserver/ca/ca_crt.pem
 # Bump when the rootfs recipe (not the package list) changes.
 SANDBOX_RECIPE=1
 
