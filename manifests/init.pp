@@ -435,10 +435,10 @@ class clone_army (
 
   # What this host holds in this run mode and interval: the smaller of its
   # memory and CPU bounds (lib/puppet_x/clone_army/capacity.rb).
-  # A host whose facts lack a processor count is taken to have one core.
+  # A host whose facts lack a processor count is taken as the function says.
   $cores = $facts.dig('processors', 'count') ? {
     Integer[1] => $facts.dig('processors', 'count'),
-    default    => 1,
+    default    => undef,
   }
   $fleet_capacity = clone_army::fleet_capacity(
     $facts['memory']['system']['total_bytes'], $cores,

@@ -37,5 +37,11 @@ describe 'clone_army::fleet_capacity' do
   it { is_expected.to run.with_params(24 * gib, 2, 'timer', 1800, 0, 2.5).and_raise_error(ArgumentError, %r{cpu_share_percent}) }
   it { is_expected.to run.with_params(24 * gib, 2, 'timer', 1800, 101, 2.5).and_raise_error(ArgumentError, %r{cpu_share_percent}) }
   it { is_expected.to run.with_params(24 * gib, 0, 'timer', 1800, 75, 2.5).and_raise_error(ArgumentError, %r{cores}) }
+
+  it 'takes a host without a core count as one core, and says so' do
+    reason = 'one run every 1800 s a clone at 2.5 CPU-s a run within 75 % of 1 core (assumed: no processor count)'
+    is_expected.to run.with_params(24 * gib, nil, 'timer', 1800, nil, nil)
+                      .and_return('clones' => 540, 'bound' => 'cpu', 'memory' => 1126, 'cpu' => 540, 'reason' => reason)
+  end
   it { is_expected.to run.with_params(24 * gib, 2, 'timer', 1800, 75, 0).and_raise_error(ArgumentError, %r{cpu_seconds_per_run}) }
 end

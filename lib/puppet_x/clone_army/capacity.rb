@@ -17,7 +17,8 @@ module PuppetX
     #
     # The CPU bound keeps the runs of one interval within a share of the cores:
     # N clones run N times per interval, each run taking CPU_SECONDS_PER_RUN.
-    # A `manual` clone runs only when asked, so only memory bounds it.
+    # A `manual` clone runs only when asked, so only memory bounds it. A host
+    # whose core count is not known is taken as ASSUMED_CORES.
     module Capacity
       # Left to the OS and the host's own Puppet agent.
       RESERVE_BYTES = Schema.fetch('capacity', 'reserve_bytes')
@@ -37,6 +38,10 @@ module PuppetX
 
       # The interval the fact assumes: the class's and the helper's default.
       RUNINTERVAL = Schema.default('runinterval')
+
+      # The cores of a host whose facts do not say: the smallest host, so that
+      # the CPU bound errs low rather than overcommit it.
+      ASSUMED_CORES = 1
 
       # Run modes whose clones run on their own every interval.
       PERIODIC_MODES = ['daemon', 'timer', 'apply'].freeze
@@ -67,9 +72,12 @@ module PuppetX
       # apply or manual), the smaller one, which it is, and how it was reckoned:
       #   { 'clones' => 1080, 'bound' => 'cpu', 'memory' => 1126, 'cpu' => 1080,
       #     'reason' => 'one run every 1800 s a clone at 2.5 CPU-s a run within 75 % of 2 cores' }
-      # `cpu` is nil for `manual`, which memory alone bounds. On a tie memory is named.
+      # `cpu` is nil for `manual`, which memory alone bounds. On a tie memory is
+      # named. `cores` nil: ASSUMED_CORES, and the reason says so.
       def self.fleet(total_bytes:, cores:, run_mode:, runinterval: RUNINTERVAL,
                      share_percent: CPU_SHARE_PERCENT, cpu_seconds: CPU_SECONDS_PER_RUN)
+        counted = cores ? "#{cores} cores" : "#{ASSUMED_CORES} core (assumed: no processor count)"
+        cores ||= ASSUMED_CORES
         cost_mode = run_mode.to_s == 'daemon' ? 'daemon' : 'timer'
         memory = clones_for(total_bytes, cost_mode)
         cpu = if PERIODIC_MODES.include?(run_mode.to_s)
@@ -78,7 +86,7 @@ module PuppetX
         if cpu && cpu < memory
           { 'clones' => cpu, 'bound' => 'cpu', 'memory' => memory, 'cpu' => cpu,
             'reason' => "one run every #{runinterval} s a clone at #{cpu_seconds} CPU-s a run " \
-                        "within #{share_percent} % of #{cores} cores" }
+                        "within #{share_percent} % of #{counted}" }
         else
           { 'clones' => memory, 'bound' => 'memory', 'memory' => memory, 'cpu' => cpu,
             'reason' => "total memory minus #{RESERVE_BYTES / MIB} MiB, divided by " \

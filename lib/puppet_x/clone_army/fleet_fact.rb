@@ -38,10 +38,9 @@ module PuppetX
         fact.merge(fleet(helper_path))
       end
 
-      # `capacity` and `capacity_bound`; without a core count, memory alone.
+      # `capacity` and `capacity_bound` (a host without a core count as
+      # Capacity takes one).
       def self.capacity(total_bytes, cores)
-        return { 'capacity' => Capacity.for_memory(total_bytes) } unless cores
-
         each = Capacity::MODES.to_h do |mode|
           [mode, Capacity.fleet(total_bytes: total_bytes, cores: cores, run_mode: mode)]
         end

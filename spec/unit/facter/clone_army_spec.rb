@@ -31,8 +31,9 @@ describe 'the clone_army fact' do
   context 'without a processor count' do
     before(:each) { allow(Facter).to receive(:value).with(:processors).and_return(nil) }
 
-    it 'gives the memory bound alone' do
-      expect(Facter.fact(:clone_army).value).to eq('capacity' => { 'daemon' => 225, 'timer' => 1126 })
+    it 'takes one core, as the class does: 75 % of 1 core over 1800 s at 2.5 CPU-s bounds timer clones at 540' do
+      expect(Facter.fact(:clone_army).value).to eq('capacity' => { 'daemon' => 225, 'timer' => 540 },
+                                                   'capacity_bound' => { 'daemon' => 'memory', 'timer' => 'cpu' })
     end
   end
 

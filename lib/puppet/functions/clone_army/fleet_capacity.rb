@@ -12,7 +12,8 @@ Puppet::Functions.create_function(:'clone_army::fleet_capacity') do
   # @param total_bytes
   #   The host's total memory, e.g. `$facts['memory']['system']['total_bytes']`.
   # @param cores
-  #   The host's processors, e.g. `$facts['processors']['count']`.
+  #   The host's processors, e.g. `$facts['processors']['count']`; undef: one core (the
+  #   smallest host, so the CPU bound errs low), and the reason says so.
   # @param run_mode
   #   The clones' run mode.
   # @param runinterval
@@ -32,7 +33,7 @@ Puppet::Functions.create_function(:'clone_army::fleet_capacity') do
   #   #      'reason' => 'one run every 1800 s a clone at 2.5 CPU-s a run within 75 % of 2 cores' }
   dispatch :fleet_capacity do
     param 'Integer[0]', :total_bytes
-    param 'Integer[1]', :cores
+    param 'Optional[Integer[1]]', :cores
     param 'Enum[daemon, timer, apply, manual]', :run_mode
     param 'Integer[1]', :runinterval
     param 'Optional[Integer[1, 100]]', :cpu_share_percent

@@ -13,8 +13,9 @@ describe PuppetX::CloneArmy::FleetFact do
       it 'adds the bases and the clones counted by state, from one base list and one clone list' do
         expect_helper(['base', 'list'], 'base_list.json')
         expect_helper(['clone', 'list'], 'clone_list.json')
-        expect(described_class.value(total_bytes: 24 * gib, helper_path: helper_path)).to eq(
-          'capacity' => { 'daemon' => 225, 'timer' => 1126 },
+        expect(described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)).to eq(
+          'capacity' => { 'daemon' => 225, 'timer' => 1080 },
+          'capacity_bound' => { 'daemon' => 'memory', 'timer' => 'cpu' },
           'helper' => helper_path,
           'bases' => ['debian-12'],
           'clones' => {
@@ -28,7 +29,7 @@ describe PuppetX::CloneArmy::FleetFact do
       it 'reports an empty fleet as such' do
         expect_helper(['base', 'list'], 'captured_base_list_empty.json')
         expect_helper(['clone', 'list'], 'captured_clone_list_empty.json')
-        fact = described_class.value(total_bytes: 24 * gib, helper_path: helper_path)
+        fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
         expect(fact['bases']).to eq([])
         expect(fact['clones']).to eq('names' => [], 'certnames' => {}, 'total' => 0, 'running' => 0, 'stopped' => 0)
       end
@@ -36,15 +37,15 @@ describe PuppetX::CloneArmy::FleetFact do
       it 'puts a helper failure into `error` instead of failing, and lists nothing' do
         expect_helper(['base', 'list'], 'base_list.json')
         expect_helper(['clone', 'list'], 'error_systemd.json', 1)
-        fact = described_class.value(total_bytes: 24 * gib, helper_path: helper_path)
+        fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
         expect(fact['error']).to match(%r{clone-army clone list failed \[systemd\]})
-        expect(fact['capacity']).to eq('daemon' => 225, 'timer' => 1126)
+        expect(fact['capacity']).to eq('daemon' => 225, 'timer' => 1080)
         expect(fact).not_to include('bases', 'clones')
       end
 
       it 'puts a malformed answer into `error`' do
         expect_helper(['base', 'list'], 'malformed.txt', 101)
-        fact = described_class.value(total_bytes: 24 * gib, helper_path: helper_path)
+        fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
         expect(fact['error']).to match(%r{malformed answer})
         expect(fact).not_to include('bases', 'clones')
       end
@@ -53,8 +54,9 @@ describe PuppetX::CloneArmy::FleetFact do
     context 'when the helper is not installed (the very first run)' do
       it 'still gives the capacity, and nothing else' do
         expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
-        fact = described_class.value(total_bytes: 24 * gib, helper_path: '/nonexistent/clone-army')
-        expect(fact).to eq('capacity' => { 'daemon' => 225, 'timer' => 1126 })
+        fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: '/nonexistent/clone-army')
+        expect(fact).to eq('capacity' => { 'daemon' => 225, 'timer' => 1080 },
+                           'capacity_bound' => { 'daemon' => 'memory', 'timer' => 'cpu' })
       end
     end
 
