@@ -194,7 +194,7 @@ pub enum SslVerb {
 
 #[derive(Debug, Subcommand)]
 pub enum HostVerb {
-    /// Report the kernel limits and the capacity for clones (read-only).
+    /// Report the kernel limits and the memory bound of the capacity for clones (read-only).
     Limits,
     /// Run every clone's systemd-nspawn with SELinux labels (hosts with SELinux enforcing):
     /// a drop-in for the clone template; with --check, only say whether it is in place.

@@ -660,6 +660,9 @@ pub struct LimitStatus {
     pub error: Option<String>,
 }
 
+/// The clones the host's memory holds, per run mode: the memory bound alone. The Puppet
+/// side also bounds a fleet by CPU (run interval, cores, CPU-s a run), which needs the
+/// class's interval and the host's facts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capacity {
     pub daemon: u64,
