@@ -7,7 +7,11 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use super::deadline::with_deadline;
-use super::{literal_pattern, Systemd, SystemdError, METHOD_TIMEOUT, OPERATION_TIMEOUT};
+use std::time::Duration;
+
+use super::{
+    literal_pattern, Systemd, SystemdError, METHOD_TIMEOUT, OPERATION_TIMEOUT, RELOAD_TIMEOUT,
+};
 
 const NO_SUCH_UNIT: &str = "org.freedesktop.systemd1.NoSuchUnit";
 
@@ -69,17 +73,40 @@ impl DbusSystemd {
         F: FnOnce(ManagerProxy<'static>) -> Fut,
         Fut: Future<Output = zbus::Result<T>>,
     {
+        self.call_within(method, unit, METHOD_TIMEOUT, op)
+    }
+
+    /// As `call`, the method given `method_timeout` (and the operation as much more as
+    /// connecting may take); a timeout other than the usual one gets a connection of its
+    /// own, since zbus sets the timeout per connection.
+    fn call_within<T, F, Fut>(
+        &self,
+        method: &'static str,
+        unit: Option<&str>,
+        method_timeout: Duration,
+        op: F,
+    ) -> Result<T, SystemdError>
+    where
+        F: FnOnce(ManagerProxy<'static>) -> Fut,
+        Fut: Future<Output = zbus::Result<T>>,
+    {
         enum Failure {
             Connect(zbus::Error),
             Call(zbus::Error),
         }
-        let existing = self.connection.borrow().clone();
+        let usual = method_timeout == METHOD_TIMEOUT;
+        let existing = if usual {
+            self.connection.borrow().clone()
+        } else {
+            None
+        };
+        let operation_timeout = OPERATION_TIMEOUT - METHOD_TIMEOUT + method_timeout;
         let bus = Self::bus();
-        let outcome = zbus::block_on(with_deadline(OPERATION_TIMEOUT, async {
+        let outcome = zbus::block_on(with_deadline(operation_timeout, async {
             let connection = match existing {
                 Some(c) => c,
                 None => zbus::connection::Builder::system()
-                    .method_timeout(METHOD_TIMEOUT)
+                    .method_timeout(method_timeout)
                     .build()
                     .await
                     .map_err(Failure::Connect)?,
@@ -95,22 +122,30 @@ impl DbusSystemd {
                 method,
                 unit: unit.map(str::to_owned),
                 bus,
-                seconds: OPERATION_TIMEOUT.as_secs(),
+                seconds: operation_timeout.as_secs(),
             }),
             Some(Ok((connection, value))) => {
-                *self.connection.borrow_mut() = Some(connection);
+                if usual {
+                    *self.connection.borrow_mut() = Some(connection);
+                }
                 Ok(value)
             }
             Some(Err(Failure::Connect(e))) => Err(SystemdError::Unavailable {
                 bus,
                 detail: e.to_string(),
             }),
-            Some(Err(Failure::Call(e))) => Err(classify(method, unit, bus, e)),
+            Some(Err(Failure::Call(e))) => Err(classify(method, unit, bus, method_timeout, e)),
         }
     }
 }
 
-fn classify(method: &'static str, unit: Option<&str>, bus: String, e: zbus::Error) -> SystemdError {
+fn classify(
+    method: &'static str,
+    unit: Option<&str>,
+    bus: String,
+    method_timeout: Duration,
+    e: zbus::Error,
+) -> SystemdError {
     match &e {
         zbus::Error::MethodError(name, _, _) if name.as_str() == NO_SUCH_UNIT => {
             SystemdError::NoSuchUnit {
@@ -122,7 +157,7 @@ fn classify(method: &'static str, unit: Option<&str>, bus: String, e: zbus::Erro
                 method,
                 unit: unit.map(str::to_owned),
                 bus,
-                seconds: METHOD_TIMEOUT.as_secs(),
+                seconds: method_timeout.as_secs(),
             }
         }
         _ => SystemdError::Call {
@@ -154,7 +189,9 @@ impl Systemd for DbusSystemd {
     }
 
     fn daemon_reload(&self) -> Result<(), SystemdError> {
-        self.call("Reload", None, |p| async move { p.reload().await })
+        self.call_within("Reload", None, RELOAD_TIMEOUT, |p| async move {
+            p.reload().await
+        })
     }
 
     fn reload_unit(&self, unit: &str) -> Result<(), SystemdError> {

@@ -28,6 +28,11 @@ use std::time::{Duration, Instant};
 pub const METHOD_TIMEOUT: Duration = Duration::from_secs(25);
 /// A whole operation, connecting included, gives up after this long.
 pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+/// `Reload` gives up after this long instead: systemd reads every unit file again, which
+/// takes longer the more units it has (20 s with 500 clones running, more on a busy
+/// host). `systemctl daemon-reload` waits as long (systemd's `DAEMON_RELOAD_TIMEOUT_SEC`,
+/// twice its 90 s default job timeout).
+pub const RELOAD_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long a start or stop may take before the helper stops waiting.
 pub const STATE_WAIT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const STATE_POLL_INTERVAL: Duration = Duration::from_millis(250);
