@@ -110,7 +110,6 @@ mod tests {
     use std::cell::Cell;
     use std::fs;
     use std::os::unix::fs::symlink;
-    use std::path::Path;
     use std::time::Duration;
 
     use super::*;
@@ -127,22 +126,44 @@ mod tests {
         include_str!("fixtures/unchanged.yaml").replace("1795318947", &last_run.to_string())
     }
 
-    fn write(upper: &Path, relative: &str, text: &str) {
-        fs::create_dir_all(upper.join(relative).parent().unwrap()).unwrap();
-        fs::write(upper.join(relative), text).unwrap();
+    /// One clone's upper layer with a cache over it, counting the summaries parsed.
+    struct Scene {
+        _dir: tempfile::TempDir,
+        upper: std::path::PathBuf,
+        tree: CloneTree,
+        cache: RunCache,
+        parses: Cell<u32>,
     }
 
-    /// Reads the clone's summary through `cache`, counting the parses in `parses`.
-    fn read(
-        cache: &mut RunCache,
-        tree: &CloneTree,
-        parses: &Cell<u32>,
-    ) -> Found<Result<LastRun, String>> {
-        let counting = |text: &str| {
-            parses.set(parses.get() + 1);
-            parse(text)
-        };
-        cache.summary(tree, "clone1", candidates(), 1 << 20, counting)
+    impl Scene {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let upper = dir.path().join("upper");
+            Scene {
+                tree: CloneTree::new("clone1", upper.clone(), upper.clone()),
+                upper,
+                _dir: dir,
+                cache: RunCache::default(),
+                parses: Cell::new(0),
+            }
+        }
+
+        fn write(&self, relative: &str, text: &str) {
+            let path = self.upper.join(relative);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+
+        /// The clone's summary through the cache.
+        fn read(&mut self) -> Found<Result<LastRun, String>> {
+            let parses = &self.parses;
+            let counting = |text: &str| {
+                parses.set(parses.get() + 1);
+                parse(text)
+            };
+            self.cache
+                .summary(&self.tree, "clone1", candidates(), 1 << 20, counting)
+        }
     }
 
     fn last_run(read: Found<Result<LastRun, String>>) -> Option<u64> {
@@ -151,36 +172,28 @@ mod tests {
 
     #[test]
     fn a_summary_is_parsed_again_only_when_its_file_changed() {
-        let dir = tempfile::tempdir().unwrap();
-        let upper = dir.path().join("upper");
-        let tree = CloneTree::new("clone1", upper.clone(), upper.clone());
-        let mut cache = RunCache::default();
-        let parses = Cell::new(0);
-        assert!(read(&mut cache, &tree, &parses).is_none());
+        let mut scene = Scene::new();
+        assert!(scene.read().is_none());
 
-        write(&upper, SUMMARY, &run(1000));
-        assert_eq!(last_run(read(&mut cache, &tree, &parses)), Some(1000));
-        assert_eq!(last_run(read(&mut cache, &tree, &parses)), Some(1000));
-        assert_eq!(parses.get(), 1);
+        scene.write(SUMMARY, &run(1000));
+        assert_eq!(last_run(scene.read()), Some(1000));
+        assert_eq!(last_run(scene.read()), Some(1000));
+        assert_eq!(scene.parses.get(), 1);
 
         // A new run, as the agent writes it: a new file renamed over the old one.
-        write(&upper, "new.yaml", &run(2000));
-        fs::rename(upper.join("new.yaml"), upper.join(SUMMARY)).unwrap();
-        assert_eq!(last_run(read(&mut cache, &tree, &parses)), Some(2000));
-        assert_eq!(parses.get(), 2);
+        scene.write("new.yaml", &run(2000));
+        fs::rename(scene.upper.join("new.yaml"), scene.upper.join(SUMMARY)).unwrap();
+        assert_eq!(last_run(scene.read()), Some(2000));
+        assert_eq!(scene.parses.get(), 2);
     }
 
     #[test]
     fn a_file_rewritten_in_place_with_its_old_size_and_time_is_read_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let upper = dir.path().join("upper");
-        let tree = CloneTree::new("clone1", upper.clone(), upper.clone());
-        let mut cache = RunCache::default();
-        let parses = Cell::new(0);
-        write(&upper, SUMMARY, &run(1000));
-        let file = upper.join(SUMMARY);
+        let mut scene = Scene::new();
+        scene.write(SUMMARY, &run(1000));
+        let file = scene.upper.join(SUMMARY);
         let modified = fs::metadata(&file).unwrap().modified().unwrap();
-        assert_eq!(last_run(read(&mut cache, &tree, &parses)), Some(1000));
+        assert_eq!(last_run(scene.read()), Some(1000));
         // The change time has a coarse clock: let it move on.
         std::thread::sleep(Duration::from_millis(50));
         fs::write(&file, run(3000)).unwrap();
@@ -190,50 +203,42 @@ mod tests {
             .unwrap()
             .set_modified(modified)
             .unwrap();
-        assert_eq!(last_run(read(&mut cache, &tree, &parses)), Some(3000));
-        assert_eq!(parses.get(), 2);
+        assert_eq!(last_run(scene.read()), Some(3000));
+        assert_eq!(scene.parses.get(), 2);
     }
 
     #[test]
     fn a_summary_that_moved_gone_or_planted_is_not_taken_from_the_cache() {
-        let dir = tempfile::tempdir().unwrap();
-        let upper = dir.path().join("upper");
-        let tree = CloneTree::new("clone1", upper.clone(), upper.clone());
-        let mut cache = RunCache::default();
-        let parses = Cell::new(0);
-        write(&upper, OTHER, &run(1000));
-        assert_eq!(last_run(read(&mut cache, &tree, &parses)), Some(1000));
+        let mut scene = Scene::new();
+        scene.write(OTHER, &run(1000));
+        assert_eq!(last_run(scene.read()), Some(1000));
 
         // The same file now also at the first place looked at: that one is read.
-        write(&upper, SUMMARY, &run(1500));
-        let (relative, _) = read(&mut cache, &tree, &parses).unwrap();
+        scene.write(SUMMARY, &run(1500));
+        let (relative, _) = scene.read().unwrap();
         assert_eq!(relative, SUMMARY);
-        assert_eq!(parses.get(), 2);
+        assert_eq!(scene.parses.get(), 2);
 
         // Replaced by a symlink to the host: refused, and forgotten.
-        fs::remove_file(upper.join(SUMMARY)).unwrap();
-        symlink("/etc/shadow", upper.join(SUMMARY)).unwrap();
-        let refused = read(&mut cache, &tree, &parses).unwrap().1.unwrap_err();
+        fs::remove_file(scene.upper.join(SUMMARY)).unwrap();
+        symlink("/etc/shadow", scene.upper.join(SUMMARY)).unwrap();
+        let refused = scene.read().unwrap().1.unwrap_err();
         assert!(refused.to_string().contains("symlink"), "{refused}");
 
         // Gone from both places: no run, whatever was read before.
-        fs::remove_file(upper.join(SUMMARY)).unwrap();
-        fs::remove_file(upper.join(OTHER)).unwrap();
-        assert!(read(&mut cache, &tree, &parses).is_none());
-        assert_eq!(parses.get(), 2);
+        fs::remove_file(scene.upper.join(SUMMARY)).unwrap();
+        fs::remove_file(scene.upper.join(OTHER)).unwrap();
+        assert!(scene.read().is_none());
+        assert_eq!(scene.parses.get(), 2);
     }
 
     #[test]
     fn removed_clones_are_forgotten() {
-        let dir = tempfile::tempdir().unwrap();
-        let upper = dir.path().join("upper");
-        let tree = CloneTree::new("clone1", upper.clone(), upper.clone());
-        let mut cache = RunCache::default();
-        let parses = Cell::new(0);
-        write(&upper, SUMMARY, &run(1000));
-        read(&mut cache, &tree, &parses);
-        cache.keep_only(&["clone2"]);
-        read(&mut cache, &tree, &parses);
-        assert_eq!(parses.get(), 2);
+        let mut scene = Scene::new();
+        scene.write(SUMMARY, &run(1000));
+        scene.read();
+        scene.cache.keep_only(&["clone2"]);
+        scene.read();
+        assert_eq!(scene.parses.get(), 2);
     }
 }

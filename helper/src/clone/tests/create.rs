@@ -202,18 +202,15 @@ fn create_defaults_to_a_daemon_at_phase_zero() {
     assert!(f.create_shaped("c1", timer_shape()).changed);
 }
 
-fn request(name: &str) -> CloneRequest {
+/// A timer-mode clone, as the class makes them.
+fn shaped(name: &str) -> CloneRequest {
     CloneRequest {
-        name: name.into(),
-        base: "debian-12".into(),
-        server: Some("puppet.example.com".into()),
-        certname: format!("{name}.load.example.com"),
         shape: Some(super::super::shape::ShapeRequest {
             run_mode: Some(RunMode::Timer),
             runinterval: Some(600),
             ..Default::default()
         }),
-        ..Default::default()
+        ..request(name)
     }
 }
 
@@ -248,10 +245,10 @@ fn everything(root: &Path) -> Vec<(PathBuf, String, u32)> {
 fn create_many_makes_each_clone_as_create_does_with_one_reload() {
     let one_by_one = Fixture::new();
     for name in ["clone1", "clone2", "clone3"] {
-        create(&one_by_one.ctx(), &request(name)).unwrap();
+        create(&one_by_one.ctx(), &shaped(name)).unwrap();
     }
     let batch = Fixture::new();
-    let requests: Vec<_> = ["clone1", "clone2", "clone3"].map(request).into();
+    let requests: Vec<_> = ["clone1", "clone2", "clone3"].map(shaped).into();
     let created = create_many(&batch.ctx(), &requests).unwrap();
 
     let names: Vec<_> = created
@@ -262,35 +259,14 @@ fn create_many_makes_each_clone_as_create_does_with_one_reload() {
     assert_eq!(names, ["clone1", "clone2", "clone3"]);
     assert!(created.clones.iter().all(|c| c.changed));
     assert_eq!(created.clones[1].clone.shape.runinterval, Some(600));
-    assert_eq!(
-        batch
-            .actions()
-            .iter()
-            .filter(|c| *c == "daemon_reload")
-            .count(),
-        1
-    );
-    assert_eq!(
-        one_by_one
-            .actions()
-            .iter()
-            .filter(|c| *c == "daemon_reload")
-            .count(),
-        3
-    );
+    assert_eq!(batch.reloads(), 1);
+    assert_eq!(one_by_one.reloads(), 3);
     assert_eq!(everything(batch.root()), everything(one_by_one.root()));
 
     // The same batch again changes nothing, and reloads nothing.
     let again = create_many(&batch.ctx(), &requests).unwrap();
     assert!(again.clones.iter().all(|c| !c.changed));
-    assert_eq!(
-        batch
-            .actions()
-            .iter()
-            .filter(|c| *c == "daemon_reload")
-            .count(),
-        1
-    );
+    assert_eq!(batch.reloads(), 1);
 }
 
 #[test]
@@ -299,23 +275,23 @@ fn create_many_refuses_a_bad_batch_before_writing_anything() {
     let before = everything(f.root());
     let bad_certname = CloneRequest {
         certname: "not a hostname".into(),
-        ..request("clone3")
+        ..shaped("clone3")
     };
     let unknown_base = CloneRequest {
         base: "debian-99".into(),
-        ..request("clone3")
+        ..shaped("clone3")
     };
     let started = CloneRequest {
         start: true,
-        ..request("clone3")
+        ..shaped("clone3")
     };
     for (third, field) in [
         (bad_certname, "certname"),
         (unknown_base, "base"),
         (started, "start"),
-        (request("clone1"), "name"),
+        (shaped("clone1"), "name"),
     ] {
-        let batch = [request("clone1"), request("clone2"), third];
+        let batch = [shaped("clone1"), shaped("clone2"), third];
         let e = create_many(&f.ctx(), &batch).unwrap_err();
         assert_eq!(e.field(), Some(field), "{e}");
         assert_eq!(everything(f.root()), before, "{e}");
@@ -334,7 +310,7 @@ fn create_many_refuses_a_name_another_base_has_before_writing_anything() {
     )
     .unwrap();
     let before = everything(f.root());
-    let e = create_many(&f.ctx(), &[request("clone1"), request("clone2")]).unwrap_err();
+    let e = create_many(&f.ctx(), &[shaped("clone1"), shaped("clone2")]).unwrap_err();
     assert!(e.to_string().contains("debian-11"), "{e}");
     assert_eq!(everything(f.root()), before);
 }

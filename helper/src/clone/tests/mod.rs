@@ -21,6 +21,18 @@ use crate::base;
 use crate::protocol::answers::CloneState;
 use crate::systemd::RecordingSystemd;
 
+/// A clone on the fixture's base, not started, with no shape (the base's own).
+fn request(name: &str) -> CloneRequest {
+    CloneRequest {
+        name: name.into(),
+        base: "debian-12".into(),
+        server: Some("puppet.example.com".into()),
+        certname: format!("{name}.load.example.com"),
+        start: false,
+        ..Default::default()
+    }
+}
+
 /// `create` with a load shape, as the CLI passes one.
 fn create_with(
     ctx: &Context,
@@ -174,6 +186,14 @@ impl Fixture {
         fs::write(self.root.join("proc/self/mountinfo"), text).unwrap();
     }
 
+    /// How many daemon-reloads were asked for.
+    fn reloads(&self) -> usize {
+        self.actions()
+            .iter()
+            .filter(|c| *c == "daemon_reload")
+            .count()
+    }
+
     /// The calls that change something (reads of unit states left out).
     fn actions(&self) -> Vec<String> {
         self.systemd
@@ -209,20 +229,9 @@ impl Fixture {
         name: &str,
         shape: ShapeRequest,
     ) -> crate::protocol::answers::CloneChanged {
-        create_with(
-            &self.ctx(),
-            &CloneRequest {
-                name: name.into(),
-                base: "debian-12".into(),
-                server: Some("puppet.example.com".into()),
-                certname: format!("{name}.load.example.com"),
-                start: false,
-                ..Default::default()
-            },
-            &shape,
-        )
-        .unwrap()
-        .into()
+        create_with(&self.ctx(), &request(name), &shape)
+            .unwrap()
+            .into()
     }
 
     fn configure_shape(

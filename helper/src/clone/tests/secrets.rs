@@ -7,17 +7,6 @@ use crate::protocol::answers::Envelope;
 const HASH: &str = "$6$c2FsdA$SECRETHASHc2VjcmV0aGFzaA";
 const PASSWORD: &str = "SECRET-challenge \"pw\"";
 
-fn request(name: &str) -> CloneRequest {
-    CloneRequest {
-        name: name.into(),
-        base: "debian-12".into(),
-        server: Some("puppet.example.com".into()),
-        certname: format!("{name}.load.example.com"),
-        start: false,
-        ..Default::default()
-    }
-}
-
 /// The base's shadow as Debian has it: root locked, 0640 root:shadow (gid 42).
 fn base_shadow(f: &Fixture) -> PathBuf {
     let shadow = f.path("/var/lib/puppet-clone-army/debian-12/etc/shadow");
