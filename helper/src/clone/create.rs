@@ -40,26 +40,14 @@ pub struct CloneRequest {
 /// `clone create`.
 pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneCreated> {
     let checked = check(ctx, request)?;
-    let _lock = ctx.lock()?;
-    // A fleet of sharpie-clone_army 0.2.1 holds this clone's unit and dirs: it goes first.
-    super::old_fleet::replace(ctx)?;
-    let base = under_lock(ctx, &checked)?;
-    let host_limits = crate::host::limits::ensure(&ctx.layout);
-    let bus_limits = crate::host::bus::ensure(&ctx.layout, ctx.systemd);
-    let mut written = write_clone(ctx, &checked, &base)?;
-    written.changed |= write_units_and_reload(ctx, &[(&checked, &written)])?;
-    let mut changed = written.changed;
+    let mut created = make(ctx, &[checked])?
+        .pop()
+        .ok_or_else(|| Error::Internal(format!("clone {:?} vanished", request.name)))?;
     if request.start {
-        changed |= start(ctx, &request.name)?;
+        created.changed |= start(ctx, &request.name)?;
+        created.clone = describe_one(ctx, &request.name)?;
     }
-    Ok(CloneCreated {
-        clone: describe_one(ctx, &request.name)?,
-        changed,
-        root_password: written.root_password,
-        challenge_password: written.challenge_password,
-        host_limits,
-        bus_limits: Some(bus_limits),
-    })
+    Ok(created)
 }
 
 /// `clone create-many`: the clones of `requests`, each as `clone create` makes it, with
@@ -93,7 +81,14 @@ pub fn create_many(ctx: &Context, requests: &[CloneRequest]) -> Result<ClonesCre
     if checked.is_empty() {
         return Ok(ClonesCreated { clones: Vec::new() });
     }
+    make(ctx, &checked).map(|clones| ClonesCreated { clones })
+}
+
+/// The checked clones made under one lock, with one daemon-reload; their answers in
+/// order.
+fn make(ctx: &Context, checked: &[Checked]) -> Result<Vec<CloneCreated>> {
     let _lock = ctx.lock()?;
+    // A fleet of sharpie-clone_army 0.2.1 holds these clones' units and dirs: it goes first.
     super::old_fleet::replace(ctx)?;
     let bases = checked
         .iter()
@@ -107,9 +102,9 @@ pub fn create_many(ctx: &Context, requests: &[CloneRequest]) -> Result<ClonesCre
     }
     let units_changed =
         write_units_and_reload(ctx, &checked.iter().zip(&written).collect::<Vec<_>>())?;
-    let names: Vec<String> = requests.iter().map(|r| r.name.clone()).collect();
+    let names: Vec<String> = checked.iter().map(|c| c.request.name.clone()).collect();
     let infos = super::describe_named(ctx, &names)?;
-    let clones = infos
+    Ok(infos
         .into_iter()
         .zip(written)
         .map(|(clone, written)| CloneCreated {
@@ -120,8 +115,7 @@ pub fn create_many(ctx: &Context, requests: &[CloneRequest]) -> Result<ClonesCre
             host_limits: host_limits.clone(),
             bus_limits: Some(bus_limits.clone()),
         })
-        .collect();
-    Ok(ClonesCreated { clones })
+        .collect())
 }
 
 /// A request checked before the lock: its fields, its shape's plan, its secrets read.
