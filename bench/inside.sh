@@ -3,7 +3,7 @@
 # systemd, cgroups and /proc. run.sh calls it inside the sandbox (the module
 # checkout is bound read-only there), one verb per call:
 #
-#   inside.sh create-fleet BASE MASTER DOMAIN FIRST LAST RUNINTERVAL   clone-army clone create cloneFIRST..cloneLAST
+#   inside.sh create-fleet BASE MASTER DOMAIN FIRST LAST RUNINTERVAL   clone-army clone create-many cloneFIRST..cloneLAST
 #                                 (timer mode, phase i-1 of LAST)
 #   inside.sh pss CLONE...        "<clone> <PSS KiB> <processes> <agent processes>" per clone: every process in the
 #                                 clone's unit cgroup (its nspawn supervisor included), from /proc/<pid>/smaps_rollup
@@ -38,13 +38,21 @@ unit_cgroup() {
 
 clone_cgroup() { unit_cgroup "puppet-clone-army@$1.service"; }
 
+# One `clone create-many` for them all, as the class grows a fleet: one lock and one
+# daemon-reload, so the time per clone does not grow with the clones already there.
 cmd_create_fleet() {
-  local base=$1 server=$2 domain=$3 first=$4 n=$5 interval=$6 i
+  local base=$1 server=$2 domain=$3 first=$4 n=$5 interval=$6 i list
+  list=$(mktemp /tmp/create-fleet.XXXXXX)
   for ((i = first; i <= n; i++)); do
-    clone-army clone create "clone$i" --base "$base" --server "$server" --certname "clone$i.$domain" \
-      --run-mode timer --runinterval "$interval" --phase-index $((i - 1)) --phase-count "$n" >/dev/null ||
-      { echo "inside.sh: clone create clone$i failed" >&2; return 1; }
+    printf '["clone%d","--base","%s","--server","%s","--certname","clone%d.%s","--run-mode","timer","--runinterval","%s","--phase-index","%d","--phase-count","%d"]\n' \
+      "$i" "$base" "$server" "$i" "$domain" "$interval" $((i - 1)) "$n" >>"$list"
   done
+  if ! clone-army clone create-many "$list" >/dev/null; then
+    rm -f "$list"
+    echo "inside.sh: clone create-many clone$first..clone$n failed" >&2
+    return 1
+  fi
+  rm -f "$list"
 }
 
 cmd_pss() {
