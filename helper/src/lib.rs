@@ -10,6 +10,8 @@
 //! ```text
 //!   cli                     the command line and its dispatch to the verbs
 //!   schema                  the rules the Puppet side reads (`clone-army schema`)
+//!   ramp                    a stepped load that finds where the server stops coping
+//!   record                  the load run as a timeline of samples, and its page
 //!   exec, report            verbs over a running fleet: bursts of commands, run reports
 //!   base, clone             the domain: building bases; creating, shaping, starting clones
 //!   inventory               what is on the host, read-only: clones, base.json, problems
@@ -46,6 +48,7 @@ pub mod exec;
 pub mod host;
 pub mod inventory;
 pub mod protocol;
+pub mod ramp;
 pub mod record;
 pub mod report;
 pub mod schema;

@@ -488,6 +488,58 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             mentions: vec!["[possible values: daemon, timer, manual, apply]"],
         },
     ));
+    // A ramp is refused before it starts a clone or writes its baseline.
+    let ramp = |extra: &[&str]| {
+        let mut args = strings(&["ramp", "run", "--output", "/nonexistent/ramp.json"]);
+        args.extend(strings(extra));
+        args
+    };
+    for (extra, field, allowed) in [
+        (
+            &["--step", "0", "--max-p95", "30"][..],
+            "step",
+            "a step adds at least one clone",
+        ),
+        (
+            &["--step", "10"][..],
+            "bounds",
+            "give at least one of --max-p95, --max-error-rate, --max-jruby-wait",
+        ),
+        (
+            &["--step", "10", "--max-error-rate", "150"][..],
+            "max-error-rate",
+            "a percentage from 0 up to (not including) 100",
+        ),
+        (
+            &[
+                "--step",
+                "10",
+                "--interval",
+                "120",
+                "--hold",
+                "60",
+                "--max-p95",
+                "30",
+            ][..],
+            "hold",
+            "at least the run interval (120 s)",
+        ),
+        (
+            &["--step", "10", "--max-jruby-wait", "100"][..],
+            "max-jruby-wait",
+            "give --server too",
+        ),
+    ] {
+        table.push((
+            ramp(extra),
+            Expect {
+                kind: "invalid-argument",
+                exit: 2,
+                field: Some(field),
+                mentions: vec![allowed],
+            },
+        ));
+    }
     table
 }
 

@@ -128,6 +128,77 @@ fn schema_answers_with_the_rules_as_any_user() {
     assert!(entries(root.path()).is_empty());
 }
 
+/// A baseline as `ramp run` writes it: steps of 10 clones, the p95 run time `p95 × step`.
+fn baseline(label: &str, p95: f64, steps: u32, degraded_at: Option<u32>) -> String {
+    let step = |n: u32| {
+        let bad = degraded_at == Some(n);
+        serde_json::json!({
+            "step": n, "clones": 10 * n, "added": 10, "start_failed": [],
+            "started_at": "2026-11-26T17:00:00Z", "t": 1_795_000_000 + 120 * u64::from(n),
+            "seconds": 120, "samples": 12, "runs": 10 * n, "failed_runs": 0,
+            "error_percent": 0.0, "runs_per_minute": 5.0 * f64::from(n),
+            "total_time": {"count": 10 * n, "p50": p95 * f64::from(n) / 2.0,
+                           "p95": p95 * f64::from(n), "max": p95 * f64::from(n)},
+            "jruby_wait_ms": null, "host_cpu_busy": 0.5,
+            "within_bounds": !bad,
+            "crossed": if bad { serde_json::json!([{"bound": "p95", "limit": 12.0, "value": p95 * f64::from(n)}]) } else { serde_json::json!([]) },
+        })
+    };
+    serde_json::json!({
+        "ramp": 1, "label": label, "started_at": "2026-11-26T17:00:00Z",
+        "ended_at": "2026-11-26T17:10:00Z", "interval": 120, "step": 10, "hold": 120,
+        "bounds": {"p95_seconds": 12.0, "error_percent": null, "jruby_wait_ms": null},
+        "running_before": 0, "server_version": "8.7.0",
+        "steps": (1..=steps).map(step).collect::<Vec<_>>(),
+        "verdict": {"ended_by": "degraded", "sustained": null, "first_degraded": null,
+                    "summary": format!("{label} verdict")},
+    })
+    .to_string()
+}
+
+/// A baseline is read by anyone, alone or against another, as JSON or a table.
+#[test]
+fn ramp_report_shows_a_baseline_and_lays_two_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new.json");
+    let old = dir.path().join("old.json");
+    std::fs::write(&new, baseline("tuned", 2.0, 3, None)).unwrap();
+    std::fs::write(&old, baseline("stock", 5.0, 3, Some(3))).unwrap();
+    let new_s = new.to_str().unwrap();
+    let old_s = old.to_str().unwrap();
+
+    let output = run(dir.path(), &["ramp", "report", new_s, "--against", old_s]);
+    assert_eq!(output.status.code(), Some(0));
+    let answer: Envelope<serde_json::Value> = envelope(&output);
+    let rows = &answer.result.unwrap()["comparison"]["rows"];
+    assert_eq!(rows[2]["clones"], 30);
+    assert_eq!(rows[2]["p95_ratio"], 0.4);
+
+    let output = run(dir.path(), &["ramp", "report", new_s, "--format", "table"]);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.starts_with("ramp tuned: +10 clones every 120 s at interval 120 s"),
+        "{text}"
+    );
+    assert!(text.contains("tuned verdict"), "{text}");
+
+    // Not a baseline: named by the flag it came through, exit 2.
+    let output = run(
+        dir.path(),
+        &[
+            "ramp",
+            "report",
+            new_s,
+            "--against",
+            new_s.trim_end_matches(".json"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let error = failure(&output);
+    assert_eq!(error.field.as_deref(), Some("against"));
+}
+
 #[test]
 fn help_and_version_print_normally() {
     let root = tempfile::tempdir().unwrap();

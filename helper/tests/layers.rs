@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["base", "clone"],
     &["exec", "report"],
     &["record"],
+    &["ramp"],
     &["schema"],
     &["cli"],
 ];

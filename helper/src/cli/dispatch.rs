@@ -10,8 +10,8 @@ use serde_json::Value;
 use std::path::Path;
 
 use super::{
-    docs, usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ListFormat, ReportArgs,
-    SslVerb,
+    docs, usage_message, BaseVerb, Cli, CloneVerb, Command, HostVerb, ListFormat, RampVerb,
+    ReportArgs, SslVerb,
 };
 use crate::context::Context;
 use crate::protocol::answers;
@@ -22,7 +22,7 @@ use crate::report::render::Format;
 use crate::sys::escape;
 use crate::sys::paths::Layout;
 use crate::systemd::fake_file;
-use crate::{base, clone, exec, host, record, report, schema};
+use crate::{base, clone, exec, host, ramp, record, report, schema};
 
 /// Parses the command line, runs the verb and prints its answer; the process's exit code.
 pub fn run() -> i32 {
@@ -54,6 +54,16 @@ pub fn run() -> i32 {
         Command::Completions { shell } => {
             print_bytes(&docs::completion(*shell));
             return 0;
+        }
+        // Reads only the baselines it is given.
+        Command::Ramp {
+            verb: RampVerb::Report(args),
+        } => {
+            return answer(listing(
+                ramp_report(&args.baseline, args.against.as_deref()),
+                args.format,
+                ramp::baseline::table,
+            ))
         }
         // Writes where it is told (a packaging root, say); the file system says who may.
         Command::Host {
@@ -275,6 +285,22 @@ fn dispatch(cli: Cli) -> Result<Answer> {
                 &record::STOP,
             ))
         }
+        Command::Ramp { verb } => match verb {
+            RampVerb::Run(args) => {
+                record::stop_on_signals()?;
+                let request = args.into_request();
+                let mut fleet = ramp::HostFleet::new(&ctx, &request);
+                json(ramp::ramp(
+                    &mut fleet,
+                    &request,
+                    &record::SystemClock,
+                    &record::STOP,
+                ))
+            }
+            RampVerb::Report(_) => Err(Error::Internal(
+                "ramp report reached the dispatcher".to_owned(),
+            )),
+        },
         // Answered by `run_report`, which may print other formats than the envelope.
         Command::Report(_) => Err(Error::Internal(
             "report reached the JSON dispatcher".to_owned(),
@@ -285,6 +311,19 @@ fn dispatch(cli: Cli) -> Result<Answer> {
             "a verb answered before the root check reached the dispatcher".to_owned(),
         )),
     }
+}
+
+/// `ramp report`: a baseline, and its comparison with another when asked.
+fn ramp_report(path: &Path, against: Option<&Path>) -> Result<ramp::baseline::RampReport> {
+    let baseline = ramp::baseline::read(path, "baseline")?;
+    let comparison = against
+        .map(|old| ramp::baseline::read(old, "against"))
+        .transpose()?
+        .map(|old| ramp::baseline::compare(&baseline, old));
+    Ok(ramp::baseline::RampReport {
+        baseline,
+        comparison,
+    })
 }
 
 fn json<T: Serialize>(result: Result<T>) -> Result<Answer> {

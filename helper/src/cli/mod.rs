@@ -59,6 +59,12 @@ pub enum Command {
     /// Sample the fleet, the server's and PuppetDB's views and the host every few seconds
     /// into a timeline of JSON lines, until a duration, a count or SIGTERM.
     Record(RecordArgs),
+    /// A stepped load: start stopped clones a step at a time until the runs cross a bound,
+    /// and keep every step's figures in a baseline file; or report such a file.
+    Ramp {
+        #[command(subcommand)]
+        verb: RampVerb,
+    },
     /// The rules the helper applies (names, ranges, defaults, capacity, kinds); needs no root.
     Schema,
     /// Print the shell completion script (not JSON); needs no root.
@@ -179,6 +185,93 @@ pub struct RecordArgs {
     pub keep: u32,
     #[command(flatten)]
     pub views: ViewArgs,
+}
+
+// Parsed once per process, like `Command`.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum RampVerb {
+    /// Start `--step` more of the stopped clones every `--hold` seconds (in name order, the
+    /// running ones as the floor) until a step crosses a bound, no stopped clone is left,
+    /// or SIGTERM or SIGINT; answer with the baseline (each step's figures and the verdict).
+    Run(RampArgs),
+    /// A baseline `ramp run` wrote, as the curve and its verdict; with --against, side by
+    /// side with another (two server versions, two tunings).
+    Report(RampReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RampArgs {
+    /// The baseline file: each step's figures and the verdict, replaced whole after every step.
+    #[arg(long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Also append every sample, marked with its step, to this timeline (as `record`
+    /// writes; `report --from` draws it).
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
+    /// A name for this run in comparisons (e.g. "puppetserver 8.7, 4 JRubies").
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Clones started a step.
+    #[arg(long, value_name = "N")]
+    pub step: usize,
+    /// Seconds each step holds after its clones started (at least --interval; default: --interval).
+    #[arg(long, value_name = "S")]
+    pub hold: Option<u64>,
+    /// Seconds between samples.
+    #[arg(long, value_name = "S", default_value_t = crate::ramp::DEFAULT_EVERY)]
+    pub every: u64,
+    /// The most clones to run, those running before included (default: every clone).
+    #[arg(long, value_name = "N")]
+    pub max_clones: Option<usize>,
+    /// Seconds over which a step's clones are started, in waves (as `clone start --ramp-up`).
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub spread: u64,
+    /// Bound: the p95 of a step's run times, seconds.
+    #[arg(long, value_name = "S")]
+    pub max_p95: Option<f64>,
+    /// Bound: failed runs as a share of a step's runs, percent (0 for none at all).
+    #[arg(long, value_name = "PERCENT")]
+    pub max_error_rate: Option<f64>,
+    /// Bound: the server's average JRuby wait at a step's end, ms (needs --server).
+    #[arg(long, value_name = "MS")]
+    pub max_jruby_wait: Option<f64>,
+    #[command(flatten)]
+    pub views: ViewArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RampReportArgs {
+    /// The baseline to report.
+    pub baseline: PathBuf,
+    /// An earlier baseline to lay it beside, step by step.
+    #[arg(long, value_name = "BASELINE")]
+    pub against: Option<PathBuf>,
+    /// json: the JSON envelope; table: for people. Errors always come as the JSON envelope.
+    #[arg(long, value_enum, default_value_t = ListFormat::Json)]
+    pub format: ListFormat,
+}
+
+impl RampArgs {
+    pub fn into_request(self) -> crate::ramp::RampRequest {
+        let report = self.views.into_request();
+        crate::ramp::RampRequest {
+            output: self.output,
+            timeline: self.timeline,
+            label: self.label,
+            step: self.step,
+            hold: self.hold.unwrap_or(report.interval),
+            every: self.every,
+            max_clones: self.max_clones,
+            spread: self.spread,
+            bounds: crate::ramp::step::Bounds {
+                p95_seconds: self.max_p95,
+                error_percent: self.max_error_rate,
+                jruby_wait_ms: self.max_jruby_wait,
+            },
+            report,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]

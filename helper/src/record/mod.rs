@@ -156,15 +156,13 @@ pub fn record(
 ) -> Result<Recorded> {
     validate(request)?;
     let mut timeline = timeline::Timeline::open(&request.output, request.max_bytes, request.keep)?;
-    let mut sampler = sample::Sampler::default();
-    let mut runs = RunCache::default();
-    let mut shapes = shape::ShapeSchedule::default();
+    let mut sampling = Sampling::default();
     let started = clock.now();
     let mut taken = 0u64;
     let ended_by = loop {
         let now = clock.now();
-        let line = take_sample(ctx, request, &mut sampler, &mut runs, &mut shapes, now)?;
-        timeline.append(&line)?;
+        let sample = sampling.take(ctx, &request.report, request.every, now)?;
+        timeline.append(&sample::line(&sample)?)?;
         taken += 1;
         if request.samples.is_some_and(|n| taken >= n) {
             break "samples";
@@ -190,7 +188,7 @@ pub fn record(
 }
 
 /// Sleeps until `due` in short steps; false when `stop` was set meanwhile.
-fn wait_until(clock: &impl Clock, due: u64, stop: &AtomicBool) -> bool {
+pub fn wait_until(clock: &impl Clock, due: u64, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::SeqCst) {
             return false;
@@ -202,46 +200,57 @@ fn wait_until(clock: &impl Clock, due: u64, stop: &AtomicBool) -> bool {
     }
 }
 
-/// One sample as its JSON line.
-fn take_sample(
-    ctx: &Context,
-    request: &RecordRequest,
-    sampler: &mut sample::Sampler,
-    runs: &mut RunCache,
-    shapes: &mut shape::ShapeSchedule,
-    now: u64,
-) -> Result<String> {
-    // PuppetDB's queue, without the fleet's queries: those are a report's, not a sample's.
-    let without_puppetdb = ReportRequest {
-        puppetdb: None,
-        ..request.report.clone()
-    };
-    let mut report = report::report_with(ctx, &without_puppetdb, now, runs)?;
-    let layout = &ctx.layout;
-    report.puppetdb = request.report.puppetdb.as_deref().map(|url| {
-        puppetdb::fetch(
-            url,
-            puppetdb::Credentials {
-                ca_cert: request.report.ca_cert.as_deref(),
-                client: request.report.client.clone(),
-            },
-            None,
-            |p: &Path| layout.fs(p),
-        )
-    });
-    let reading = host::read(|p| layout.fs(p));
-    let mut sample = sampler.sample(&report, reading, request.every);
-    let names = report.clones.iter().map(|c| c.name.clone()).collect();
-    if shapes.take_if_due(now, names) {
-        // A listing that fails (no system bus) leaves the shape out; the sample, which
-        // needs no bus, is still worth its line.
-        sample.shape = crate::clone::list(ctx)
-            .ok()
-            .map(|list| shape::of_clones(&list.clones));
-    }
-    serde_json::to_string(&sample)
-        .map_err(|e| Error::Internal(format!("a sample does not serialize: {e}")))
+/// What one recording keeps from sample to sample: the runs seen, the parsed summaries,
+/// and when the fleet's shape is due.
+#[derive(Default)]
+pub struct Sampling {
+    pub sampler: sample::Sampler,
+    runs: RunCache,
+    shapes: shape::ShapeSchedule,
 }
 
+impl Sampling {
+    /// The sample at `now` of what `report` asks; `every` is the period a first sample covers.
+    pub fn take(
+        &mut self,
+        ctx: &Context,
+        report: &ReportRequest,
+        every: u64,
+        now: u64,
+    ) -> Result<sample::Sample> {
+        // PuppetDB's queue, without the fleet's queries: those are a report's, not a sample's.
+        let without_puppetdb = ReportRequest {
+            puppetdb: None,
+            ..report.clone()
+        };
+        let mut fleet = report::report_with(ctx, &without_puppetdb, now, &mut self.runs)?;
+        let layout = &ctx.layout;
+        fleet.puppetdb = report.puppetdb.as_deref().map(|url| {
+            puppetdb::fetch(
+                url,
+                puppetdb::Credentials {
+                    ca_cert: report.ca_cert.as_deref(),
+                    client: report.client.clone(),
+                },
+                None,
+                |p: &Path| layout.fs(p),
+            )
+        });
+        let reading = host::read(|p| layout.fs(p));
+        let mut sample = self.sampler.sample(&fleet, reading, every);
+        let names = fleet.clones.iter().map(|c| c.name.clone()).collect();
+        if self.shapes.take_if_due(now, names) {
+            // A listing that fails (no system bus) leaves the shape out; the sample, which
+            // needs no bus, is still worth its line.
+            sample.shape = crate::clone::list(ctx)
+                .ok()
+                .map(|list| shape::of_clones(&list.clones));
+        }
+        Ok(sample)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_clock;
 #[cfg(test)]
 mod tests;

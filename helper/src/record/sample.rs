@@ -40,6 +40,30 @@ pub struct Sample {
     /// (`null` in the samples between).
     #[serde(default)]
     pub shape: Option<FleetShape>,
+    /// The step of a stepped load (`ramp run`) this sample was taken in; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepMark>,
+}
+
+/// Which step of a ramp a sample belongs to, and the clones that step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepMark {
+    pub step: u32,
+    pub clones: usize,
+}
+
+/// A run that finished since the previous sample, as the sample counted it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewRun {
+    pub status: RunStatus,
+    pub total_time: Option<f64>,
+}
+
+/// A sample as its timeline line.
+pub fn line(sample: &Sample) -> crate::protocol::error::Result<String> {
+    serde_json::to_string(sample).map_err(|e| {
+        crate::protocol::error::Error::Internal(format!("a sample does not serialize: {e}"))
+    })
 }
 
 /// The fleet as it stands: clones by unit state, by their last run's status, silent ones.
@@ -69,6 +93,7 @@ pub struct Sampler {
     last_runs: BTreeMap<String, u64>,
     previous_t: Option<u64>,
     previous_host: Option<HostReading>,
+    latest: Vec<NewRun>,
 }
 
 impl Sampler {
@@ -118,6 +143,13 @@ impl Sampler {
                 new_runs.iter().filter_map(|c| c.run.config_retrieval_time),
             ),
         };
+        self.latest = new_runs
+            .iter()
+            .map(|c| NewRun {
+                status: c.run.status,
+                total_time: c.run.total_time,
+            })
+            .collect();
         let host = host::sample(&reading, self.previous_host.as_ref());
         let covered = t.saturating_sub(since);
         self.previous_t = Some(t);
@@ -139,7 +171,13 @@ impl Sampler {
             host,
             versions: Some(shape::of_report(report)),
             shape: None,
+            step: None,
         }
+    }
+
+    /// The runs the latest sample counted, each once.
+    pub fn latest_runs(&self) -> &[NewRun] {
+        &self.latest
     }
 }
 

@@ -1,40 +1,9 @@
 //! The recorder's loop over a temporary root with no clones and a clock the test drives.
 
-use std::cell::Cell;
-
+use super::test_clock::clock;
 use super::*;
 use crate::sys::paths::Layout;
 use crate::systemd::RecordingSystemd;
-
-/// Starts at 1000; a sleep moves it on, a sample takes no time.
-struct TestClock {
-    now_ms: Cell<u64>,
-    /// Sets `stop` once the clock passes this second.
-    stop_after: Option<(u64, &'static AtomicBool)>,
-}
-
-impl Clock for TestClock {
-    fn now(&self) -> u64 {
-        self.now_ms.get() / 1000
-    }
-
-    fn sleep(&self, duration: Duration) {
-        self.now_ms
-            .set(self.now_ms.get() + duration.as_millis() as u64);
-        if let Some((after, stop)) = self.stop_after {
-            if self.now() > after {
-                stop.store(true, Ordering::SeqCst);
-            }
-        }
-    }
-}
-
-fn clock(stop_after: Option<(u64, &'static AtomicBool)>) -> TestClock {
-    TestClock {
-        now_ms: Cell::new(1_000_000),
-        stop_after,
-    }
-}
 
 fn request(output: PathBuf) -> RecordRequest {
     RecordRequest {

@@ -1,0 +1,272 @@
+//! One step of a ramp: the runs that finished while it held, its figures, and whether
+//! they stayed within the user's bounds.
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::answers::Distribution;
+use crate::record::sample::{NewRun, Sample};
+
+/// The limits a step is held to; a bound left out is not checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// The 95th percentile of the step's run times (`total` of each run's summary), seconds.
+    pub p95_seconds: Option<f64>,
+    /// Failed runs as a share of the step's runs, percent.
+    pub error_percent: Option<f64>,
+    /// The server's average JRuby wait (`average-wait-time`) at the step's end, ms.
+    pub jruby_wait_ms: Option<f64>,
+}
+
+/// A bound a step crossed, with the step's figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Crossing {
+    /// `p95`, `error-rate`, `jruby-wait`, or `no-runs` (no run finished while the step
+    /// held, which no bound can call coping).
+    pub bound: String,
+    pub limit: Option<f64>,
+    pub value: Option<f64>,
+}
+
+impl Crossing {
+    /// For people: "p95 run time 41.2 s > 30 s".
+    pub fn describe(&self) -> String {
+        let figure = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
+        match self.bound.as_str() {
+            "p95" => format!(
+                "p95 run time {} s > {} s",
+                figure(self.value),
+                figure(self.limit)
+            ),
+            "error-rate" => format!(
+                "failed runs {} % > {} %",
+                figure(self.value),
+                figure(self.limit)
+            ),
+            "jruby-wait" => format!(
+                "JRuby wait {} ms > {} ms",
+                figure(self.value),
+                figure(self.limit)
+            ),
+            _ => "no run finished while the step held".to_owned(),
+        }
+    }
+}
+
+/// What a step did, as the baseline keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    /// 1 for the first step.
+    pub step: u32,
+    /// Clones running at the step's end (its last sample).
+    pub clones: usize,
+    /// Clones this step started, and those of them that did not start.
+    pub added: usize,
+    pub start_failed: Vec<String>,
+    /// When the step's clones had been started and its window began (RFC 3339 and epoch s).
+    pub started_at: String,
+    pub t: u64,
+    /// Seconds the window covered, from the start of its clones to its last sample.
+    pub seconds: u64,
+    pub samples: usize,
+    /// Runs that finished in the window, and how many of them failed.
+    pub runs: usize,
+    pub failed_runs: usize,
+    /// `failed_runs / runs` in percent; `null` without runs.
+    pub error_percent: Option<f64>,
+    pub runs_per_minute: f64,
+    /// The run times (seconds) of the window's runs.
+    pub total_time: Distribution,
+    /// The server's average JRuby wait at the window's last sample that had it (ms).
+    pub jruby_wait_ms: Option<f64>,
+    /// The mean share of the load host's cores busy over the window (0 to 1); a knee where
+    /// this nears 1 is the load host's, not the server's.
+    pub host_cpu_busy: Option<f64>,
+    pub within_bounds: bool,
+    pub crossed: Vec<Crossing>,
+}
+
+/// The samples and runs of a step as they come in.
+#[derive(Debug)]
+pub struct StepWindow {
+    step: u32,
+    added: usize,
+    start_failed: Vec<String>,
+    started: u64,
+    last_t: u64,
+    samples: usize,
+    clones: usize,
+    runs: Vec<NewRun>,
+    jruby_wait_ms: Option<f64>,
+    cpu: Vec<f64>,
+}
+
+impl StepWindow {
+    pub fn new(step: u32, added: usize, start_failed: Vec<String>, started: u64) -> Self {
+        StepWindow {
+            step,
+            added,
+            start_failed,
+            started,
+            last_t: started,
+            samples: 0,
+            clones: 0,
+            runs: Vec::new(),
+            jruby_wait_ms: None,
+            cpu: Vec::new(),
+        }
+    }
+
+    /// Adds a sample taken in the window and the runs it counted.
+    pub fn add(&mut self, sample: &Sample, runs: &[NewRun]) {
+        self.samples += 1;
+        self.last_t = sample.t;
+        self.clones = sample.fleet.running;
+        self.runs.extend_from_slice(runs);
+        if let Some(wait) = sample
+            .server
+            .as_ref()
+            .and_then(|s| s.jruby.as_ref())
+            .and_then(|j| j.average_wait_time_ms.as_ref())
+            .and_then(serde_json::Number::as_f64)
+        {
+            self.jruby_wait_ms = Some(wait);
+        }
+        self.cpu.extend(sample.host.cpu_busy);
+    }
+
+    /// The step's figures, held to `bounds`.
+    pub fn judge(self, bounds: &Bounds) -> StepResult {
+        let runs = self.runs.len();
+        let failed_runs = self.runs.iter().filter(|r| !r.status.is_success()).count();
+        let error_percent = (runs > 0).then(|| 100.0 * failed_runs as f64 / runs as f64);
+        let seconds = self.last_t.saturating_sub(self.started);
+        let total_time = Distribution::of(self.runs.iter().filter_map(|r| r.total_time));
+        let mut crossed = Vec::new();
+        if runs == 0 {
+            crossed.push(Crossing {
+                bound: "no-runs".to_owned(),
+                limit: None,
+                value: None,
+            });
+        }
+        let mut check = |bound: &str, limit: Option<f64>, value: Option<f64>| {
+            if let (Some(limit), Some(value)) = (limit, value) {
+                if value > limit {
+                    crossed.push(Crossing {
+                        bound: bound.to_owned(),
+                        limit: Some(limit),
+                        value: Some(value),
+                    });
+                }
+            }
+        };
+        check("p95", bounds.p95_seconds, total_time.p95);
+        check("error-rate", bounds.error_percent, error_percent);
+        check("jruby-wait", bounds.jruby_wait_ms, self.jruby_wait_ms);
+        let host_cpu_busy =
+            (!self.cpu.is_empty()).then(|| self.cpu.iter().sum::<f64>() / self.cpu.len() as f64);
+        StepResult {
+            step: self.step,
+            clones: self.clones,
+            added: self.added,
+            start_failed: self.start_failed,
+            started_at: crate::sys::time::rfc3339_utc(self.started),
+            t: self.started,
+            seconds,
+            samples: self.samples,
+            runs,
+            failed_runs,
+            error_percent,
+            runs_per_minute: if seconds == 0 {
+                0.0
+            } else {
+                runs as f64 * 60.0 / seconds as f64
+            },
+            total_time,
+            jruby_wait_ms: self.jruby_wait_ms,
+            host_cpu_busy,
+            within_bounds: crossed.is_empty(),
+            crossed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::answers::RunStatus;
+
+    fn run(status: RunStatus, seconds: f64) -> NewRun {
+        NewRun {
+            status,
+            total_time: Some(seconds),
+        }
+    }
+
+    fn window(runs: &[NewRun]) -> StepWindow {
+        let mut w = StepWindow::new(2, 10, vec![], 1000);
+        w.runs = runs.to_vec();
+        w.last_t = 1120;
+        w.clones = 20;
+        w
+    }
+
+    #[test]
+    fn a_step_within_every_bound_is_sustained() {
+        let runs: Vec<NewRun> = (1..=20)
+            .map(|i| run(RunStatus::Unchanged, i as f64))
+            .collect();
+        let result = window(&runs).judge(&Bounds {
+            p95_seconds: Some(19.0),
+            error_percent: Some(0.0),
+            jruby_wait_ms: None,
+        });
+        assert!(result.within_bounds, "{:?}", result.crossed);
+        assert_eq!(result.total_time.p95, Some(19.0));
+        assert_eq!(result.error_percent, Some(0.0));
+        assert_eq!(result.runs_per_minute, 10.0);
+        assert_eq!((result.step, result.clones, result.seconds), (2, 20, 120));
+    }
+
+    #[test]
+    fn each_bound_crossed_is_named_with_its_figure() {
+        let mut runs: Vec<NewRun> = (1..=19)
+            .map(|i| run(RunStatus::WouldChange, i as f64))
+            .collect();
+        runs.push(run(RunStatus::Failed, 60.0));
+        let mut w = window(&runs);
+        w.jruby_wait_ms = Some(250.0);
+        let result = w.judge(&Bounds {
+            p95_seconds: Some(18.5),
+            error_percent: Some(1.0),
+            jruby_wait_ms: Some(200.0),
+        });
+        assert!(!result.within_bounds);
+        let named: Vec<(&str, Option<f64>)> = result
+            .crossed
+            .iter()
+            .map(|c| (c.bound.as_str(), c.value))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("p95", Some(19.0)),
+                ("error-rate", Some(5.0)),
+                ("jruby-wait", Some(250.0))
+            ]
+        );
+        assert_eq!(result.crossed[0].describe(), "p95 run time 19.0 s > 18.5 s");
+        assert_eq!(result.crossed[1].describe(), "failed runs 5.0 % > 1.0 %");
+    }
+
+    #[test]
+    fn a_step_without_runs_cannot_be_called_coping() {
+        let result = window(&[]).judge(&Bounds {
+            p95_seconds: Some(30.0),
+            ..Bounds::default()
+        });
+        assert!(!result.within_bounds);
+        assert_eq!(result.crossed[0].bound, "no-runs");
+        assert_eq!(result.error_percent, None);
+    }
+}

@@ -1,0 +1,347 @@
+//! The ramp's loop against a model fleet whose run times grow with the clones running,
+//! sampled by the recorder's own sampler, on a clock the tests drive.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::*;
+use crate::protocol::answers::{ReportState, RunStatus};
+use crate::record::host::HostReading;
+use crate::record::sample::fixtures;
+use crate::record::sample::Sampler;
+use crate::record::test_clock::clock;
+
+const INTERVAL: u64 = 120;
+
+/// Clones that each run every `INTERVAL` seconds from when they were started, at a
+/// phase set by their number; a run takes `seconds_per_clone` × the clones running, and
+/// fails once more than `fails_above` run.
+struct ModelFleet {
+    clones: Vec<(String, Option<u64>)>,
+    seconds_per_clone: f64,
+    fails_above: usize,
+    /// Names that refuse to start.
+    broken: Vec<String>,
+    /// The time the model is at: a start moves it to the clock's.
+    now: u64,
+    sampler: Sampler,
+    starts: Vec<Vec<String>>,
+}
+
+impl ModelFleet {
+    fn new(names: &[&str], running: usize) -> Self {
+        ModelFleet {
+            clones: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| ((*n).to_owned(), (i < running).then_some(0)))
+                .collect(),
+            seconds_per_clone: 0.5,
+            fails_above: usize::MAX,
+            broken: Vec::new(),
+            now: 1000,
+            sampler: Sampler::default(),
+            starts: Vec::new(),
+        }
+    }
+
+    fn running(&self) -> usize {
+        self.clones.iter().filter(|c| c.1.is_some()).count()
+    }
+}
+
+impl Fleet for ModelFleet {
+    fn clones(&mut self) -> Result<Vec<(String, bool)>> {
+        Ok(self
+            .clones
+            .iter()
+            .map(|(n, s)| (n.clone(), s.is_some()))
+            .collect())
+    }
+
+    fn start(&mut self, names: &[String], _spread: u64) -> Result<Vec<String>> {
+        self.starts.push(names.to_vec());
+        let mut failed = Vec::new();
+        for name in names {
+            if self.broken.contains(name) {
+                failed.push(name.clone());
+                continue;
+            }
+            let clone = self.clones.iter_mut().find(|c| &c.0 == name).unwrap();
+            clone.1 = Some(self.now);
+        }
+        Ok(failed)
+    }
+
+    fn sample(&mut self, now: u64) -> Result<(Sample, Vec<NewRun>)> {
+        self.now = now;
+        let running = self.running();
+        let seconds = self.seconds_per_clone * running as f64;
+        let status = if running > self.fails_above {
+            RunStatus::Failed
+        } else {
+            RunStatus::Unchanged
+        };
+        let clones = self
+            .clones
+            .iter()
+            .enumerate()
+            .map(|(i, (name, started))| {
+                let last = started.and_then(|s| {
+                    let first = s + (i as u64 * 7) % INTERVAL;
+                    (now >= first).then(|| first + (now - first) / INTERVAL * INTERVAL)
+                });
+                let state = if started.is_some() {
+                    ReportState::Running
+                } else {
+                    ReportState::Stopped
+                };
+                fixtures::clone(name, state, last.map(|t| (t, status, seconds)))
+            })
+            .collect();
+        let report = fixtures::report(now, clones);
+        let sample = self
+            .sampler
+            .sample(&report, HostReading::default(), DEFAULT_EVERY);
+        Ok((sample, self.sampler.latest_runs().to_vec()))
+    }
+}
+
+fn names(n: usize) -> Vec<String> {
+    (1..=n).map(|i| format!("clone{i}")).collect()
+}
+
+fn request(output: PathBuf) -> RampRequest {
+    RampRequest {
+        output,
+        timeline: None,
+        label: Some("model".to_owned()),
+        step: 10,
+        hold: INTERVAL,
+        every: DEFAULT_EVERY,
+        max_clones: None,
+        spread: 0,
+        bounds: Bounds {
+            p95_seconds: Some(12.0),
+            ..Bounds::default()
+        },
+        report: ReportRequest {
+            interval: INTERVAL,
+            server: None,
+            ca_cert: None,
+            puppetdb: None,
+            client: None,
+        },
+    }
+}
+
+#[test]
+fn it_stops_at_the_first_step_past_a_bound_and_names_the_last_one_within() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = names(50);
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut fleet = ModelFleet::new(&refs, 0);
+    let never = AtomicBool::new(false);
+    let mut req = request(dir.path().join("ramp.json"));
+    req.timeline = Some(dir.path().join("ramp.jsonl"));
+    let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
+
+    // 0.5 s a clone: 10 s at 20 clones, 15 s at 30 — past the 12 s bound.
+    let clones: Vec<usize> = done.baseline.steps.iter().map(|s| s.clones).collect();
+    assert_eq!(clones, [10, 20, 30]);
+    let v = &done.baseline.verdict;
+    assert_eq!(v.ended_by, "degraded");
+    assert_eq!(v.sustained.as_ref().unwrap().clones, 20);
+    assert_eq!(v.first_degraded.as_ref().unwrap().clones, 30);
+    assert_eq!(
+        v.summary,
+        "sustained 20 agents at interval 120 s (10 runs/min); first degraded at 30 (p95 run time 15.0 s > 12.0 s)"
+    );
+    // Every clone of a step ran once in its hold, and nothing was started after the knee.
+    assert!(done.baseline.steps.iter().all(|s| s.runs == s.clones));
+    assert_eq!(fleet.running(), 30);
+    assert_eq!(fleet.starts.len(), 3);
+
+    // The file is the answer, and the timeline marks each sample with its step.
+    let written = baseline::read(&req.output, "baseline").unwrap();
+    assert_eq!(written, done.baseline);
+    let marks: Vec<Option<StepMark>> = std::fs::read_to_string(req.timeline.as_ref().unwrap())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Sample>(l).unwrap().step)
+        .collect();
+    assert_eq!(marks.len(), 3 * 13);
+    assert_eq!(
+        marks[13],
+        Some(StepMark {
+            step: 2,
+            clones: 20
+        })
+    );
+}
+
+#[test]
+fn clones_are_added_in_name_order_from_those_running_up_to_the_most_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fleet = ModelFleet::new(
+        &["clone1", "clone2", "clone10", "clone9", "clone11", "web3"],
+        1,
+    );
+    let never = AtomicBool::new(false);
+    let mut req = request(dir.path().join("ramp.json"));
+    req.step = 2;
+    req.max_clones = Some(5);
+    let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
+    assert_eq!(
+        fleet.starts,
+        [vec!["clone2", "clone9"], vec!["clone10", "clone11"]]
+    );
+    assert_eq!(done.baseline.running_before, 1);
+    assert_eq!(done.baseline.verdict.ended_by, "clones");
+    assert!(done
+        .baseline
+        .verdict
+        .summary
+        .ends_with("no bound crossed: every stopped clone was added"));
+}
+
+#[test]
+fn failed_runs_and_clones_that_would_not_start_are_in_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = names(30);
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut fleet = ModelFleet::new(&refs, 0);
+    fleet.fails_above = 15;
+    fleet.broken = vec!["clone3".to_owned()];
+    let never = AtomicBool::new(false);
+    let mut req = request(dir.path().join("ramp.json"));
+    req.bounds = Bounds {
+        error_percent: Some(0.0),
+        ..Bounds::default()
+    };
+    let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
+    let first = &done.baseline.steps[0];
+    assert_eq!((first.added, first.clones), (10, 9));
+    assert_eq!(first.start_failed, ["clone3"]);
+    let second = &done.baseline.steps[1];
+    assert_eq!(second.error_percent, Some(100.0));
+    assert_eq!(second.crossed[0].bound, "error-rate");
+}
+
+#[test]
+fn a_signal_ends_it_without_judging_the_step_cut_short() {
+    static STOPPED: AtomicBool = AtomicBool::new(false);
+    let dir = tempfile::tempdir().unwrap();
+    let all = names(40);
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut fleet = ModelFleet::new(&refs, 0);
+    let req = request(dir.path().join("ramp.json"));
+    // Within the second step's hold.
+    let done = ramp(&mut fleet, &req, &clock(Some((1200, &STOPPED))), &STOPPED).unwrap();
+    assert!(STOPPED.load(Ordering::SeqCst));
+    assert_eq!(done.baseline.steps.len(), 1);
+    assert_eq!(done.baseline.verdict.ended_by, "signal");
+    assert!(done
+        .baseline
+        .verdict
+        .summary
+        .starts_with("sustained 10 agents"));
+}
+
+#[test]
+fn bad_requests_are_refused_naming_the_field_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("ramp.json");
+    type Change = Box<dyn Fn(&mut RampRequest)>;
+    let cases: Vec<(&str, Change)> = vec![
+        ("step", Box::new(|r| r.step = 0)),
+        ("hold", Box::new(|r| r.hold = INTERVAL - 1)),
+        ("every", Box::new(|r| r.every = 0)),
+        ("every", Box::new(|r| r.every = r.hold + 1)),
+        ("spread", Box::new(|r| r.spread = r.hold)),
+        ("max-clones", Box::new(|r| r.max_clones = Some(0))),
+        ("interval", Box::new(|r| r.report.interval = 0)),
+        ("bounds", Box::new(|r| r.bounds = Bounds::default())),
+        ("max-p95", Box::new(|r| r.bounds.p95_seconds = Some(0.0))),
+        (
+            "max-error-rate",
+            Box::new(|r| r.bounds.error_percent = Some(100.0)),
+        ),
+        (
+            "max-jruby-wait",
+            Box::new(|r| r.bounds.jruby_wait_ms = Some(-1.0)),
+        ),
+        // The JRuby wait comes from the server: without one it cannot be checked.
+        (
+            "max-jruby-wait",
+            Box::new(|r| r.bounds.jruby_wait_ms = Some(100.0)),
+        ),
+    ];
+    let never = AtomicBool::new(false);
+    for (field, change) in cases {
+        let mut fleet = ModelFleet::new(&["clone1"], 0);
+        let mut bad = request(output.clone());
+        change(&mut bad);
+        let e = ramp(&mut fleet, &bad, &clock(None), &never).unwrap_err();
+        assert_eq!(e.kind(), "invalid-argument", "{field}: {e}");
+        assert!(e.to_string().starts_with(field), "{field}: {e}");
+        assert!(fleet.starts.is_empty());
+        assert!(!output.exists());
+    }
+
+    // Nothing stopped to add.
+    let mut fleet = ModelFleet::new(&["clone1"], 1);
+    let e = ramp(&mut fleet, &request(output.clone()), &clock(None), &never).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("no stopped clone to add (1 running)"),
+        "{e}"
+    );
+    assert!(!output.exists());
+}
+
+#[test]
+fn two_baselines_line_up_by_the_clones_each_step_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = names(50);
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let never = AtomicBool::new(false);
+    let run = |seconds_per_clone: f64, file: &str| {
+        let mut fleet = ModelFleet::new(&refs, 0);
+        fleet.seconds_per_clone = seconds_per_clone;
+        ramp(
+            &mut fleet,
+            &request(dir.path().join(file)),
+            &clock(None),
+            &never,
+        )
+        .unwrap()
+        .baseline
+    };
+    let old = run(0.5, "old.json");
+    let new = run(0.25, "new.json");
+    assert_eq!(new.verdict.sustained.as_ref().unwrap().clones, 40);
+    let compared = baseline::compare(&new, old);
+    type Row = (usize, Option<f64>, Option<f64>, Option<f64>);
+    let rows: Vec<Row> = compared
+        .rows
+        .iter()
+        .map(|r| (r.clones, r.p95_old, r.p95_new, r.p95_ratio))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (10, Some(5.0), Some(2.5), Some(0.5)),
+            (20, Some(10.0), Some(5.0), Some(0.5)),
+            (30, Some(15.0), Some(7.5), Some(0.5)),
+            (40, None, Some(10.0), None),
+            (50, None, Some(12.5), None),
+        ]
+    );
+    let text = baseline::table(&baseline::RampReport {
+        baseline: new,
+        comparison: Some(compared),
+    });
+    assert!(text.contains("ramp model: +10 clones every 120 s at interval 120 s, from 0 running"));
+    assert!(text.contains("old: sustained 20 agents"), "{text}");
+    assert!(text.contains("new: sustained 40 agents"), "{text}");
+}

@@ -1,0 +1,37 @@
+//! A clock the tests drive: it starts at 1000 s, a sleep moves it on, and work takes no
+//! time; it can set a stop flag once it passes a given second, as a signal would.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::Clock;
+
+pub struct TestClock {
+    now_ms: Cell<u64>,
+    /// Sets `stop` once the clock passes this second.
+    stop_after: Option<(u64, &'static AtomicBool)>,
+}
+
+impl Clock for TestClock {
+    fn now(&self) -> u64 {
+        self.now_ms.get() / 1000
+    }
+
+    fn sleep(&self, duration: Duration) {
+        self.now_ms
+            .set(self.now_ms.get() + duration.as_millis() as u64);
+        if let Some((after, stop)) = self.stop_after {
+            if self.now() > after {
+                stop.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+pub fn clock(stop_after: Option<(u64, &'static AtomicBool)>) -> TestClock {
+    TestClock {
+        now_ms: Cell::new(1_000_000),
+        stop_after,
+    }
+}
