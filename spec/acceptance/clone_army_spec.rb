@@ -100,7 +100,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
         number, unit = usage.stdout.match(%r{take up ([0-9.]+)([BKMG])})&.captures
         expect(number).not_to be_nil, usage.to_s
         bytes = number.to_f * (1024**'BKMG'.index(unit))
-        expect(bytes).to be_between(1, 8 * 1024**2), "#{clone}: #{usage}"
+        expect(bytes).to be_between(1, 8 * (1024**2)), "#{clone}: #{usage}"
       end
     end
 
@@ -127,9 +127,11 @@ RSpec.describe 'class clone_army on a sandbox host' do
         @page_dir = Dir.mktmpdir('clone-army-page')
         views = ['--server', "https://#{SandboxHarness::SERVER}:8140",
                  '--ca-cert', '/etc/puppet/puppetserver/ca/ca_crt.pem']
-        views += ['--puppetdb', "https://#{SandboxHarness::SERVER}:8081", '--client-cert',
-                  "/var/lib/puppet/ssl/certs/#{SandboxHarness::SERVER}.pem", '--client-key',
-                  "/var/lib/puppet/ssl/private_keys/#{SandboxHarness::SERVER}.pem"] if puppetdb?
+        if puppetdb?
+          views += ['--puppetdb', "https://#{SandboxHarness::SERVER}:8081", '--client-cert',
+                    "/var/lib/puppet/ssl/certs/#{SandboxHarness::SERVER}.pem", '--client-key',
+                    "/var/lib/puppet/ssl/private_keys/#{SandboxHarness::SERVER}.pem"]
+        end
         @recorded = SandboxHarness.on_sandbox(SandboxHarness::HELPER, 'record', '--output', '/root/minute.jsonl',
                                               '--every', '5', '--samples', '13', '--interval',
                                               SandboxHarness::RUNINTERVAL.to_s, *views, timeout: 180)
@@ -295,6 +297,51 @@ RSpec.describe 'class clone_army on a sandbox host' do
 
     it 'leaves both clones running' do
       expect(machines).to include(*clones), diagnostics
+    end
+  end
+
+  # A stepped load against the real server: clone2 stopped, the ramp starts it
+  # as its one step and judges the runs that finish in the step's hold (clone1's
+  # every interval, clone2's first) against the bounds, with the server's view.
+  context 'clone-army ramp run' do
+    baseline = '/var/tmp/clone-army-ramp.json'
+    ramp_timeline = '/var/tmp/clone-army-ramp.jsonl'
+
+    before(:all) do
+      on_sandbox!('rm', '-f', baseline, ramp_timeline, timeout: 30)
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'stop', '--', 'clone2', timeout: 120)
+      interval = SandboxHarness::RUNINTERVAL.to_s
+      @ramp = on_sandbox(SandboxHarness::HELPER, 'ramp', 'run', '--output', baseline, '--timeline', ramp_timeline,
+                         '--label', 'acceptance', '--step', '1', '--interval', interval, '--hold', interval,
+                         '--every', '5', '--max-p95', '600', '--max-error-rate', '50',
+                         '--server', "https://#{SandboxHarness::SERVER}:8140", timeout: 600)
+    end
+
+    it 'adds the stopped clone, holds a run interval and says what the stack sustained' do
+      expect(@ramp.exitstatus).to eq(0), "#{@ramp}\n#{diagnostics}"
+      answer = JSON.parse(@ramp.stdout).fetch('result')
+      expect(answer).to include('output' => baseline, 'running_before' => 1, 'interval' => SandboxHarness::RUNINTERVAL)
+      expect(answer['server_version']).to match(%r{\A\d+\.\d+}), answer.inspect
+      step = answer.fetch('steps').fetch(0)
+      expect(step).to include('step' => 1, 'clones' => 2, 'added' => 1, 'start_failed' => [], 'within_bounds' => true)
+      expect(step['runs']).to be >= 1, step.inspect
+      expect(step['total_time']['p95']).to be > 0, step.inspect
+      expect(answer['verdict']).to include('ended_by' => 'clones')
+      expect(answer['verdict']['summary']).to start_with("sustained 2 agents at interval #{SandboxHarness::RUNINTERVAL} s ("),
+                                              answer.inspect
+      expect(machines).to include(*clones), diagnostics
+    end
+
+    it 'keeps the baseline and the marked samples, and reports them as a table' do
+      samples = on_sandbox!('cat', ramp_timeline, timeout: 60).stdout.lines.map { |l| JSON.parse(l) }
+      # The window's first sample, then one every 5 s of the hold.
+      expect(samples.size).to eq(1 + (SandboxHarness::RUNINTERVAL / 5)), samples.size.to_s
+      expect(samples.map { |s| s['step'] }.uniq).to eq([{ 'step' => 1, 'clones' => 2 }])
+      expect(samples.last['server']).to include('ok' => true), samples.last['server'].inspect
+      table = on_sandbox!(SandboxHarness::HELPER, 'ramp', 'report', baseline, '--against', baseline, '--format', 'table',
+                          timeout: 60)
+      expect(table.stdout).to match(%r{^ramp acceptance: \+1 clones every #{SandboxHarness::RUNINTERVAL} s}), table.to_s
+      expect(table.stdout).to match(%r{^2 +[0-9.]+ +[0-9.]+ +1\.00 }), table.to_s
     end
   end
 
