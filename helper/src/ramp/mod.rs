@@ -313,6 +313,7 @@ pub fn ramp(
             break;
         }
         let result = window.judge(&request.bounds);
+        eprintln!("clone-army: ramp {}", step::progress(&result));
         let degraded = !result.within_bounds;
         baseline.steps.push(result);
         baseline.verdict = Verdict::of(&baseline.steps, interval, "running");

@@ -191,6 +191,30 @@ impl StepWindow {
     }
 }
 
+/// A step in one line, for the ramp's progress on stderr.
+pub fn progress(step: &StepResult) -> String {
+    let verdict = if step.within_bounds {
+        "within bounds".to_owned()
+    } else {
+        step.crossed
+            .iter()
+            .map(Crossing::describe)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "step {}: {} clones, {} runs ({:.1}/min), p95 {}, {} failed: {verdict}",
+        step.step,
+        step.clones,
+        step.runs,
+        step.runs_per_minute,
+        step.total_time
+            .p95
+            .map_or_else(|| "-".to_owned(), |p| format!("{p:.1} s")),
+        step.failed_runs,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +250,10 @@ mod tests {
         assert_eq!(result.error_percent, Some(0.0));
         assert_eq!(result.runs_per_minute, 10.0);
         assert_eq!((result.step, result.clones, result.seconds), (2, 20, 120));
+        assert_eq!(
+            progress(&result),
+            "step 2: 20 clones, 20 runs (10.0/min), p95 19.0 s, 0 failed: within bounds"
+        );
     }
 
     #[test]
