@@ -139,6 +139,8 @@ fn baseline(label: &str, p95: f64, steps: u32, degraded_at: Option<u32>) -> Stri
             "error_percent": 0.0, "runs_per_minute": 5.0 * f64::from(n),
             "total_time": {"count": 10 * n, "p50": p95 * f64::from(n) / 2.0,
                            "p95": p95 * f64::from(n), "max": p95 * f64::from(n)},
+            "first_runs": {"runs": 0, "failed_runs": 0,
+                           "total_time": {"count": 0, "p50": null, "p95": null, "max": null}},
             "jruby_wait_ms": null, "host_cpu_busy": 0.5,
             "within_bounds": !bad,
             "crossed": if bad { serde_json::json!([{"bound": "p95", "limit": 12.0, "value": p95 * f64::from(n)}]) } else { serde_json::json!([]) },
@@ -146,7 +148,7 @@ fn baseline(label: &str, p95: f64, steps: u32, degraded_at: Option<u32>) -> Stri
     };
     serde_json::json!({
         "ramp": 1, "label": label, "started_at": "2026-11-26T17:00:00Z",
-        "ended_at": "2026-11-26T17:10:00Z", "interval": 120, "step": 10, "hold": 120,
+        "ended_at": "2026-11-26T17:10:00Z", "interval": 120, "step": 10, "settle": 120, "hold": 120,
         "bounds": {"p95_seconds": 12.0, "error_percent": null, "jruby_wait_ms": null},
         "running_before": 0, "server_version": "8.7.0",
         "steps": (1..=steps).map(step).collect::<Vec<_>>(),
@@ -178,7 +180,7 @@ fn ramp_report_shows_a_baseline_and_lays_two_side_by_side() {
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
-        text.starts_with("ramp tuned: +10 clones every 120 s at interval 120 s"),
+        text.starts_with("ramp tuned: +10 clones every 240 s (settle 120 s, hold 120 s) at interval 120 s"),
         "{text}"
     );
     assert!(text.contains("tuned verdict"), "{text}");

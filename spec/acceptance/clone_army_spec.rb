@@ -301,8 +301,9 @@ RSpec.describe 'class clone_army on a sandbox host' do
   end
 
   # A stepped load against the real server: clone2 stopped, the ramp starts it
-  # as its one step and judges the runs that finish in the step's hold (clone1's
-  # every interval, clone2's first) against the bounds, with the server's view.
+  # as its one step, lets it make its first run (settle: one interval), then
+  # judges the runs that finish in the next interval (clone1's and clone2's)
+  # against the bounds, with the server's view.
   context 'clone-army ramp run' do
     baseline = '/var/tmp/clone-army-ramp.json'
     ramp_timeline = '/var/tmp/clone-army-ramp.jsonl'
@@ -317,7 +318,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
                          '--server', "https://#{SandboxHarness::SERVER}:8140", timeout: 600)
     end
 
-    it 'adds the stopped clone, holds a run interval and says what the stack sustained' do
+    it 'adds the stopped clone, settles and holds a run interval each, and says what the stack sustained' do
       expect(@ramp.exitstatus).to eq(0), "#{@ramp}\n#{diagnostics}"
       answer = JSON.parse(@ramp.stdout).fetch('result')
       expect(answer).to include('output' => baseline, 'running_before' => 1, 'interval' => SandboxHarness::RUNINTERVAL)
@@ -334,13 +335,14 @@ RSpec.describe 'class clone_army on a sandbox host' do
 
     it 'keeps the baseline and the marked samples, and reports them as a table' do
       samples = on_sandbox!('cat', ramp_timeline, timeout: 60).stdout.lines.map { |l| JSON.parse(l) }
-      # The window's first sample, then one every 5 s of the hold.
-      expect(samples.size).to eq(1 + (SandboxHarness::RUNINTERVAL / 5)), samples.size.to_s
+      # The step's first sample, then one every 5 s of its settling and its window.
+      expect(samples.size).to eq(1 + (2 * SandboxHarness::RUNINTERVAL / 5)), samples.size.to_s
       expect(samples.map { |s| s['step'] }.uniq).to eq([{ 'step' => 1, 'clones' => 2 }])
       expect(samples.last['server']).to include('ok' => true), samples.last['server'].inspect
       table = on_sandbox!(SandboxHarness::HELPER, 'ramp', 'report', baseline, '--against', baseline, '--format', 'table',
                           timeout: 60)
-      expect(table.stdout).to match(%r{^ramp acceptance: \+1 clones every #{SandboxHarness::RUNINTERVAL} s}), table.to_s
+      expect(table.stdout).to match(%r{^ramp acceptance: \+1 clones every #{2 * SandboxHarness::RUNINTERVAL} s \(settle}),
+                              table.to_s
       expect(table.stdout).to match(%r{^2 +[0-9.]+ +[0-9.]+ +1\.00 }), table.to_s
     end
   end

@@ -215,7 +215,12 @@ pub struct RampArgs {
     /// Clones started a step.
     #[arg(long, value_name = "N")]
     pub step: usize,
-    /// Seconds each step holds after its clones started (at least --interval; default: --interval).
+    /// Seconds after a step's clones start before its window opens, so that their first
+    /// runs (certificate request, first plugin sync) are over (default: --interval).
+    #[arg(long, value_name = "S")]
+    pub settle: Option<u64>,
+    /// Seconds each step's window stays open: its runs are judged (at least --interval;
+    /// default: --interval).
     #[arg(long, value_name = "S")]
     pub hold: Option<u64>,
     /// Seconds between samples.
@@ -260,6 +265,7 @@ impl RampArgs {
             timeline: self.timeline,
             label: self.label,
             step: self.step,
+            settle: self.settle.unwrap_or(report.interval),
             hold: self.hold.unwrap_or(report.interval),
             every: self.every,
             max_clones: self.max_clones,

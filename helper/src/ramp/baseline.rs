@@ -23,8 +23,10 @@ pub struct Baseline {
     pub ended_at: Option<String>,
     /// The agents' run interval the ramp was told, seconds.
     pub interval: u64,
-    /// Clones added a step, and seconds a step holds.
+    /// Clones added a step, seconds a step settles before its window, and seconds the
+    /// window holds.
     pub step: usize,
+    pub settle: u64,
     pub hold: u64,
     pub bounds: Bounds,
     /// Clones already running when the ramp began.
@@ -239,12 +241,14 @@ pub fn table(report: &RampReport) -> String {
         ]);
     }
     let mut out = format!(
-        "ramp{}: +{} clones every {} s at interval {} s, from {} running\n{}{}\n",
+        "ramp{}: +{} clones every {} s (settle {} s, hold {} s) at interval {} s, from {} running\n{}{}\n",
         b.label
             .as_deref()
             .map(|l| format!(" {l}"))
             .unwrap_or_default(),
         b.step,
+        b.settle + b.hold,
+        b.settle,
         b.hold,
         b.interval,
         b.running_before,

@@ -1,8 +1,10 @@
 //! `ramp run`: a stepped load that finds where the server stack stops coping.
 //!
 //! The clones already running are the floor. Each step starts `step` more of the stopped
-//! clones (in name order, `clone2` before `clone10`), holds for `hold` seconds while the
-//! recorder's samples count the runs that finish, and judges the step's figures
+//! clones (in name order, `clone2` before `clone10`), lets them settle (their first runs
+//! request certificates and sync plugins, which no later run repeats), then holds a
+//! window of `hold` seconds while the recorder's samples count the runs that finish, and
+//! judges the step's figures
 //! ([`step`]) against the user's bounds: p95 run time, the share of failed runs, the
 //! server's JRuby wait. The ramp ends at the first step that crosses a bound, when no
 //! stopped clone is left, or on SIGTERM or SIGINT; it leaves the clones it started
@@ -13,6 +15,7 @@
 pub mod baseline;
 pub mod step;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -38,7 +41,10 @@ pub struct RampRequest {
     pub label: Option<String>,
     /// Clones started a step.
     pub step: usize,
-    /// Seconds a step holds once its clones are started.
+    /// Seconds after a step's clones are started before its window opens (their first
+    /// runs, with the certificate request and the first plugin sync, fall in it).
+    pub settle: u64,
+    /// Seconds a step's window stays open: the runs that finish in it are the step's.
     pub hold: u64,
     /// Seconds between samples.
     pub every: u64,
@@ -268,6 +274,7 @@ pub fn ramp(
         ended_at: None,
         interval,
         step: request.step,
+        settle: request.settle,
         hold: request.hold,
         bounds: request.bounds,
         running_before,
@@ -277,31 +284,40 @@ pub fn ramp(
     };
     baseline::write(&baseline, &request.output)?;
     let mut ended_by = "clones";
+    // The clones the ramp started whose first run has not been seen yet.
+    let mut awaiting_first: HashSet<String> = HashSet::new();
     for (index, chunk) in queue.chunks(request.step).enumerate() {
         let number = index as u32 + 1;
         let failed = fleet.start(chunk, request.spread)?;
+        awaiting_first.extend(chunk.iter().filter(|c| !failed.contains(c)).cloned());
         let started = clock.now();
-        let mut window = StepWindow::new(number, chunk.len(), failed, started);
+        let window_from = started + request.settle;
+        let mut window = StepWindow::new(number, chunk.len(), failed, started, window_from);
         let mark = StepMark {
             step: number,
             clones: running_before + (index * request.step) + chunk.len(),
         };
-        // The first sample marks the window's start: the runs it counts finished before
-        // this step's clones ran, so they are not the step's.
-        let (first, _) = fleet.sample(started)?;
+        // The runs of this first sample finished before the step's clones ran, and those
+        // until `window_from` while the new clones made their first runs: none are the
+        // step's.
+        let (first, runs) = fleet.sample(started)?;
+        split_first_runs(runs, &mut awaiting_first);
         append(&mut timeline, first, mark)?;
         let mut taken = 0u64;
         let signalled = loop {
             taken += 1;
             let due = started + taken * request.every;
-            if due > started + request.hold {
+            if due > window_from + request.hold {
                 break false;
             }
             if !wait_until(clock, due, stop) {
                 break true;
             }
             let (sample, runs) = fleet.sample(clock.now())?;
-            window.add(&sample, &runs);
+            let (steady, first_runs) = split_first_runs(runs, &mut awaiting_first);
+            if due > window_from {
+                window.add(&sample, steady, first_runs);
+            }
             if let Some(version) = sample.server.as_ref().and_then(|s| s.version.clone()) {
                 baseline.server_version = Some(version);
             }
@@ -330,6 +346,16 @@ pub fn ramp(
         output: request.output.display().to_string(),
         baseline,
     })
+}
+
+/// The runs that are not a started clone's first, and those that are (each clone's first
+/// is taken off `awaiting_first`).
+fn split_first_runs(
+    runs: Vec<NewRun>,
+    awaiting_first: &mut HashSet<String>,
+) -> (Vec<NewRun>, Vec<NewRun>) {
+    runs.into_iter()
+        .partition(|run| !awaiting_first.remove(&run.clone))
 }
 
 fn append(

@@ -62,10 +62,11 @@ pub struct StepResult {
     /// Clones this step started, and those of them that did not start.
     pub added: usize,
     pub start_failed: Vec<String>,
-    /// When the step's clones had been started and its window began (RFC 3339 and epoch s).
+    /// When the step's clones had been started (RFC 3339 and epoch s); its window opened
+    /// the baseline's `settle` seconds later.
     pub started_at: String,
     pub t: u64,
-    /// Seconds the window covered, from the start of its clones to its last sample.
+    /// Seconds the window covered, from its opening to its last sample.
     pub seconds: u64,
     pub samples: usize,
     /// Runs that finished in the window, and how many of them failed.
@@ -76,6 +77,10 @@ pub struct StepResult {
     pub runs_per_minute: f64,
     /// The run times (seconds) of the window's runs.
     pub total_time: Distribution,
+    /// The first runs of the clones the ramp started, which finished in the window: not
+    /// in the figures above, since a clone's first run also requests its certificate and
+    /// syncs every plugin, which no later run repeats.
+    pub first_runs: FirstRuns,
     /// The server's average JRuby wait at the window's last sample that had it (ms).
     pub jruby_wait_ms: Option<f64>,
     /// The mean share of the load host's cores busy over the window (0 to 1); a knee where
@@ -85,6 +90,14 @@ pub struct StepResult {
     pub crossed: Vec<Crossing>,
 }
 
+/// First runs, counted apart from a step's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstRuns {
+    pub runs: usize,
+    pub failed_runs: usize,
+    pub total_time: Distribution,
+}
+
 /// The samples and runs of a step as they come in.
 #[derive(Debug)]
 pub struct StepWindow {
@@ -92,36 +105,49 @@ pub struct StepWindow {
     added: usize,
     start_failed: Vec<String>,
     started: u64,
+    window_from: u64,
     last_t: u64,
     samples: usize,
     clones: usize,
     runs: Vec<NewRun>,
+    first_runs: Vec<NewRun>,
     jruby_wait_ms: Option<f64>,
     cpu: Vec<f64>,
 }
 
 impl StepWindow {
-    pub fn new(step: u32, added: usize, start_failed: Vec<String>, started: u64) -> Self {
+    /// A step whose clones were started at `started` and whose window opens at `window_from`.
+    pub fn new(
+        step: u32,
+        added: usize,
+        start_failed: Vec<String>,
+        started: u64,
+        window_from: u64,
+    ) -> Self {
         StepWindow {
             step,
             added,
             start_failed,
             started,
-            last_t: started,
+            window_from,
+            last_t: window_from,
             samples: 0,
             clones: 0,
             runs: Vec::new(),
+            first_runs: Vec::new(),
             jruby_wait_ms: None,
             cpu: Vec::new(),
         }
     }
 
-    /// Adds a sample taken in the window and the runs it counted.
-    pub fn add(&mut self, sample: &Sample, runs: &[NewRun]) {
+    /// Adds a sample taken in the window, the runs it counted, and which of them were
+    /// first runs.
+    pub fn add(&mut self, sample: &Sample, runs: Vec<NewRun>, first_runs: Vec<NewRun>) {
         self.samples += 1;
         self.last_t = sample.t;
         self.clones = sample.fleet.running;
-        self.runs.extend_from_slice(runs);
+        self.runs.extend(runs);
+        self.first_runs.extend(first_runs);
         if let Some(wait) = sample
             .server
             .as_ref()
@@ -137,9 +163,9 @@ impl StepWindow {
     /// The step's figures, held to `bounds`.
     pub fn judge(self, bounds: &Bounds) -> StepResult {
         let runs = self.runs.len();
-        let failed_runs = self.runs.iter().filter(|r| !r.status.is_success()).count();
+        let failed_runs = failed(&self.runs);
         let error_percent = (runs > 0).then(|| 100.0 * failed_runs as f64 / runs as f64);
-        let seconds = self.last_t.saturating_sub(self.started);
+        let seconds = self.last_t.saturating_sub(self.window_from);
         let total_time = Distribution::of(self.runs.iter().filter_map(|r| r.total_time));
         let mut crossed = Vec::new();
         if runs == 0 {
@@ -183,12 +209,21 @@ impl StepWindow {
                 runs as f64 * 60.0 / seconds as f64
             },
             total_time,
+            first_runs: FirstRuns {
+                runs: self.first_runs.len(),
+                failed_runs: failed(&self.first_runs),
+                total_time: Distribution::of(self.first_runs.iter().filter_map(|r| r.total_time)),
+            },
             jruby_wait_ms: self.jruby_wait_ms,
             host_cpu_busy,
             within_bounds: crossed.is_empty(),
             crossed,
         }
     }
+}
+
+fn failed(runs: &[NewRun]) -> usize {
+    runs.iter().filter(|r| !r.status.is_success()).count()
 }
 
 /// A step in one line, for the ramp's progress on stderr.
@@ -222,13 +257,14 @@ mod tests {
 
     fn run(status: RunStatus, seconds: f64) -> NewRun {
         NewRun {
+            clone: "clone1".to_owned(),
             status,
             total_time: Some(seconds),
         }
     }
 
     fn window(runs: &[NewRun]) -> StepWindow {
-        let mut w = StepWindow::new(2, 10, vec![], 1000);
+        let mut w = StepWindow::new(2, 10, vec![], 880, 1000);
         w.runs = runs.to_vec();
         w.last_t = 1120;
         w.clones = 20;

@@ -13,8 +13,9 @@ use crate::record::test_clock::clock;
 const INTERVAL: u64 = 120;
 
 /// Clones that each run every `INTERVAL` seconds from when they were started, at a
-/// phase set by their number; a run takes `seconds_per_clone` × the clones running, and
-/// fails once more than `fails_above` run.
+/// phase set by their number; a run takes `seconds_per_clone` × the clones running (a
+/// clone's first run 30 s more, as a certificate request and the first plugin sync do),
+/// and fails once more than `fails_above` run.
 struct ModelFleet {
     clones: Vec<(String, Option<u64>)>,
     seconds_per_clone: f64,
@@ -86,10 +87,15 @@ impl Fleet for ModelFleet {
             .iter()
             .enumerate()
             .map(|(i, (name, started))| {
-                let last = started.and_then(|s| {
-                    let first = s + (i as u64 * 7) % INTERVAL;
+                let first = started.map(|s| s + (i as u64 * 7) % INTERVAL);
+                let last = first.and_then(|first| {
                     (now >= first).then(|| first + (now - first) / INTERVAL * INTERVAL)
                 });
+                let seconds = if last.is_some() && last == first {
+                    seconds + 30.0
+                } else {
+                    seconds
+                };
                 let state = if started.is_some() {
                     ReportState::Running
                 } else {
@@ -116,6 +122,7 @@ fn request(output: PathBuf) -> RampRequest {
         timeline: None,
         label: Some("model".to_owned()),
         step: 10,
+        settle: INTERVAL,
         hold: INTERVAL,
         every: DEFAULT_EVERY,
         max_clones: None,
@@ -169,9 +176,10 @@ fn it_stops_at_the_first_step_past_a_bound_and_names_the_last_one_within() {
         .lines()
         .map(|l| serde_json::from_str::<Sample>(l).unwrap().step)
         .collect();
-    assert_eq!(marks.len(), 3 * 13);
+    // Each step: its first sample, then one every 10 s of its settling and its window.
+    assert_eq!(marks.len(), 3 * 25);
     assert_eq!(
-        marks[13],
+        marks[25],
         Some(StepMark {
             step: 2,
             clones: 20
@@ -235,8 +243,8 @@ fn a_signal_ends_it_without_judging_the_step_cut_short() {
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut fleet = ModelFleet::new(&refs, 0);
     let req = request(dir.path().join("ramp.json"));
-    // Within the second step's hold.
-    let done = ramp(&mut fleet, &req, &clock(Some((1200, &STOPPED))), &STOPPED).unwrap();
+    // Within the second step (1240 to 1480 s).
+    let done = ramp(&mut fleet, &req, &clock(Some((1300, &STOPPED))), &STOPPED).unwrap();
     assert!(STOPPED.load(Ordering::SeqCst));
     assert_eq!(done.baseline.steps.len(), 1);
     assert_eq!(done.baseline.verdict.ended_by, "signal");
@@ -245,6 +253,39 @@ fn a_signal_ends_it_without_judging_the_step_cut_short() {
         .verdict
         .summary
         .starts_with("sustained 10 agents"));
+}
+
+#[test]
+fn first_runs_are_counted_apart_and_the_settling_keeps_them_out_of_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = names(20);
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let never = AtomicBool::new(false);
+
+    // Settled: the window sees each clone's second run, 5 s at 10 clones.
+    let mut fleet = ModelFleet::new(&refs, 0);
+    let done = ramp(
+        &mut fleet,
+        &request(dir.path().join("a.json")),
+        &clock(None),
+        &never,
+    )
+    .unwrap();
+    let first = &done.baseline.steps[0];
+    assert_eq!((first.runs, first.total_time.max), (10, Some(5.0)));
+    assert_eq!(first.first_runs.runs, 0);
+
+    // Not settled, from no clone running: the window holds nine first runs (35 s), kept
+    // apart, and one second run (the clone at phase 0 made its first as the step began).
+    let mut fleet = ModelFleet::new(&refs, 0);
+    let mut unsettled = request(dir.path().join("b.json"));
+    unsettled.settle = 0;
+    let done = ramp(&mut fleet, &unsettled, &clock(None), &never).unwrap();
+    let first = &done.baseline.steps[0];
+    assert_eq!((first.runs, first.first_runs.runs), (1, 9));
+    assert_eq!(first.first_runs.total_time.max, Some(35.0));
+    assert_eq!(first.total_time.p95, Some(5.0));
+    assert!(first.within_bounds);
 }
 
 #[test]
@@ -341,7 +382,9 @@ fn two_baselines_line_up_by_the_clones_each_step_ran() {
         baseline: new,
         comparison: Some(compared),
     });
-    assert!(text.contains("ramp model: +10 clones every 120 s at interval 120 s, from 0 running"));
+    assert!(text.contains(
+        "ramp model: +10 clones every 240 s (settle 120 s, hold 120 s) at interval 120 s, from 0 running"
+    ));
     assert!(text.contains("old: sustained 20 agents"), "{text}");
     assert!(text.contains("new: sustained 40 agents"), "{text}");
 }

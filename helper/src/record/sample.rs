@@ -53,8 +53,9 @@ pub struct StepMark {
 }
 
 /// A run that finished since the previous sample, as the sample counted it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewRun {
+    pub clone: String,
     pub status: RunStatus,
     pub total_time: Option<f64>,
 }
@@ -146,6 +147,7 @@ impl Sampler {
         self.latest = new_runs
             .iter()
             .map(|c| NewRun {
+                clone: c.name.clone(),
                 status: c.run.status,
                 total_time: c.run.total_time,
             })
