@@ -14,6 +14,7 @@
 #                 cache too unless KEEP_CACHE=1
 #   lab.sh table  prints the fleet table again
 #   lab.sh page   writes the page of the run recorded so far and prints its path
+#   lab.sh ramp   finds the knee of the lab's server (cmd_ramp says how)
 #
 # LAB_ROLE=web classifies the clones with sandbox/roles/web.pp (Debian's
 # puppetlabs-apache, -apt and aboe-chrony packages, installed on the lab's
@@ -46,6 +47,10 @@ declare -A ROLE_PACKAGES=(
   [web]="puppet-module-puppetlabs-apache puppet-module-puppetlabs-apt puppet-module-aboe-chrony"
 )
 SITE_PP=/etc/puppet/code/environments/production/manifests/site.pp
+# Inside the sandbox (its /tmp is the sandbox's own tmpfs).
+RAMP_CLONE_LIST=/var/tmp/lab-ramp-clones.jsonl
+RAMP_BASELINE=/var/tmp/lab-ramp.json
+RAMP_TIMELINE=/var/tmp/lab-ramp.jsonl
 
 sandbox() { bash "$here/sandbox.sh" "$@"; }
 inside() { sandbox exec "$NAME" "$@"; }
@@ -245,8 +250,50 @@ cmd_down() {
   rmdir "$SANDBOX_CACHE" 2>/dev/null || true
 }
 
+# The knee of the lab's server: clones up to RAMP_CLONES (default 40) beside the
+# lab's own are made stopped, shaped as the lab's (run interval, agent_noop),
+# timer mode phased over all of them, and `clone-army ramp run` starts them
+# RAMP_STEP (default 10) a step, each step settling and holding one run interval,
+# until a step's p95 run time passes RAMP_MAX_P95 s (default 30), its failed runs
+# RAMP_MAX_ERROR_RATE % (default 1) or the JRuby wait RAMP_MAX_JRUBY_WAIT ms
+# (default 1000). Prints the curve; the baseline and the timeline stay in the
+# sandbox (their paths are printed).
+cmd_ramp() {
+  require_root
+  local total=${RAMP_CLONES:-40} step=${RAMP_STEP:-10} listed base domain noop have i lines=''
+  listed=$(EXEC_TIMEOUT=120 inside clone-army clone list)
+  base=$(jq -er '.result.clones[0].base' <<<"$listed") || die "the lab has no clone: run lab.sh up first"
+  domain=$(jq -er '.result.clones[0].certname | sub("^[^.]*[.]"; "")' <<<"$listed")
+  noop=$(jq -r '.result.clones[0].agent_noop // false' <<<"$listed")
+  for ((i = 1; i <= total; i++)); do
+    have=$(jq --arg n "clone$i" '[.result.clones[] | select(.name == $n)] | length' <<<"$listed")
+    ((have == 0)) || continue
+    lines+=$(jq -cn --arg n "clone$i" --arg base "$base" --arg server "$SERVER_NAME" --arg c "clone$i.$domain" \
+      --arg interval "$LAB_RUNINTERVAL" --arg index $((i - 1)) --arg count "$total" --arg noop "$noop" \
+      '[$n, "--base", $base, "--server", $server, "--certname", $c, "--run-mode", "timer",
+        "--runinterval", $interval, "--phase-index", $index, "--phase-count", $count, "--agent-noop", $noop]')$'\n'
+  done
+  if [ -n "$lines" ]; then
+    # shellcheck disable=SC2016 # $1 is the inner shell's
+    inside sh -c 'cat > "$1"' sh "$RAMP_CLONE_LIST" <<<"$lines"
+    EXEC_TIMEOUT=600 inside clone-army clone create-many "$RAMP_CLONE_LIST" >/dev/null ||
+      die "clone create-many of the ramp's clones failed"
+  fi
+  log "ramp: +$step clones a step up to $total, each step $((2 * LAB_RUNINTERVAL)) s"
+  EXEC_TIMEOUT=$((4 * LAB_RUNINTERVAL * (total / step + 2) + 600)) inside clone-army ramp run \
+    --output "$RAMP_BASELINE" --timeline "$RAMP_TIMELINE" --label "lab ${LAB_ROLE:-default}" \
+    --step "$step" --max-clones "$total" --interval "$LAB_RUNINTERVAL" \
+    --max-p95 "${RAMP_MAX_P95:-30}" --max-error-rate "${RAMP_MAX_ERROR_RATE:-1}" \
+    --max-jruby-wait "${RAMP_MAX_JRUBY_WAIT:-1000}" \
+    --server "https://$SERVER_NAME:8140" --ca-cert "$SERVER_CA_CERT" >/dev/null ||
+    die "ramp run failed"
+  EXEC_TIMEOUT=60 inside clone-army ramp report "$RAMP_BASELINE" --format table
+  log "baseline and timeline: $(sandbox_dir "$NAME")/root{$RAMP_BASELINE,$RAMP_TIMELINE}"
+}
+
 case "${1:-}" in
   up) cmd_up ;;
+  ramp) cmd_ramp ;;
   down) cmd_down ;;
   table)
     require_root
@@ -258,7 +305,7 @@ case "${1:-}" in
     write_page || exit 1
     ;;
   *)
-    echo "usage: $0 up|down|table|page" >&2
+    echo "usage: $0 up|down|table|page|ramp" >&2
     exit 2
     ;;
 esac
