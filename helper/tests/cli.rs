@@ -180,7 +180,9 @@ fn ramp_report_shows_a_baseline_and_lays_two_side_by_side() {
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(
-        text.starts_with("ramp tuned: +10 clones every 240 s (settle 120 s, hold 120 s) at interval 120 s"),
+        text.starts_with(
+            "ramp tuned: +10 clones every 240 s (settle 120 s, hold 120 s) at interval 120 s"
+        ),
         "{text}"
     );
     assert!(text.contains("tuned verdict"), "{text}");

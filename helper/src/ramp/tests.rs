@@ -112,8 +112,11 @@ impl Fleet for ModelFleet {
     }
 }
 
-fn names(n: usize) -> Vec<String> {
-    (1..=n).map(|i| format!("clone{i}")).collect()
+/// clone1 to cloneN, `running` of them running.
+fn fleet_of(n: usize, running: usize) -> ModelFleet {
+    let names: Vec<String> = (1..=n).map(|i| format!("clone{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    ModelFleet::new(&refs, running)
 }
 
 fn request(output: PathBuf) -> RampRequest {
@@ -144,9 +147,7 @@ fn request(output: PathBuf) -> RampRequest {
 #[test]
 fn it_stops_at_the_first_step_past_a_bound_and_names_the_last_one_within() {
     let dir = tempfile::tempdir().unwrap();
-    let all = names(50);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    let mut fleet = ModelFleet::new(&refs, 0);
+    let mut fleet = fleet_of(50, 0);
     let never = AtomicBool::new(false);
     let mut req = request(dir.path().join("ramp.json"));
     req.timeline = Some(dir.path().join("ramp.jsonl"));
@@ -215,9 +216,7 @@ fn clones_are_added_in_name_order_from_those_running_up_to_the_most_asked() {
 #[test]
 fn failed_runs_and_clones_that_would_not_start_are_in_the_step() {
     let dir = tempfile::tempdir().unwrap();
-    let all = names(30);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    let mut fleet = ModelFleet::new(&refs, 0);
+    let mut fleet = fleet_of(30, 0);
     fleet.fails_above = 15;
     fleet.broken = vec!["clone3".to_owned()];
     let never = AtomicBool::new(false);
@@ -239,9 +238,7 @@ fn failed_runs_and_clones_that_would_not_start_are_in_the_step() {
 fn a_signal_ends_it_without_judging_the_step_cut_short() {
     static STOPPED: AtomicBool = AtomicBool::new(false);
     let dir = tempfile::tempdir().unwrap();
-    let all = names(40);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    let mut fleet = ModelFleet::new(&refs, 0);
+    let mut fleet = fleet_of(40, 0);
     let req = request(dir.path().join("ramp.json"));
     // Within the second step (1240 to 1480 s).
     let done = ramp(&mut fleet, &req, &clock(Some((1300, &STOPPED))), &STOPPED).unwrap();
@@ -258,12 +255,10 @@ fn a_signal_ends_it_without_judging_the_step_cut_short() {
 #[test]
 fn first_runs_are_counted_apart_and_the_settling_keeps_them_out_of_the_window() {
     let dir = tempfile::tempdir().unwrap();
-    let all = names(20);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let never = AtomicBool::new(false);
 
     // Settled: the window sees each clone's second run, 5 s at 10 clones.
-    let mut fleet = ModelFleet::new(&refs, 0);
+    let mut fleet = fleet_of(20, 0);
     let done = ramp(
         &mut fleet,
         &request(dir.path().join("a.json")),
@@ -277,7 +272,7 @@ fn first_runs_are_counted_apart_and_the_settling_keeps_them_out_of_the_window() 
 
     // Not settled, from no clone running: the window holds nine first runs (35 s), kept
     // apart, and one second run (the clone at phase 0 made its first as the step began).
-    let mut fleet = ModelFleet::new(&refs, 0);
+    let mut fleet = fleet_of(20, 0);
     let mut unsettled = request(dir.path().join("b.json"));
     unsettled.settle = 0;
     let done = ramp(&mut fleet, &unsettled, &clock(None), &never).unwrap();
@@ -343,11 +338,9 @@ fn bad_requests_are_refused_naming_the_field_before_anything_starts() {
 #[test]
 fn two_baselines_line_up_by_the_clones_each_step_ran() {
     let dir = tempfile::tempdir().unwrap();
-    let all = names(50);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     let never = AtomicBool::new(false);
     let run = |seconds_per_clone: f64, file: &str| {
-        let mut fleet = ModelFleet::new(&refs, 0);
+        let mut fleet = fleet_of(50, 0);
         fleet.seconds_per_clone = seconds_per_clone;
         ramp(
             &mut fleet,
