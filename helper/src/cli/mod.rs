@@ -223,8 +223,8 @@ pub struct RampArgs {
     /// default: --interval).
     #[arg(long, value_name = "S")]
     pub hold: Option<u64>,
-    /// Seconds between samples.
-    #[arg(long, value_name = "S", default_value_t = crate::ramp::DEFAULT_EVERY)]
+    /// Seconds between samples (the recorder's default).
+    #[arg(long, value_name = "S", default_value_t = crate::record::DEFAULT_EVERY)]
     pub every: u64,
     /// The most clones to run, those running before included (default: every clone).
     #[arg(long, value_name = "N")]

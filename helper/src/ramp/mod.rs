@@ -4,9 +4,8 @@
 //! clones (in name order, `clone2` before `clone10`), lets them settle (their first runs
 //! request certificates and sync plugins, which no later run repeats), then holds a
 //! window of `hold` seconds while the recorder's samples count the runs that finish, and
-//! judges the step's figures
-//! ([`step`]) against the user's bounds: p95 run time, the share of failed runs, the
-//! server's JRuby wait. The ramp ends at the first step that crosses a bound, when no
+//! judges the step's figures ([`step`]) against the user's bounds: p95 run time, the
+//! share of failed runs, the server's JRuby wait. The ramp ends at the first step that crosses a bound, when no
 //! stopped clone is left, or on SIGTERM or SIGINT; it leaves the clones it started
 //! running. Every step goes to the baseline file ([`baseline`]) as it ends, and every
 //! sample, marked with its step, to the timeline when one is given, so `report --from`
@@ -28,9 +27,6 @@ use crate::report::ReportRequest;
 use crate::sys::time::rfc3339_utc;
 use baseline::{Baseline, Verdict, BASELINE_VERSION};
 use step::{Bounds, StepWindow};
-
-/// Seconds between samples within a step unless told.
-pub const DEFAULT_EVERY: u64 = 10;
 
 #[derive(Debug, Clone)]
 pub struct RampRequest {

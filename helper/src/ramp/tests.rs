@@ -105,9 +105,11 @@ impl Fleet for ModelFleet {
             })
             .collect();
         let report = fixtures::report(now, clones);
-        let sample = self
-            .sampler
-            .sample(&report, HostReading::default(), DEFAULT_EVERY);
+        let sample = self.sampler.sample(
+            &report,
+            HostReading::default(),
+            crate::record::DEFAULT_EVERY,
+        );
         Ok((sample, self.sampler.latest_runs().to_vec()))
     }
 }
@@ -127,7 +129,7 @@ fn request(output: PathBuf) -> RampRequest {
         step: 10,
         settle: INTERVAL,
         hold: INTERVAL,
-        every: DEFAULT_EVERY,
+        every: crate::record::DEFAULT_EVERY,
         max_clones: None,
         spread: 0,
         bounds: Bounds {
