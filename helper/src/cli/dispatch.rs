@@ -60,7 +60,7 @@ pub fn run() -> i32 {
             verb: RampVerb::Report(args),
         } => {
             return answer(listing(
-                ramp_report(&args.baseline, args.against.as_deref()),
+                ramp::baseline::report(&args.baseline, args.against.as_deref()),
                 args.format,
                 ramp::baseline::table,
             ))
@@ -311,19 +311,6 @@ fn dispatch(cli: Cli) -> Result<Answer> {
             "a verb answered before the root check reached the dispatcher".to_owned(),
         )),
     }
-}
-
-/// `ramp report`: a baseline, and its comparison with another when asked.
-fn ramp_report(path: &Path, against: Option<&Path>) -> Result<ramp::baseline::RampReport> {
-    let baseline = ramp::baseline::read(path, "baseline")?;
-    let comparison = against
-        .map(|old| ramp::baseline::read(old, "against"))
-        .transpose()?
-        .map(|old| ramp::baseline::compare(&baseline, old));
-    Ok(ramp::baseline::RampReport {
-        baseline,
-        comparison,
-    })
 }
 
 fn json<T: Serialize>(result: Result<T>) -> Result<Answer> {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::step::{Bounds, StepResult};
+use super::step::{one_decimal, Bounds, StepResult};
 use crate::protocol::error::{Error, Result};
 use crate::sys::table::{Table, NONE};
 
@@ -163,6 +163,19 @@ pub struct RampReport {
     pub comparison: Option<Comparison>,
 }
 
+/// `ramp report`: the baseline at `path`, and its comparison with the one at `against`.
+pub fn report(path: &Path, against: Option<&Path>) -> Result<RampReport> {
+    let baseline = read(path, "baseline")?;
+    let comparison = against
+        .map(|old| read(old, "against"))
+        .transpose()?
+        .map(|old| compare(&baseline, old));
+    Ok(RampReport {
+        baseline,
+        comparison,
+    })
+}
+
 /// The steps of `new` and `old` side by side: a step of one is matched with the step of
 /// the other that ran the same clones, and a step without a match has its side empty.
 pub fn compare(new: &Baseline, old: Baseline) -> Comparison {
@@ -202,7 +215,7 @@ pub fn compare(new: &Baseline, old: Baseline) -> Comparison {
 /// The curve for people, and the comparison when there is one.
 pub fn table(report: &RampReport) -> String {
     let b = &report.baseline;
-    let cell = |v: Option<f64>| v.map_or_else(|| NONE.to_owned(), |v| format!("{v:.1}"));
+    let cell = one_decimal;
     let mut steps = Table::new(&[
         "STEP",
         "CLONES",

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::protocol::answers::Distribution;
 use crate::record::sample::{NewRun, Sample};
+use crate::sys::table::NONE;
 
 /// The limits a step is held to; a bound left out is not checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -15,6 +16,11 @@ pub struct Bounds {
     pub error_percent: Option<f64>,
     /// The server's average JRuby wait (`average-wait-time`) at the step's end, ms.
     pub jruby_wait_ms: Option<f64>,
+}
+
+/// A figure with one decimal, as the ramp shows its figures to people; `-` without one.
+pub fn one_decimal(value: Option<f64>) -> String {
+    value.map_or_else(|| NONE.to_owned(), |v| format!("{v:.1}"))
 }
 
 /// A bound a step crossed, with the step's figure.
@@ -30,22 +36,21 @@ pub struct Crossing {
 impl Crossing {
     /// For people: "p95 run time 41.2 s > 30 s".
     pub fn describe(&self) -> String {
-        let figure = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
         match self.bound.as_str() {
             "p95" => format!(
                 "p95 run time {} s > {} s",
-                figure(self.value),
-                figure(self.limit)
+                one_decimal(self.value),
+                one_decimal(self.limit)
             ),
             "error-rate" => format!(
                 "failed runs {} % > {} %",
-                figure(self.value),
-                figure(self.limit)
+                one_decimal(self.value),
+                one_decimal(self.limit)
             ),
             "jruby-wait" => format!(
                 "JRuby wait {} ms > {} ms",
-                figure(self.value),
-                figure(self.limit)
+                one_decimal(self.value),
+                one_decimal(self.limit)
             ),
             _ => "no run finished while the step held".to_owned(),
         }
@@ -149,9 +154,7 @@ impl StepWindow {
         self.runs.extend(runs);
         self.first_runs.extend(first_runs);
         if let Some(wait) = sample
-            .server
-            .as_ref()
-            .and_then(|s| s.jruby.as_ref())
+            .jruby()
             .and_then(|j| j.average_wait_time_ms.as_ref())
             .and_then(serde_json::Number::as_f64)
         {
@@ -243,9 +246,10 @@ pub fn progress(step: &StepResult) -> String {
         step.clones,
         step.runs,
         step.runs_per_minute,
-        step.total_time
-            .p95
-            .map_or_else(|| "-".to_owned(), |p| format!("{p:.1} s")),
+        step.total_time.p95.map_or_else(
+            || NONE.to_owned(),
+            |p| format!("{} s", one_decimal(Some(p)))
+        ),
         step.failed_runs,
     )
 }

@@ -146,9 +146,7 @@ pub mod series {
         samples: &[Sample],
         pick: impl Fn(&crate::protocol::answers::JrubyMetrics) -> Option<f64>,
     ) -> Vec<(u64, f64)> {
-        of(samples, |s| {
-            s.server.as_ref()?.jruby.as_ref().and_then(&pick)
-        })
+        of(samples, |s| s.jruby().and_then(&pick))
     }
 
     pub fn free_jrubies(samples: &[Sample]) -> Vec<(u64, f64)> {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::answers::{
-    Distribution, PuppetdbView, Report, ReportState, RunStatus, ServerView,
+    Distribution, JrubyMetrics, PuppetdbView, Report, ReportState, RunStatus, ServerView,
 };
 use crate::record::host::{self, HostReading, HostSample};
 use crate::record::shape::{self, FleetShape, Versions};
@@ -43,6 +43,13 @@ pub struct Sample {
     /// The step of a stepped load (`ramp run`) this sample was taken in; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepMark>,
+}
+
+impl Sample {
+    /// The server's JRuby pool as this sample saw it, when the server was asked and said.
+    pub fn jruby(&self) -> Option<&JrubyMetrics> {
+        self.server.as_ref()?.jruby.as_ref()
+    }
 }
 
 /// Which step of a ramp a sample belongs to, and the clones that step runs.
