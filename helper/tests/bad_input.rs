@@ -503,7 +503,12 @@ fn table() -> Vec<(Vec<String>, Expect)> {
         (
             &["--step", "10"][..],
             "bounds",
-            "give at least one of --max-p95, --max-error-rate, --max-jruby-wait",
+            "give at least one of --max-p95, --max-error-rate, --max-jruby-wait, --min-throughput",
+        ),
+        (
+            &["--step", "10", "--min-throughput", "0"][..],
+            "min-throughput",
+            "a percentage above 0, up to 100",
         ),
         (
             &["--step", "10", "--max-error-rate", "150"][..],

@@ -314,7 +314,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
       interval = SandboxHarness::RUNINTERVAL.to_s
       @ramp = on_sandbox(SandboxHarness::HELPER, 'ramp', 'run', '--output', baseline, '--timeline', ramp_timeline,
                          '--label', 'acceptance', '--step', '1', '--interval', interval, '--hold', interval,
-                         '--every', '5', '--max-p95', '600', '--max-error-rate', '50',
+                         '--every', '5', '--max-p95', '600', '--max-error-rate', '50', '--min-throughput', '40',
                          '--server', "https://#{SandboxHarness::SERVER}:8140", timeout: 600)
     end
 
@@ -327,6 +327,8 @@ RSpec.describe 'class clone_army on a sandbox host' do
       expect(step).to include('step' => 1, 'clones' => 2, 'added' => 1, 'start_failed' => [], 'within_bounds' => true)
       expect(step['runs']).to be >= 1, step.inspect
       expect(step['total_time']['p95']).to be > 0, step.inspect
+      expect(step['throughput_percent'])
+        .to be_within(0.01).of(100.0 * step['runs'] * SandboxHarness::RUNINTERVAL / (2 * step['seconds'])), step.inspect
       expect(answer['verdict']).to include('ended_by' => 'clones')
       expect(answer['verdict']['summary']).to start_with("sustained 2 agents at interval #{SandboxHarness::RUNINTERVAL} s ("),
                                               answer.inspect

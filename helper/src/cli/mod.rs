@@ -241,6 +241,10 @@ pub struct RampArgs {
     /// Bound: the server's average JRuby wait at a step's end, ms (needs --server).
     #[arg(long, value_name = "MS")]
     pub max_jruby_wait: Option<f64>,
+    /// Bound: the runs that finished in a step's window as a share of those due (each
+    /// clone one per interval), percent.
+    #[arg(long, value_name = "PERCENT")]
+    pub min_throughput: Option<f64>,
     #[command(flatten)]
     pub views: ViewArgs,
 }
@@ -274,6 +278,7 @@ impl RampArgs {
                 p95_seconds: self.max_p95,
                 error_percent: self.max_error_rate,
                 jruby_wait_ms: self.max_jruby_wait,
+                min_throughput_percent: self.min_throughput,
             },
             report,
         }

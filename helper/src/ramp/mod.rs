@@ -5,7 +5,8 @@
 //! request certificates and sync plugins, which no later run repeats), then holds a
 //! window of `hold` seconds while the recorder's samples count the runs that finish, and
 //! judges the step's figures ([`step`]) against the user's bounds: p95 run time, the
-//! share of failed runs, the server's JRuby wait. The ramp ends at the first step that crosses a bound, when no
+//! share of failed runs, the server's JRuby wait, the share of the runs due that
+//! finished. The ramp ends at the first step that crosses a bound, when no
 //! stopped clone is left, or on SIGTERM or SIGINT; it leaves the clones it started
 //! running. Every step goes to the baseline file ([`baseline`]) as it ends, and every
 //! sample, marked with its step, to the timeline when one is given, so `report --from`
@@ -167,11 +168,12 @@ pub fn validate(request: &RampRequest) -> Result<()> {
         ));
     }
     let b = &request.bounds;
-    if b.p95_seconds.is_none() && b.error_percent.is_none() && b.jruby_wait_ms.is_none() {
+    if *b == Bounds::default() {
         return Err(invalid(
             "bounds",
             "none".into(),
-            "give at least one of --max-p95, --max-error-rate, --max-jruby-wait".into(),
+            "give at least one of --max-p95, --max-error-rate, --max-jruby-wait, --min-throughput"
+                .into(),
         ));
     }
     for (field, value, range_ok, allowed) in [
@@ -193,6 +195,13 @@ pub fn validate(request: &RampRequest) -> Result<()> {
             b.jruby_wait_ms,
             b.jruby_wait_ms.is_none_or(|v| v.is_finite() && v >= 0.0),
             "milliseconds, 0 or more",
+        ),
+        (
+            "min-throughput",
+            b.min_throughput_percent,
+            b.min_throughput_percent
+                .is_none_or(|v| v.is_finite() && v > 0.0 && v <= 100.0),
+            "a percentage above 0, up to 100",
         ),
     ] {
         if !range_ok {
@@ -324,7 +333,7 @@ pub fn ramp(
             ended_by = "signal";
             break;
         }
-        let result = window.judge(&request.bounds);
+        let result = window.judge(&request.bounds, interval);
         eprintln!("clone-army: ramp {}", step::progress(&result));
         let degraded = !result.within_bounds;
         baseline.steps.push(result);

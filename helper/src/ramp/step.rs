@@ -16,6 +16,18 @@ pub struct Bounds {
     pub error_percent: Option<f64>,
     /// The server's average JRuby wait (`average-wait-time`) at the step's end, ms.
     pub jruby_wait_ms: Option<f64>,
+    /// The least share of the runs due that must finish in the window, percent (see
+    /// [`throughput_percent`]): a server that slows agents without failing them, or a
+    /// load host that cannot start them, shows here before anywhere else.
+    pub min_throughput_percent: Option<f64>,
+}
+
+/// The runs that finished in a window as a share of the runs due in it, percent: each
+/// clone running is due one run every `interval` seconds, so `clones * seconds /
+/// interval` runs are due. `None` without clones or time to be due in.
+pub fn throughput_percent(runs: usize, clones: usize, seconds: u64, interval: u64) -> Option<f64> {
+    let due = clones as f64 * seconds as f64 / interval as f64;
+    (due > 0.0).then(|| 100.0 * runs as f64 / due)
 }
 
 /// A figure with one decimal, as the ramp shows its figures to people; `-` without one.
@@ -26,8 +38,8 @@ pub fn one_decimal(value: Option<f64>) -> String {
 /// A bound a step crossed, with the step's figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Crossing {
-    /// `p95`, `error-rate`, `jruby-wait`, or `no-runs` (no run finished while the step
-    /// held, which no bound can call coping).
+    /// `p95`, `error-rate`, `jruby-wait` (above their bound), `throughput` (below it),
+    /// or `no-runs` (no run finished while the step held, which no bound can call coping).
     pub bound: String,
     pub limit: Option<f64>,
     pub value: Option<f64>,
@@ -49,6 +61,11 @@ impl Crossing {
             ),
             "jruby-wait" => format!(
                 "JRuby wait {} ms > {} ms",
+                one_decimal(self.value),
+                one_decimal(self.limit)
+            ),
+            "throughput" => format!(
+                "runs finished {} % of those due < {} %",
                 one_decimal(self.value),
                 one_decimal(self.limit)
             ),
@@ -80,6 +97,9 @@ pub struct StepResult {
     /// `failed_runs / runs` in percent; `null` without runs.
     pub error_percent: Option<f64>,
     pub runs_per_minute: f64,
+    /// The runs as a share of those due in the window ([`throughput_percent`]); `null`
+    /// in a baseline written before it was measured.
+    pub throughput_percent: Option<f64>,
     /// The run times (seconds) of the window's runs.
     pub total_time: Distribution,
     /// The first runs of the clones the ramp started, which finished in the window: not
@@ -163,13 +183,14 @@ impl StepWindow {
         self.cpu.extend(sample.host.cpu_busy);
     }
 
-    /// The step's figures, held to `bounds`.
-    pub fn judge(self, bounds: &Bounds) -> StepResult {
+    /// The step's figures at run interval `interval`, held to `bounds`.
+    pub fn judge(self, bounds: &Bounds, interval: u64) -> StepResult {
         let runs = self.runs.len();
         let failed_runs = failed(&self.runs);
         let error_percent = (runs > 0).then(|| 100.0 * failed_runs as f64 / runs as f64);
         let seconds = self.last_t.saturating_sub(self.window_from);
         let total_time = Distribution::of(self.runs.iter().filter_map(|r| r.total_time));
+        let throughput = throughput_percent(runs, self.clones, seconds, interval);
         let mut crossed = Vec::new();
         if runs == 0 {
             crossed.push(Crossing {
@@ -178,9 +199,10 @@ impl StepWindow {
                 value: None,
             });
         }
-        let mut check = |bound: &str, limit: Option<f64>, value: Option<f64>| {
+        // `above`: a figure crosses its bound by going over it; otherwise by going under.
+        let mut check = |bound: &str, limit: Option<f64>, value: Option<f64>, above: bool| {
             if let (Some(limit), Some(value)) = (limit, value) {
-                if value > limit {
+                if (above && value > limit) || (!above && value < limit) {
                     crossed.push(Crossing {
                         bound: bound.to_owned(),
                         limit: Some(limit),
@@ -189,9 +211,15 @@ impl StepWindow {
                 }
             }
         };
-        check("p95", bounds.p95_seconds, total_time.p95);
-        check("error-rate", bounds.error_percent, error_percent);
-        check("jruby-wait", bounds.jruby_wait_ms, self.jruby_wait_ms);
+        check("p95", bounds.p95_seconds, total_time.p95, true);
+        check("error-rate", bounds.error_percent, error_percent, true);
+        check("jruby-wait", bounds.jruby_wait_ms, self.jruby_wait_ms, true);
+        check(
+            "throughput",
+            bounds.min_throughput_percent,
+            throughput,
+            false,
+        );
         let host_cpu_busy =
             (!self.cpu.is_empty()).then(|| self.cpu.iter().sum::<f64>() / self.cpu.len() as f64);
         StepResult {
@@ -211,6 +239,7 @@ impl StepWindow {
             } else {
                 runs as f64 * 60.0 / seconds as f64
             },
+            throughput_percent: throughput,
             total_time,
             first_runs: FirstRuns {
                 runs: self.first_runs.len(),
@@ -241,11 +270,12 @@ pub fn progress(step: &StepResult) -> String {
             .join(", ")
     };
     format!(
-        "step {}: {} clones, {} runs ({:.1}/min), p95 {}, {} failed: {verdict}",
+        "step {}: {} clones, {} runs ({:.1}/min, {} % of due), p95 {}, {} failed: {verdict}",
         step.step,
         step.clones,
         step.runs,
         step.runs_per_minute,
+        one_decimal(step.throughput_percent),
         step.total_time.p95.map_or_else(
             || NONE.to_owned(),
             |p| format!("{} s", one_decimal(Some(p)))
@@ -267,6 +297,9 @@ mod tests {
         }
     }
 
+    /// The run interval of the tests' windows: 20 clones over a 120 s window are due 20 runs.
+    const INTERVAL: u64 = 120;
+
     fn window(runs: &[NewRun]) -> StepWindow {
         let mut w = StepWindow::new(2, 10, vec![], 880, 1000);
         w.runs = runs.to_vec();
@@ -280,19 +313,24 @@ mod tests {
         let runs: Vec<NewRun> = (1..=20)
             .map(|i| run(RunStatus::Unchanged, i as f64))
             .collect();
-        let result = window(&runs).judge(&Bounds {
-            p95_seconds: Some(19.0),
-            error_percent: Some(0.0),
-            jruby_wait_ms: None,
-        });
+        let result = window(&runs).judge(
+            &Bounds {
+                p95_seconds: Some(19.0),
+                error_percent: Some(0.0),
+                min_throughput_percent: Some(100.0),
+                ..Bounds::default()
+            },
+            INTERVAL,
+        );
         assert!(result.within_bounds, "{:?}", result.crossed);
         assert_eq!(result.total_time.p95, Some(19.0));
         assert_eq!(result.error_percent, Some(0.0));
         assert_eq!(result.runs_per_minute, 10.0);
+        assert_eq!(result.throughput_percent, Some(100.0));
         assert_eq!((result.step, result.clones, result.seconds), (2, 20, 120));
         assert_eq!(
             progress(&result),
-            "step 2: 20 clones, 20 runs (10.0/min), p95 19.0 s, 0 failed: within bounds"
+            "step 2: 20 clones, 20 runs (10.0/min, 100.0 % of due), p95 19.0 s, 0 failed: within bounds"
         );
     }
 
@@ -304,11 +342,15 @@ mod tests {
         runs.push(run(RunStatus::Failed, 60.0));
         let mut w = window(&runs);
         w.jruby_wait_ms = Some(250.0);
-        let result = w.judge(&Bounds {
-            p95_seconds: Some(18.5),
-            error_percent: Some(1.0),
-            jruby_wait_ms: Some(200.0),
-        });
+        let result = w.judge(
+            &Bounds {
+                p95_seconds: Some(18.5),
+                error_percent: Some(1.0),
+                jruby_wait_ms: Some(200.0),
+                min_throughput_percent: Some(100.5),
+            },
+            INTERVAL,
+        );
         assert!(!result.within_bounds);
         let named: Vec<(&str, Option<f64>)> = result
             .crossed
@@ -320,21 +362,57 @@ mod tests {
             [
                 ("p95", Some(19.0)),
                 ("error-rate", Some(5.0)),
-                ("jruby-wait", Some(250.0))
+                ("jruby-wait", Some(250.0)),
+                ("throughput", Some(100.0))
             ]
         );
         assert_eq!(result.crossed[0].describe(), "p95 run time 19.0 s > 18.5 s");
         assert_eq!(result.crossed[1].describe(), "failed runs 5.0 % > 1.0 %");
+        assert_eq!(
+            result.crossed[3].describe(),
+            "runs finished 100.0 % of those due < 100.5 %"
+        );
     }
 
     #[test]
     fn a_step_without_runs_cannot_be_called_coping() {
-        let result = window(&[]).judge(&Bounds {
-            p95_seconds: Some(30.0),
-            ..Bounds::default()
-        });
+        let result = window(&[]).judge(
+            &Bounds {
+                p95_seconds: Some(30.0),
+                ..Bounds::default()
+            },
+            INTERVAL,
+        );
         assert!(!result.within_bounds);
         assert_eq!(result.crossed[0].bound, "no-runs");
         assert_eq!(result.error_percent, None);
+    }
+
+    #[test]
+    fn runs_short_of_those_due_cross_the_throughput_bound() {
+        // 15 runs where 20 clones were due one each: 75 %.
+        let runs: Vec<NewRun> = (1..=15)
+            .map(|i| run(RunStatus::Unchanged, i as f64))
+            .collect();
+        let bounds = Bounds {
+            min_throughput_percent: Some(90.0),
+            ..Bounds::default()
+        };
+        let result = window(&runs).judge(&bounds, INTERVAL);
+        assert_eq!(result.throughput_percent, Some(75.0));
+        assert_eq!(result.crossed.len(), 1);
+        assert_eq!(
+            result.crossed[0].describe(),
+            "runs finished 75.0 % of those due < 90.0 %"
+        );
+        // At twice the interval the same runs are 150 % of the 10 due: within.
+        assert!(window(&runs).judge(&bounds, 2 * INTERVAL).within_bounds);
+    }
+
+    #[test]
+    fn nothing_is_due_without_clones_or_time() {
+        assert_eq!(throughput_percent(5, 0, 120, 60), None);
+        assert_eq!(throughput_percent(5, 10, 0, 60), None);
+        assert_eq!(throughput_percent(5, 10, 60, 60), Some(50.0));
     }
 }

@@ -15,11 +15,14 @@ const INTERVAL: u64 = 120;
 /// Clones that each run every `INTERVAL` seconds from when they were started, at a
 /// phase set by their number; a run takes `seconds_per_clone` × the clones running (a
 /// clone's first run 30 s more, as a certificate request and the first plugin sync do),
-/// and fails once more than `fails_above` run.
+/// and fails once more than `fails_above` run. Once more than `skips_above` run, every
+/// other clone runs only every second interval, as when a timer finds the last run still
+/// going and skips one.
 struct ModelFleet {
     clones: Vec<(String, Option<u64>)>,
     seconds_per_clone: f64,
     fails_above: usize,
+    skips_above: usize,
     /// Names that refuse to start.
     broken: Vec<String>,
     /// The time the model is at: a start moves it to the clock's.
@@ -38,6 +41,7 @@ impl ModelFleet {
                 .collect(),
             seconds_per_clone: 0.5,
             fails_above: usize::MAX,
+            skips_above: usize::MAX,
             broken: Vec::new(),
             now: 1000,
             sampler: Sampler::default(),
@@ -88,8 +92,13 @@ impl Fleet for ModelFleet {
             .enumerate()
             .map(|(i, (name, started))| {
                 let first = started.map(|s| s + (i as u64 * 7) % INTERVAL);
+                let period = if running > self.skips_above && i % 2 == 1 {
+                    2 * INTERVAL
+                } else {
+                    INTERVAL
+                };
                 let last = first.and_then(|first| {
-                    (now >= first).then(|| first + (now - first) / INTERVAL * INTERVAL)
+                    (now >= first).then(|| first + (now - first) / period * period)
                 });
                 let seconds = if last.is_some() && last == first {
                     seconds + 30.0
@@ -167,7 +176,11 @@ fn it_stops_at_the_first_step_past_a_bound_and_names_the_last_one_within() {
         "sustained 20 agents at interval 120 s (10 runs/min); first degraded at 30 (p95 run time 15.0 s > 12.0 s)"
     );
     // Every clone of a step ran once in its hold, and nothing was started after the knee.
-    assert!(done.baseline.steps.iter().all(|s| s.runs == s.clones));
+    assert!(done
+        .baseline
+        .steps
+        .iter()
+        .all(|s| s.runs == s.clones && s.throughput_percent == Some(100.0)));
     assert_eq!(fleet.running(), 30);
     assert_eq!(fleet.starts.len(), 3);
 
@@ -188,6 +201,34 @@ fn it_stops_at_the_first_step_past_a_bound_and_names_the_last_one_within() {
             clones: 20
         })
     );
+}
+
+#[test]
+fn runs_falling_behind_their_interval_cross_the_throughput_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fleet = fleet_of(40, 0);
+    fleet.skips_above = 20;
+    let never = AtomicBool::new(false);
+    let mut req = request(dir.path().join("ramp.json"));
+    req.bounds = Bounds {
+        min_throughput_percent: Some(90.0),
+        ..Bounds::default()
+    };
+    let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
+    let steps = &done.baseline.steps;
+    assert_eq!(steps.len(), 3, "{steps:#?}");
+    assert_eq!(steps[1].throughput_percent, Some(100.0));
+    // At 30 clones half of them run every second interval, and their turns fall outside
+    // the one-interval window: 15 runs where 30 were due.
+    let last = &steps[2];
+    assert_eq!((last.runs, last.throughput_percent), (15, Some(50.0)));
+    assert_eq!(last.crossed.len(), 1, "{:?}", last.crossed);
+    assert_eq!(last.crossed[0].bound, "throughput");
+    assert!(done
+        .baseline
+        .verdict
+        .summary
+        .ends_with("first degraded at 30 (runs finished 50.0 % of those due < 90.0 %)"));
 }
 
 #[test]
@@ -307,6 +348,14 @@ fn bad_requests_are_refused_naming_the_field_before_anything_starts() {
         (
             "max-jruby-wait",
             Box::new(|r| r.bounds.jruby_wait_ms = Some(-1.0)),
+        ),
+        (
+            "min-throughput",
+            Box::new(|r| r.bounds.min_throughput_percent = Some(0.0)),
+        ),
+        (
+            "min-throughput",
+            Box::new(|r| r.bounds.min_throughput_percent = Some(100.5)),
         ),
         // The JRuby wait comes from the server: without one it cannot be checked.
         (
