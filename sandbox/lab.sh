@@ -256,7 +256,8 @@ cmd_down() {
 # RAMP_STEP (default 10) a step, each step settling and holding one run interval,
 # until a step's p95 run time passes RAMP_MAX_P95 s (default 30), its failed runs
 # RAMP_MAX_ERROR_RATE % (default 1) or the JRuby wait RAMP_MAX_JRUBY_WAIT ms
-# (default 1000). Prints the curve; the baseline and the timeline stay in the
+# (default 1000), or its runs fall below RAMP_MIN_THROUGHPUT % of those due (default
+# 80: a one-interval window counts a run a clone or two off). Prints the curve; the baseline and the timeline stay in the
 # sandbox (their paths are printed).
 cmd_ramp() {
   require_root
@@ -284,7 +285,7 @@ cmd_ramp() {
     --output "$RAMP_BASELINE" --timeline "$RAMP_TIMELINE" --label "lab ${LAB_ROLE:-default}" \
     --step "$step" --max-clones "$total" --interval "$LAB_RUNINTERVAL" \
     --max-p95 "${RAMP_MAX_P95:-30}" --max-error-rate "${RAMP_MAX_ERROR_RATE:-1}" \
-    --max-jruby-wait "${RAMP_MAX_JRUBY_WAIT:-1000}" \
+    --max-jruby-wait "${RAMP_MAX_JRUBY_WAIT:-1000}" --min-throughput "${RAMP_MIN_THROUGHPUT:-80}" \
     --server "https://$SERVER_NAME:8140" --ca-cert "$SERVER_CA_CERT" >/dev/null ||
     die "ramp run failed"
   EXEC_TIMEOUT=60 inside clone-army ramp report "$RAMP_BASELINE" --format table
