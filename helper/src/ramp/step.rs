@@ -24,7 +24,9 @@ pub struct Bounds {
 
 /// The runs that finished in a window as a share of the runs due in it, percent: each
 /// clone running is due one run every `interval` seconds, so `clones * seconds /
-/// interval` runs are due. `None` without clones or time to be due in.
+/// interval` runs are due. `None` without clones or time to be due in. `runs` counts
+/// first runs too: a new clone whose first run ended in the window made its run, and
+/// its next one may end after the window, so leaving it out would call it behind.
 pub fn throughput_percent(runs: usize, clones: usize, seconds: u64, interval: u64) -> Option<f64> {
     let due = clones as f64 * seconds as f64 / interval as f64;
     (due > 0.0).then(|| 100.0 * runs as f64 / due)
@@ -97,8 +99,8 @@ pub struct StepResult {
     /// `failed_runs / runs` in percent; `null` without runs.
     pub error_percent: Option<f64>,
     pub runs_per_minute: f64,
-    /// The runs as a share of those due in the window ([`throughput_percent`]); `null`
-    /// in a baseline written before it was measured.
+    /// The runs, first runs included, as a share of those due in the window
+    /// ([`throughput_percent`]); `null` in a baseline written before it was measured.
     pub throughput_percent: Option<f64>,
     /// The run times (seconds) of the window's runs.
     pub total_time: Distribution,
@@ -190,7 +192,8 @@ impl StepWindow {
         let error_percent = (runs > 0).then(|| 100.0 * failed_runs as f64 / runs as f64);
         let seconds = self.last_t.saturating_sub(self.window_from);
         let total_time = Distribution::of(self.runs.iter().filter_map(|r| r.total_time));
-        let throughput = throughput_percent(runs, self.clones, seconds, interval);
+        let throughput =
+            throughput_percent(runs + self.first_runs.len(), self.clones, seconds, interval);
         let mut crossed = Vec::new();
         if runs == 0 {
             crossed.push(Crossing {

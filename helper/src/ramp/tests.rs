@@ -323,6 +323,8 @@ fn first_runs_are_counted_apart_and_the_settling_keeps_them_out_of_the_window() 
     assert_eq!((first.runs, first.first_runs.runs), (1, 9));
     assert_eq!(first.first_runs.total_time.max, Some(35.0));
     assert_eq!(first.total_time.p95, Some(5.0));
+    // Each clone made its run in the window, nine of them their first.
+    assert_eq!(first.throughput_percent, Some(100.0));
     assert!(first.within_bounds);
 }
 
