@@ -345,12 +345,14 @@ mod tests {
         runs.push(run(RunStatus::Failed, 60.0));
         let mut w = window(&runs);
         w.jruby_wait_ms = Some(250.0);
+        // 20 runs where 25 clones were due one each.
+        w.clones = 25;
         let result = w.judge(
             &Bounds {
                 p95_seconds: Some(18.5),
                 error_percent: Some(1.0),
                 jruby_wait_ms: Some(200.0),
-                min_throughput_percent: Some(100.5),
+                min_throughput_percent: Some(90.0),
             },
             INTERVAL,
         );
@@ -366,14 +368,14 @@ mod tests {
                 ("p95", Some(19.0)),
                 ("error-rate", Some(5.0)),
                 ("jruby-wait", Some(250.0)),
-                ("throughput", Some(100.0))
+                ("throughput", Some(80.0))
             ]
         );
         assert_eq!(result.crossed[0].describe(), "p95 run time 19.0 s > 18.5 s");
         assert_eq!(result.crossed[1].describe(), "failed runs 5.0 % > 1.0 %");
         assert_eq!(
             result.crossed[3].describe(),
-            "runs finished 100.0 % of those due < 100.5 %"
+            "runs finished 80.0 % of those due < 90.0 %"
         );
     }
 
