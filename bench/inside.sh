@@ -9,8 +9,9 @@
 #                                 clone's unit cgroup (its nspawn supervisor included), from /proc/<pid>/smaps_rollup
 #   inside.sh cpu-usec CLONE      usage_usec of the clone unit's cgroup (cpu.stat)
 #   inside.sh unit-cpu-usec UNIT  usage_usec of any unit's cgroup (the recorder's, say)
-#   inside.sh wait-booted CLONE...  "<clone> <state>" once each clone's own systemd has finished booting
-#                                 (`systemctl --machine=CLONE is-system-running --wait`, BOOT_TIMEOUT s each)
+#   inside.sh wait-booted CLONE...  "<clone> <state> <seconds waited>" once each clone's own systemd has
+#                                 finished booting (`systemctl --machine=CLONE is-system-running --wait`,
+#                                 BOOT_TIMEOUT s each)
 #   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
 #   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
 set -euo pipefail
@@ -74,12 +75,27 @@ cmd_pss() {
 
 # A clone is booted when its systemd says so: `running`, or `degraded` (a unit
 # failed, which a container may have, e.g. systemd-modules-load), not when its
-# unit is active (nspawn launched). `starting` after BOOT_TIMEOUT is not booted.
+# unit is active (nspawn launched). Until the clone's own bus is up, systemctl
+# cannot reach it and says nothing (or `offline`): asked again every 0.2 s. Not
+# booted after BOOT_TIMEOUT s: its last answer (`starting`, or `unknown`).
 cmd_wait_booted() {
-  local c state
+  local c state answer start deadline left
   for c in "$@"; do
-    state=$(timeout "$BOOT_TIMEOUT" systemctl --machine="$c" is-system-running --wait 2>/dev/null) || true
-    printf '%s %s\n' "$c" "${state:-unknown}"
+    start=$SECONDS
+    deadline=$((start + BOOT_TIMEOUT))
+    state=''
+    while :; do
+      left=$((deadline - SECONDS))
+      answer=''
+      if ((left > 0)); then
+        answer=$(timeout "$left" systemctl --machine="$c" is-system-running --wait 2>/dev/null) || true
+      fi
+      [ -z "$answer" ] || state=$answer
+      case "$state" in running | degraded) break ;; esac
+      ((SECONDS < deadline)) || break
+      sleep 0.2
+    done
+    printf '%s %s %s\n' "$c" "${state:-unknown}" $((SECONDS - start))
   done
 }
 

@@ -11,8 +11,17 @@
 # on the existing base (seconds per clone), then the rest up to CLONES in one apply
 # with ramp_up. Steps above CLONES are left out.
 #
+# BENCH=growth measures the making of a fleet alone instead: after the base, clones
+# are added GROW_BATCH at a time up to CLONES, each batch made with one create-many,
+# started with one clone start and waited for until every one has booted (seconds
+# per clone at each size), then the idle memory of the whole fleet.
+#
 # Environment (the scale used is recorded in the JSON):
+#   BENCH         fleet (default: the steps above) or growth
 #   CLONES        the large fleet: timer-mode clones (default 500; e.g. 40 for a quick run)
+#   GROW_BATCH    growth: clones added a batch (default 100)
+#   GROW_RUNINTERVAL  growth: the clones' interval (default 86400: their phased first
+#                 runs, the fleet's interval apart over CLONES, leave the boots alone)
 #   RUNINTERVAL   the fleet's interval in seconds (default 3.6 * CLONES, at least 60: one run
 #                 every 3.6 s, the issue's 500 clones at 1800 s)
 #   RAMP_UP       ramp_up of the last step's apply, seconds (default 300)
@@ -32,7 +41,10 @@ PLAIN=benchplain
 export SERVER_ADDR=${SERVER_ADDR:-127.0.0.5}
 export SERVER_NAME=${SERVER_NAME:-puppet}
 export MODULE_DIR=$repo
+BENCH=${BENCH:-fleet}
 CLONES=${CLONES:-500}
+GROW_BATCH=${GROW_BATCH:-100}
+GROW_RUNINTERVAL=${GROW_RUNINTERVAL:-86400}
 RUNINTERVAL=${RUNINTERVAL:-$((CLONES * 36 / 10 > 60 ? CLONES * 36 / 10 : 60))}
 RAMP_UP=${RAMP_UP:-300}
 K=${K:-3}
@@ -50,11 +62,17 @@ PAGE=$RESULTS/$STAMP.html
 RECORDER=puppet-clone-army-record.service
 WORK=$(mktemp -d)
 
-for v in CLONES RUNINTERVAL K CPU_REPS NOOP_REPS START_TIMEOUT; do
+# The targets of the figures both kinds of run take.
+CREATE_BOOT_TARGET=0.3 # seconds per clone created and booted
+PSS_TIMER_TARGET=8     # MiB of an idle timer-mode clone
+
+[[ $BENCH =~ ^(fleet|growth)$ ]] || die "BENCH must be fleet or growth, not '$BENCH'"
+for v in CLONES RUNINTERVAL K CPU_REPS NOOP_REPS START_TIMEOUT GROW_BATCH GROW_RUNINTERVAL; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive number, not '${!v}'"
 done
 [[ $RAMP_UP =~ ^[0-9]+$ ]] || die "RAMP_UP must be a number of seconds, not '$RAMP_UP'"
 ((RUNINTERVAL >= 60)) || die "RUNINTERVAL must be at least 60 (clone-army's minimum)"
+((GROW_RUNINTERVAL >= 60)) || die "GROW_RUNINTERVAL must be at least 60 (clone-army's minimum)"
 
 blog() { printf '%s [bench] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 sandbox() { bash "$repo/sandbox/sandbox.sh" "$@"; }
@@ -100,7 +118,7 @@ write_results() {
   } >"$MD"
   # The raw measurements, to check a figure later.
   mkdir -p "$RESULTS/$STAMP.raw"
-  cp "$WORK"/pss-* "$WORK"/runs "$WORK"/reports "$WORK"/report.json "$WORK"/start.json "$RESULTS/$STAMP.raw/" 2>/dev/null || true
+  cp "$WORK"/pss-* "$WORK"/booted-* "$WORK"/runs "$WORK"/reports "$WORK"/report.json "$WORK"/start.json "$RESULTS/$STAMP.raw/" 2>/dev/null || true
   cat "$MD"
   blog "wrote $JSON and $MD"
   write_page || blog "no page of the recorded run: the recorder's timeline could not be read"
@@ -351,6 +369,89 @@ catalog_figures() {
 # Average PSS (MiB) over lines "<clone> <kib> <procs> <agents>" on stdin.
 avg_pss_mib() { awk '{ s += $2; n++ } END { if (n) printf "%.1f", s / n / 1024; else print "null" }'; }
 
+# add_and_boot FIRST LAST RUNINTERVAL: cloneFIRST..cloneLAST made on the base with one
+# create-many (timer mode, phase i-1 of LAST), as the class makes new clones, started
+# with one clone start, and waited for until every one runs and its own systemd has
+# finished booting (an active unit only means nspawn launched). Sets ADD_NEW, ADD_SECS
+# (seconds per clone, from the making to the last booted), ADD_NOTE (the three parts)
+# and ADD_OK (every one running and booted).
+BASE='' ADD_NEW='' ADD_SECS='' ADD_NOTE='' ADD_OK=''
+add_and_boot() {
+  local first=$1 last=$2 interval=$3 t0 t1 t2 t3 booted
+  ADD_NEW=$((last - first + 1))
+  blog "creating $ADD_NEW timer-mode clones clone$first..clone$last on base $BASE"
+  t0=$(now)
+  EXEC_TIMEOUT=$((60 + 5 * ADD_NEW)) inside bash "$INSIDE" create-fleet "$BASE" "$SERVER_NAME" "$DOMAIN" \
+    "$first" "$last" "$interval" 2>>"$WORK/helper.err"
+  t1=$(now)
+  # shellcheck disable=SC2046 # the names are clone<N>
+  if ! EXEC_TIMEOUT=$START_TIMEOUT inside clone-army clone start $(seq -f 'clone%g' "$first" "$last") \
+    >"$WORK/start.json" 2>>"$WORK/helper.err"; then
+    blog "clone start did not report every clone active; polling up to ${START_TIMEOUT}s"
+    jq -r '.error.message // empty' "$WORK/start.json" >&2 || true
+  fi
+  wait_running "$last"
+  t2=$(now)
+  # shellcheck disable=SC2046 # the names are clone<N>
+  EXEC_TIMEOUT=$((START_TIMEOUT + 60)) inside env BOOT_TIMEOUT="$START_TIMEOUT" \
+    bash "$INSIDE" wait-booted $(seq -f 'clone%g' "$first" "$last") >"$WORK/booted"
+  t3=$(now)
+  cp "$WORK/booted" "$WORK/booted-$first"
+  booted=$(awk '$2 == "running" || $2 == "degraded"' "$WORK/booted" | wc -l)
+  ADD_SECS=$(calc '(b - a) / n' -v a="$t0" -v b="$t3" -v n="$ADD_NEW")
+  ADD_NOTE="create $(calc 'b - a' -v a="$t0" -v b="$t1") s + start to active $(calc 'b - a' -v a="$t1" -v b="$t2") s"
+  ADD_NOTE+=" + to booted (is-system-running) $(calc 'b - a' -v a="$t2" -v b="$t3") s; $booted of $ADD_NEW booted"
+  ADD_OK=$([ "$N_RUN" -ge "$last" ] && [ "$booted" -ge "$ADD_NEW" ] && echo true || echo false)
+}
+
+# fleet_memory_figures MEM0 N: idle memory of K of clone1..N with no agent run at the
+# moment, the PSS of all N, and the machine's memory growth since MEM0 (KiB used before
+# the fleet).
+fleet_memory_figures() {
+  local mem0=$1 n=$2 v
+  # shellcheck disable=SC2046 # the names are clone<N>
+  inside bash "$INSIDE" pss $(seq -f 'clone%g' 1 "$n") >"$WORK/pss-timer"
+  awk '$4 == 0' "$WORK/pss-timer" | head -n "$K" >"$WORK/pss-timer-idle"
+  v=$(avg_pss_mib <"$WORK/pss-timer-idle")
+  fig pss_timer "idle memory per clone, timer mode (PSS, avg of $K)" "$v" MiB "≤ $PSS_TIMER_TARGET" \
+    "$(met_le "$v" "$PSS_TIMER_TARGET")" \
+    "$(awk '{ printf "%s%s %.1f MiB/%s procs", (NR > 1 ? ", " : ""), $1, $2 / 1024, $3 }' "$WORK/pss-timer-idle")"
+  v=$(awk '{ s += $2 } END { printf "%.0f", s / 1024 }' "$WORK/pss-timer")
+  fig fleet_pss "large fleet: PSS of all $n clones" "$v" MiB "–" null \
+    "$(calc 's / n' -v s="$v" -v n="$n") MiB per clone, runs in progress included"
+  v=$(awk -v a="$mem0" -v b="$(mem_used_kib)" 'BEGIN { printf "%.0f", (b - a) / 1024 }')
+  fig fleet_mem "large fleet: machine memory used, growth since before the fleet" "$v" MiB "–" null \
+    "MemTotal − MemAvailable; the machine is shared, so other work is in it"
+}
+
+# BENCH=growth: the fleet made GROW_BATCH clones at a time up to CLONES, each batch
+# beside the ones before, its seconds per clone a figure; flat when the last batch's is
+# within 1.5 times the first's. Growing stops at a batch that did not all boot.
+grow_in_batches() {
+  local mem0 first last first_secs='' last_secs='' ratio
+  meta grow_batch "$GROW_BATCH"
+  meta grow_runinterval "$GROW_RUNINTERVAL"
+  mem0=$(mem_used_kib)
+  for ((first = 1; first <= CLONES; first += GROW_BATCH)); do
+    last=$((first + GROW_BATCH - 1 < CLONES ? first + GROW_BATCH - 1 : CLONES))
+    add_and_boot "$first" "$last" "$GROW_RUNINTERVAL"
+    fig "grow_$((first - 1))" "seconds per clone created and booted ($ADD_NEW new clones, $((first - 1)) running)" \
+      "$ADD_SECS" s "≤ $CREATE_BOOT_TARGET" \
+      "$([ "$ADD_OK" = true ] && met_le "$ADD_SECS" "$CREATE_BOOT_TARGET" || echo false)" "$ADD_NOTE"
+    first_secs=${first_secs:-$ADD_SECS}
+    last_secs=$ADD_SECS
+    if [ "$ADD_OK" != true ]; then
+      blog "not every clone of clone$first..clone$last runs and booted: the fleet grows no further"
+      break
+    fi
+  done
+  ratio=$(calc 'b / a' -v a="$first_secs" -v b="$last_secs")
+  fig grow_flat "seconds per clone, last batch / first batch (clone$last running)" "$ratio" "" "≤ 1.5" \
+    "$([ "$ADD_OK" = true ] && ((last == CLONES)) && met_le "$ratio" 1.5 || echo false)" \
+    "$first_secs s with none running, $last_secs s in the last batch"
+  fleet_memory_figures "$mem0" "$last"
+}
+
 main() {
   require_root
   [ -x "$repo/files/clone-army" ] || die "$repo/files/clone-army is missing: run make build (make bench does)"
@@ -359,6 +460,7 @@ main() {
   trap 'exit 130' INT TERM HUP
   : >"$WORK/figures"
   : >"$WORK/meta"
+  meta bench "\"$BENCH\""
   meta clones "$CLONES"
   meta runinterval "$RUNINTERVAL"
   meta ramp_up "$RAMP_UP"
@@ -375,15 +477,21 @@ main() {
   sandbox server "$NAME"
 
   # --- the base and the helper, through the class (no clones yet)
-  local secs base
+  local secs
   : >"$WORK/helper.err"
   blog "puppet apply: the base and the helper (num_clones => 0)"
   apply_class 0
   fig base_apply "first apply: base built, helper installed" "$APPLY_SECS" s "–" null "debootstrap of the base included"
-  base=$(inside clone-army base list | jq -er '.result.bases[0].name')
+  BASE=$(inside clone-army base list | jq -er '.result.bases[0].name')
+  if [ "$BENCH" = growth ]; then
+    grow_in_batches
+    finished=1
+    write_results complete
+    return
+  fi
 
   # --- the fleet grown in steps
-  local mem0 t0 t1 t2 t3 create_s start_s boot_s booted step1 step2 step3 new
+  local mem0 t0 t2 step1 step2 step3
   step1=$((CLONES < 50 ? CLONES : 50))
   step2=$((CLONES < 100 ? CLONES : 100))
   step3=$((step2 + 40 < CLONES ? step2 + 40 : CLONES))
@@ -392,36 +500,11 @@ main() {
   grow_and_time_noop "$step1"
   ((step2 > step1)) && grow_and_time_noop "$step2"
 
-  # 40 new clones on the existing base, beside the running ones: the helper's own
-  # create, then one start of all of them, until every one runs.
+  # 40 new clones on the existing base, beside the running ones.
   if ((step3 > step2)); then
-    new=$((step3 - step2))
-    blog "creating $new timer-mode clones clone$((step2 + 1))..clone$step3 on base $base"
-    t0=$(now)
-    EXEC_TIMEOUT=$((60 + 5 * new)) inside bash "$INSIDE" create-fleet "$base" "$SERVER_NAME" "$DOMAIN" \
-      $((step2 + 1)) "$step3" "$RUNINTERVAL" 2>>"$WORK/helper.err"
-    t1=$(now)
-    # shellcheck disable=SC2046 # the names are clone<N>
-    if ! EXEC_TIMEOUT=$START_TIMEOUT inside clone-army clone start $(seq -f 'clone%g' $((step2 + 1)) "$step3") \
-      >"$WORK/start.json" 2>>"$WORK/helper.err"; then
-      blog "clone start did not report every clone active; polling up to ${START_TIMEOUT}s"
-      jq -r '.error.message // empty' "$WORK/start.json" >&2 || true
-    fi
-    wait_running "$step3"
-    t2=$(now)
-    # Booted: each clone's systemd has finished booting, not just its unit active.
-    # shellcheck disable=SC2046 # the names are clone<N>
-    EXEC_TIMEOUT=$((START_TIMEOUT + 60)) BOOT_TIMEOUT=$START_TIMEOUT \
-      inside bash "$INSIDE" wait-booted $(seq -f 'clone%g' $((step2 + 1)) "$step3") >"$WORK/booted"
-    t3=$(now)
-    booted=$(awk '$2 == "running" || $2 == "degraded"' "$WORK/booted" | wc -l)
-    create_s=$(calc 'b - a' -v a="$t0" -v b="$t1")
-    start_s=$(calc 'b - a' -v a="$t1" -v b="$t2")
-    boot_s=$(calc 'b - a' -v a="$t2" -v b="$t3")
-    secs=$(calc '(b - a) / n' -v a="$t0" -v b="$t3" -v n="$new")
-    fig per_clone_create_boot "seconds per clone created and booted ($new new clones, $step2 running)" "$secs" s "≤ 0.5" \
-      "$([ "$N_RUN" -ge "$step3" ] && [ "$booted" -ge "$new" ] && met_le "$secs" 0.5 || echo false)" \
-      "create ${create_s} s + start to active ${start_s} s + to booted (is-system-running) ${boot_s} s; $booted of $new booted"
+    add_and_boot $((step2 + 1)) "$step3" "$RUNINTERVAL"
+    fig per_clone_create_boot "seconds per clone created and booted ($ADD_NEW new clones, $step2 running)" "$ADD_SECS" s \
+      "≤ $CREATE_BOOT_TARGET" "$([ "$ADD_OK" = true ] && met_le "$ADD_SECS" "$CREATE_BOOT_TARGET" || echo false)" "$ADD_NOTE"
   fi
 
   # The rest in one apply, started in waves over RAMP_UP.
@@ -448,10 +531,10 @@ main() {
   local d dclones=()
   for ((d = 1; d <= K; d++)); do dclones+=("benchd$d"); done
   blog "creating benchcpu (manual) and ${dclones[*]} (daemon)"
-  inside clone-army clone create benchcpu --base "$base" --server "$SERVER_NAME" --certname "benchcpu.$DOMAIN" \
+  inside clone-army clone create benchcpu --base "$BASE" --server "$SERVER_NAME" --certname "benchcpu.$DOMAIN" \
     --run-mode manual --start >/dev/null 2>>"$WORK/helper.err"
   for d in "${dclones[@]}"; do
-    inside clone-army clone create "$d" --base "$base" --server "$SERVER_NAME" --certname "$d.$DOMAIN" \
+    inside clone-army clone create "$d" --base "$BASE" --server "$SERVER_NAME" --certname "$d.$DOMAIN" \
       --run-mode daemon --runinterval 3600 --start >/dev/null 2>>"$WORK/helper.err"
   done
 
@@ -502,18 +585,7 @@ main() {
   fig pss_daemon "idle memory per clone, daemon mode (PSS, avg of $K)" "$secs" MiB "≤ 75" "$(met_le "$secs" 75)" \
     "$(awk '{ printf "%s%s %.1f MiB/%s procs", (NR > 1 ? ", " : ""), $1, $2 / 1024, $3 }' "$WORK/pss-daemon")"
 
-  # --- idle memory, timer mode: fleet clones with no agent run at the moment
-  inside bash "$INSIDE" pss $(seq -f 'clone%g' 1 "$CLONES") >"$WORK/pss-timer"
-  awk '$4 == 0' "$WORK/pss-timer" | head -n "$K" >"$WORK/pss-timer-idle"
-  secs=$(avg_pss_mib <"$WORK/pss-timer-idle")
-  fig pss_timer "idle memory per clone, timer mode (PSS, avg of $K)" "$secs" MiB "≤ 15" "$(met_le "$secs" 15)" \
-    "$(awk '{ printf "%s%s %.1f MiB/%s procs", (NR > 1 ? ", " : ""), $1, $2 / 1024, $3 }' "$WORK/pss-timer-idle")"
-  secs=$(awk '{ s += $2 } END { printf "%.0f", s / 1024 }' "$WORK/pss-timer")
-  fig fleet_pss "large fleet: PSS of all $CLONES clones" "$secs" MiB "–" null \
-    "$(calc 's / n' -v s="$secs" -v n="$CLONES") MiB per clone, runs in progress included"
-  secs=$(awk -v a="$mem0" -v b="$(mem_used_kib)" 'BEGIN { printf "%.0f", (b - a) / 1024 }')
-  fig fleet_mem "large fleet: machine memory used, growth since before the fleet" "$secs" MiB "–" null \
-    "MemTotal − MemAvailable; the machine is shared, so other work is in it"
+  fleet_memory_figures "$mem0" "$CLONES"
 
   # --- check-ins: every clone within one interval of all running (bounded), and the
   # recorder's CPU over the same window
