@@ -411,7 +411,8 @@ fleet_memory_figures() {
   local mem0=$1 n=$2 v
   # shellcheck disable=SC2046 # the names are clone<N>
   inside bash "$INSIDE" pss $(seq -f 'clone%g' 1 "$n") >"$WORK/pss-timer"
-  awk '$4 == 0' "$WORK/pss-timer" | head -n "$K" >"$WORK/pss-timer-idle"
+  # awk stops printing itself: a head that closes the pipe early kills it with SIGPIPE.
+  awk -v k="$K" '$4 == 0 && n < k { print; n++ }' "$WORK/pss-timer" >"$WORK/pss-timer-idle"
   v=$(avg_pss_mib <"$WORK/pss-timer-idle")
   fig pss_timer "idle memory per clone, timer mode (PSS, avg of $K)" "$v" MiB "≤ $PSS_TIMER_TARGET" \
     "$(met_le "$v" "$PSS_TIMER_TARGET")" \
@@ -516,7 +517,7 @@ main() {
   wait_running "$CLONES"
   t2=$(now)
   # The helper's warnings (one per call), once each.
-  sort "$WORK/helper.err" | uniq -c | sort -rn | head -n 10 >&2
+  sort "$WORK/helper.err" | uniq -c | sort -rn | awk 'NR <= 10' >&2
   fig fleet_running "large fleet: time to all $CLONES running (last step: one apply, ramp_up $RAMP_UP s)" \
     "$(calc 'b - a' -v a="$t0" -v b="$t2")" s "all running" \
     "$([ "$N_RUN" -ge "$CLONES" ] && echo true || echo false)" "$N_RUN of $CLONES running; apply $APPLY_SECS s"
