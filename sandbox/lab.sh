@@ -257,8 +257,8 @@ cmd_down() {
 # until a step's p95 run time passes RAMP_MAX_P95 s (default 30), its failed runs
 # RAMP_MAX_ERROR_RATE % (default 1) or the JRuby wait RAMP_MAX_JRUBY_WAIT ms
 # (default 1000), or its runs fall below RAMP_MIN_THROUGHPUT % of those due (default
-# 80: a one-interval window counts a run a clone or two off). Prints the curve; the baseline and the timeline stay in the
-# sandbox (their paths are printed).
+# 80: a one-interval window counts a run a clone or two off). Prints the curve; the
+# baseline and the timeline stay in the sandbox (their paths are printed).
 cmd_ramp() {
   require_root
   local total=${RAMP_CLONES:-40} step=${RAMP_STEP:-10} listed base domain noop have i lines=''
