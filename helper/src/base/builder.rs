@@ -20,6 +20,7 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use super::lean_boot::lean_boot;
 use super::{Family, Os, PuppetSource};
 use crate::protocol::error::{Error, Result};
 use crate::sys::fsutil::{ensure_symlink, read_optional, remove_dir_all, write_atomic};
@@ -560,7 +561,9 @@ impl RootfsBuilder for ZypperBuilder {
 /// - no agent SSL state (each clone gets its own key and certificate); only a CA
 ///   certificate the build put at the AIO agent's `localcacert` on purpose (PE) is kept,
 /// - the agent service enabled, so each clone runs the agent daemon,
-/// - journald bounded (see [`JOURNALD_DROPIN`]).
+/// - journald bounded (see [`JOURNALD_DROPIN`]),
+/// - no boot work a clone never needs: `/etc` and `/var` stamped current with `/usr`,
+///   generators for disks, firmware and boot loaders masked (see [`lean_boot`]).
 pub fn finish_rootfs(rootfs: &Path) -> Result<()> {
     fs::set_permissions(rootfs, fs::Permissions::from_mode(0o755))
         .map_err(|e| Error::io("set the mode of", rootfs, e))?;
@@ -579,7 +582,7 @@ pub fn finish_rootfs(rootfs: &Path) -> Result<()> {
         journald_dropin().as_bytes(),
         0o644,
     )?;
-    Ok(())
+    lean_boot(rootfs)
 }
 
 /// Every clone runs its own journald, which keeps a persistent journal in the clone's
@@ -888,7 +891,9 @@ mod tests {
         let root = dir.path().join("rootfs");
         fs::create_dir(&root).unwrap();
         fs::set_permissions(&root, fs::Permissions::from_mode(0o700)).unwrap();
-        fs::create_dir_all(root.join("etc")).unwrap();
+        for dir in ["etc", "usr", "var"] {
+            fs::create_dir_all(root.join(dir)).unwrap();
+        }
         fs::write(root.join("etc/machine-id"), "0123456789abcdef\n").unwrap();
         fs::write(
             root.join("etc/shadow"),
@@ -943,6 +948,11 @@ mod tests {
             fs::metadata(root.join(JOURNALD_DROPIN)).unwrap().mode() & 0o7777,
             0o644
         );
+        let usr_time = fs::metadata(root.join("usr")).unwrap().modified().unwrap();
+        for stamp in ["etc/.updated", "var/.updated"] {
+            let time = fs::metadata(root.join(stamp)).unwrap().modified().unwrap();
+            assert_eq!(time, usr_time, "{stamp}");
+        }
     }
 
     #[test]

@@ -173,9 +173,9 @@ impl Scene {
 }
 
 /// Every entry under `root`: kind, mode and content (files), target (links). The base's
-/// `created_at` differs between two clean runs, and so does a build log's text (it names
-/// the scratch root and what the commands printed): of a log, only its place and mode
-/// count.
+/// `created_at` and its update stamps' `TIMESTAMP_NSEC` (the time its `/usr` was made)
+/// differ between two clean runs, and so does a build log's text (it names the scratch
+/// root and what the commands printed): of a log, only its place and mode count.
 pub fn snapshot(root: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_owned()];
@@ -195,10 +195,17 @@ pub fn snapshot(root: &Path) -> BTreeMap<String, String> {
             } else {
                 let mut content =
                     String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-                if relative.ends_with("base.json") {
+                let varies: Option<fn(&str) -> bool> = if relative.ends_with("base.json") {
+                    Some(|l| l.contains("\"created_at\""))
+                } else if relative.ends_with("/.updated") {
+                    Some(|l| l.starts_with("TIMESTAMP_NSEC="))
+                } else {
+                    None
+                };
+                if let Some(varies) = varies {
                     content = content
                         .lines()
-                        .filter(|l| !l.contains("\"created_at\""))
+                        .filter(|l| !varies(l))
                         .collect::<Vec<_>>()
                         .join("\n");
                 }
