@@ -10,8 +10,8 @@
 #   inside.sh cpu-usec CLONE      usage_usec of the clone unit's cgroup (cpu.stat)
 #   inside.sh unit-cpu-usec UNIT  usage_usec of any unit's cgroup (the recorder's, say)
 #   inside.sh wait-booted CLONE...  "<clone> <state> <seconds waited>" once each clone's own systemd has
-#                                 finished booting (`systemctl --machine=CLONE is-system-running --wait`,
-#                                 BOOT_TIMEOUT s each)
+#                                 finished booting (`systemctl --machine=CLONE is-system-running` says
+#                                 running or degraded, asked every 0.2 s, BOOT_TIMEOUT s each)
 #   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
 #   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
 set -euo pipefail
