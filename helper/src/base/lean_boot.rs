@@ -6,9 +6,10 @@
 //! stamp file `/etc/.updated` or `/var/.updated` (`ConditionNeedsUpdate=`):
 //! `ldconfig.service`, `systemd-sysusers.service`,
 //! `systemd-journal-catalog-update.service`, `systemd-hwdb-update.service` and
-//! `systemd-update-done.service`, which then writes the stamps. A freshly built root has
-//! none, so every clone ran them all on its first boot, each in its own upper layer:
-//! about a quarter of the CPU a clone's boot took, spent rebuilding what the package
+//! `systemd-update-done.service`, which then writes the stamps (which of them a
+//! distribution ships varies: Debian 12 has only sysusers). A freshly built root has
+//! none, so every clone ran them all on its first boot, each in its own upper layer (on
+//! Debian 13, a quarter of the CPU a clone's boot took), rebuilding what the package
 //! manager had already built in the base (the linker cache, the journal's catalog, the
 //! system users). The stamps are written as `systemd-update-done` writes them: the
 //! file's modification time is `/usr`'s, and `TIMESTAMP_NSEC=` holds it for file
