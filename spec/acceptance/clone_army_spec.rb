@@ -104,6 +104,31 @@ RSpec.describe 'class clone_army on a sandbox host' do
       end
     end
 
+    it "boots each clone without the base's first-boot updates, and with the container-idle generators masked" do
+      # Debian 12's systemd has no ldconfig.service and no journal catalog update; both have sysusers.
+      updates = ['ldconfig.service', 'systemd-sysusers.service', 'systemd-journal-catalog-update.service']
+      loaded_updates = lambda do |clone|
+        out = on_sandbox('systemctl', "--machine=#{clone}", 'show', '--property=Id,LoadState,ConditionResult',
+                         '--property=ConditionTimestampMonotonic', *updates, timeout: 30).stdout
+        out.split("\n\n").map { |unit| unit.lines.to_h { |l| l.strip.split('=', 2) } }
+           .select { |unit| unit['LoadState'] == 'loaded' }
+      end
+      clones.each do |clone|
+        # A condition not yet evaluated reads "no" too: wait until each unit's was.
+        units = wait_for(timeout: boot_timeout, interval: 2) do
+          seen = loaded_updates.call(clone)
+          seen if seen.any? { |u| u['Id'] == 'systemd-sysusers.service' } &&
+                  seen.none? { |u| u['ConditionTimestampMonotonic'] == '0' }
+        end
+        expect(units).to be_truthy, "#{clone}: the update units' conditions were never evaluated\n#{diagnostics}"
+        expect(units.to_h { |u| [u['Id'], u['ConditionResult']] }).to all(satisfy { |_, result| result == 'no' })
+      end
+      base = base_json.fetch('name')
+      masked = on_sandbox!('readlink', "/var/lib/puppet-clone-army/#{base}/etc/systemd/system-generators/" \
+                                       'systemd-gpt-auto-generator', timeout: 30).stdout.strip
+      expect(masked).to eq('/dev/null')
+    end
+
     it 'gets both clones a certificate signed by the server' do
       signed = wait_for(timeout: checkin_timeout) { (certnames - signed_certs).empty? }
       expect(signed).to be_truthy,
