@@ -121,7 +121,8 @@ RSpec.describe 'class clone_army on a sandbox host' do
                   seen.none? { |u| u['ConditionTimestampMonotonic'] == '0' }
         end
         expect(units).to be_truthy, "#{clone}: the update units' conditions were never evaluated\n#{diagnostics}"
-        expect(units.to_h { |u| [u['Id'], u['ConditionResult']] }).to all(satisfy { |_, result| result == 'no' })
+        results = units.to_h { |u| [u['Id'], u['ConditionResult']] }
+        expect(results).to eq(results.transform_values { 'no' }), "#{clone}: an update unit's condition held"
       end
       base = base_json.fetch('name')
       masked = on_sandbox!('readlink', "/var/lib/puppet-clone-army/#{base}/etc/systemd/system-generators/" \
