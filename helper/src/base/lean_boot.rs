@@ -119,6 +119,7 @@ fn nanoseconds_since_epoch(time: SystemTime, path: &Path) -> Result<u128> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
     use std::time::Duration;
 
     #[test]
@@ -146,10 +147,7 @@ mod tests {
             );
             let meta = fs::metadata(&stamp).unwrap();
             assert_eq!(meta.modified().unwrap(), usr_time, "{}", stamp.display());
-            assert_eq!(
-                std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777,
-                0o644
-            );
+            assert_eq!(meta.permissions().mode() & 0o7777, 0o644);
         }
         // Writing the stamps left /usr's own time alone.
         assert_eq!(
