@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'json'
 require_relative 'schema'
 
 module PuppetX
@@ -143,6 +144,20 @@ module PuppetX
       def self.cpu_percent(value)
         match = value.to_s.match(CPU_QUOTA)
         match && Integer(match[1], 10)
+      end
+
+      # The facts of `shape` as the helper reads them from `--facts-file`
+      # (JSON), or nil where the shape sets none.
+      def self.facts_file_content(shape)
+        shape.key?(:facts) ? JSON.generate(shape[:facts]) : nil
+      end
+
+      # `shape` as the helper takes it: the facts given as the file at
+      # `facts_path`, written from facts_file_content (nil: none).
+      def self.for_helper(shape, facts_path)
+        options = shape.reject { |key, _| key == :facts }
+        options[:facts_file] = facts_path if facts_path
+        options
       end
 
       # The shape properties of one entry of `clone list`. A limit the

@@ -234,7 +234,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # facts as JSON), keyed by this clone's name so that a batch's files can
   # share one private directory: { key => content }.
   def create_files
-    facts = @creating[:shape].key?(:facts) ? JSON.generate(@creating[:shape][:facts]) : nil
+    facts = PuppetX::CloneArmy::Shape.facts_file_content(@creating[:shape])
     { root_password_hash: resource[:root_password_hash], challenge_password: resource[:challenge_password], facts: facts }
       .compact.transform_keys { |kind| file_key(kind) }
   end
@@ -242,8 +242,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # clone_create's keywords for this clone, given where the files of
   # create_files are ({ key => path }).
   def create_request(paths)
-    shape = @creating[:shape].reject { |key, _| key == :facts }
-    shape[:facts_file] = paths[file_key(:facts)] if paths.key?(file_key(:facts))
+    shape = PuppetX::CloneArmy::Shape.for_helper(@creating[:shape], paths[file_key(:facts)])
     @creating[:wanted].merge(start: false, shape: shape,
                              root_password_hash_file: paths[file_key(:root_password_hash)],
                              challenge_password_file: paths[file_key(:challenge_password)])
@@ -329,11 +328,11 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # JSON to a file of mode 0600 in a private directory, passed as its path
   # and removed when the helper has run (or failed).
   def with_facts_file(shape, &block)
-    options = shape.reject { |key, _| key == :facts }
-    return yield(options) unless shape.key?(:facts)
+    content = PuppetX::CloneArmy::Shape.facts_file_content(shape)
+    return yield(PuppetX::CloneArmy::Shape.for_helper(shape, nil)) unless content
 
-    PuppetX::CloneArmy::Secrets.with_files(facts: JSON.generate(shape[:facts])) do |files|
-      block.call(options.merge(facts_file: files[:facts]))
+    PuppetX::CloneArmy::Secrets.with_files(facts: content) do |files|
+      block.call(PuppetX::CloneArmy::Shape.for_helper(shape, files[:facts]))
     end
   end
 
