@@ -99,7 +99,13 @@ impl CloneTree {
         Ok(match self.read_if_changed(path, limit, None)? {
             Fresh::Missing => None,
             Fresh::Read { content, .. } => Some(content),
-            Fresh::Unchanged => unreachable!("nothing was known, so nothing is unchanged"),
+            // Nothing was known, so nothing can be unchanged; an answer, not a panic, if it were.
+            Fresh::Unchanged => {
+                return Err(Error::Internal(format!(
+                    "{path:?} in clone {:?} read as unchanged with nothing known",
+                    self.clone
+                )))
+            }
         })
     }
 
