@@ -82,25 +82,45 @@ impl Verdict {
         let good = &steps[..first_bad.unwrap_or(steps.len())];
         let sustained = good.last().map(|s| Level::of(s, interval));
         let first_degraded = first_bad.map(|i| Level::of(&steps[i], interval));
-        let held = match &sustained {
+        let summary = if steps.is_empty() {
+            // Nothing held and nothing gave: no step has been judged to say either.
+            match ended_by {
+                "signal" => "stopped before the first step was judged",
+                "running" => "still ramping: no step judged yet",
+                _ => "no step judged",
+            }
+            .to_owned()
+        } else {
+            Self::summary(&sustained, &first_degraded, ended_by)
+        };
+        Verdict {
+            ended_by: ended_by.to_owned(),
+            sustained,
+            first_degraded,
+            summary,
+        }
+    }
+
+    /// "sustained ...; first degraded at ..." of a ramp with at least one step judged.
+    fn summary(
+        sustained: &Option<Level>,
+        first_degraded: &Option<Level>,
+        ended_by: &str,
+    ) -> String {
+        let held = match sustained {
             Some(l) => format!(
                 "sustained {} agents at interval {} s ({} runs/min)",
                 l.clones, l.interval, l.runs_per_minute
             ),
             None => "no step within bounds".to_owned(),
         };
-        let gave = match (&first_degraded, ended_by) {
+        let gave = match (first_degraded, ended_by) {
             (Some(l), _) => format!("first degraded at {} ({})", l.clones, l.crossed.join(", ")),
             (None, "clones") => "no bound crossed: every stopped clone was added".to_owned(),
             (None, "signal") => "stopped before any bound was crossed".to_owned(),
             (None, _) => "still ramping".to_owned(),
         };
-        Verdict {
-            ended_by: ended_by.to_owned(),
-            sustained,
-            first_degraded,
-            summary: format!("{held}; {gave}"),
-        }
+        format!("{held}; {gave}")
     }
 }
 

@@ -296,6 +296,30 @@ fn a_signal_ends_it_without_judging_the_step_cut_short() {
 }
 
 #[test]
+fn a_signal_in_the_first_step_says_no_step_was_judged() {
+    static STOPPED: AtomicBool = AtomicBool::new(false);
+    let dir = tempfile::tempdir().unwrap();
+    let mut fleet = fleet_of(40, 0);
+    let req = request(dir.path().join("ramp.json"));
+    // Within the first step's settling (0 to 120 s).
+    let done = ramp(&mut fleet, &req, &clock(Some((60, &STOPPED))), &STOPPED).unwrap();
+    assert!(STOPPED.load(Ordering::SeqCst));
+    let verdict = &done.baseline.verdict;
+    assert!(done.baseline.steps.is_empty());
+    assert_eq!(verdict.ended_by, "signal");
+    assert_eq!(
+        (verdict.sustained.as_ref(), verdict.first_degraded.as_ref()),
+        (None, None)
+    );
+    assert_eq!(verdict.summary, "stopped before the first step was judged");
+    // The file says as much.
+    assert_eq!(
+        baseline::read(&req.output, "baseline").unwrap(),
+        done.baseline
+    );
+}
+
+#[test]
 fn first_runs_are_counted_apart_and_the_settling_keeps_them_out_of_the_window() {
     let dir = tempfile::tempdir().unwrap();
     let never = AtomicBool::new(false);
