@@ -35,6 +35,15 @@ impl Series {
     }
 }
 
+/// A moment marked across a chart (a ramp's step beginning): a dashed vertical line
+/// with a short label at its top and a longer title for whoever points at it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub t: u64,
+    pub label: String,
+    pub title: String,
+}
+
 /// The value range drawn: from 0 (or the lowest value, if negative) to the highest,
 /// never empty.
 fn value_range(series: &[Series]) -> (f64, f64) {
@@ -92,11 +101,12 @@ pub fn coordinates(
 
 /// The chart: a titled SVG with the value axis labelled at its ends and middle (in
 /// `unit`), the time axis from `times.0` to `times.1` (seconds since the epoch; every
-/// chart of a page takes the whole recording's, so they line up) in minutes, one line
-/// per series and a legend. A chart without any point says so instead of drawing empty
-/// axes.
+/// chart of a page takes the whole recording's, so they line up) in minutes, the
+/// `marks` within it, one line per series and a legend. A chart without any point says
+/// so instead of drawing empty axes.
 pub fn line_chart(
     times: (u64, u64),
+    marks: &[Mark],
     id: &str,
     title: &str,
     unit: &str,
@@ -155,6 +165,17 @@ pub fn line_chart(
             x0 + fraction * (x1 - x0),
             HEIGHT - 8.0,
             tick_label((fraction * minutes * 100.0).round() / 100.0)
+        );
+    }
+    for mark in marks.iter().filter(|m| (times.0..=times.1).contains(&m.t)) {
+        let (x, _) = coordinates(&[(mark.t, values.0)], times, values)[0];
+        let _ = writeln!(
+            out,
+            r##"<line class="mark" x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#656d76" stroke-dasharray="3 3"><title>{}</title></line><text x="{:.1}" y="{:.1}" font-size="9" fill="#656d76">{}</text>"##,
+            html_text(&mark.title),
+            x + 2.0,
+            y0 + 9.0,
+            html_text(&mark.label)
         );
     }
     for s in series {
@@ -228,6 +249,7 @@ mod tests {
         ];
         let svg = line_chart(
             time_span(&series),
+            &[],
             "runs",
             "Runs <per> minute",
             "runs",
@@ -254,9 +276,37 @@ mod tests {
     }
 
     #[test]
+    fn marks_are_drawn_where_they_fall_and_only_within_the_span() {
+        let series = [Series::new("a", "#000", vec![(100, 1.0), (220, 2.0)])];
+        let mark = |t: u64, label: &str| Mark {
+            t,
+            label: label.to_owned(),
+            title: format!("step {label} <b>"),
+        };
+        let svg = line_chart(
+            time_span(&series),
+            &[mark(100, "10"), mark(160, "20"), mark(400, "30")],
+            "m",
+            "Marked",
+            "",
+            &series,
+        );
+        assert_eq!(svg.matches(r#"<line class="mark""#).count(), 2, "{svg}");
+        let middle = (LEFT + WIDTH - RIGHT) / 2.0;
+        assert!(
+            svg.contains(&format!(r#"<line class="mark" x1="{middle:.1}""#)),
+            "{svg}"
+        );
+        assert!(svg.contains(r#"<line class="mark" x1="64.0""#), "{svg}");
+        assert!(svg.contains("<title>step 20 &lt;b&gt;</title>"), "{svg}");
+        assert!(!svg.contains(">30</text>"), "{svg}");
+    }
+
+    #[test]
     fn a_chart_without_points_says_so() {
         let html = line_chart(
             (0, 60),
+            &[],
             "q",
             "Queue",
             "",

@@ -11,9 +11,9 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::answers::{Figure, RunStatus};
-use crate::record::chart::{html_text, line_chart, tick_label, Series};
+use crate::record::chart::{html_text, line_chart, tick_label, Mark, Series};
 use crate::record::read::Recording;
-use crate::record::sample::Sample;
+use crate::record::sample::{Sample, StepMark};
 use crate::record::shape::{counted, FleetShape, Versions};
 
 /// The run at a glance: the same figures head the page and make `--format json`.
@@ -47,6 +47,9 @@ pub struct RunSummary {
     /// The versions the last sample saw.
     #[serde(default)]
     pub versions: Option<Versions>,
+    /// A stepped load's steps, in the order they began (none in other recordings).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepMark>,
 }
 
 pub fn summary(recording: &Recording) -> RunSummary {
@@ -92,6 +95,10 @@ pub fn summary(recording: &Recording) -> RunSummary {
         peak_cpu_busy: max(samples.iter().filter_map(|s| s.host.cpu_busy).collect()),
         shape: samples.iter().rev().find_map(|s| s.shape.clone()),
         versions: last.and_then(|s| s.versions.clone()),
+        steps: series::step_starts(samples)
+            .into_iter()
+            .map(|(_, mark)| mark)
+            .collect(),
     }
 }
 
@@ -130,6 +137,19 @@ pub mod series {
                 let (n, seconds) =
                     window.fold((0, 0), |(n, secs), w| (n + runs(w), secs + w.period));
                 (s.t, n as f64 * 60.0 / seconds.max(1) as f64)
+            })
+            .collect()
+    }
+
+    /// Where each step of a stepped load begins: its first sample's time, and its mark.
+    pub fn step_starts(samples: &[Sample]) -> Vec<(u64, StepMark)> {
+        let mut previous = None;
+        samples
+            .iter()
+            .filter_map(|s| {
+                let began = s.step.filter(|mark| Some(*mark) != previous);
+                previous = s.step;
+                began.map(|mark| (s.t, mark))
             })
             .collect()
     }
@@ -192,8 +212,17 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
         samples.first().map_or(0, |s| s.t),
         samples.last().map_or(0, |s| s.t),
     );
+    // Every chart marks where each step of a stepped load began, with its clones.
+    let marks: Vec<Mark> = step_starts(samples)
+        .into_iter()
+        .map(|(t, mark)| Mark {
+            t,
+            label: mark.clones.to_string(),
+            title: format!("step {}: {} clones", mark.step, mark.clones),
+        })
+        .collect();
     let line_chart = |id: &str, title: &str, unit: &str, series: &[Series]| {
-        line_chart(span, id, title, unit, series)
+        line_chart(span, &marks, id, title, unit, series)
     };
     let successful = RunStatus::is_success;
     let distribution = |pick: fn(&Sample) -> &crate::protocol::answers::Distribution| {
@@ -386,7 +415,7 @@ pub fn summary_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
             )
         },
     );
-    vec![
+    let mut rows = vec![
         ("fleet", shape),
         ("versions", versions),
         (
@@ -423,7 +452,15 @@ pub fn summary_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
             "peak load host CPU busy",
             cell(s.peak_cpu_busy.map(|b| b * 100.0), " %"),
         ),
-    ]
+    ];
+    if !s.steps.is_empty() {
+        let steps: Vec<String> = s.steps.iter().map(|m| m.clones.to_string()).collect();
+        rows.push((
+            "steps (clones each ran)",
+            format!("{}: {}", s.steps.len(), steps.join(", ")),
+        ));
+    }
+    rows
 }
 
 /// `report --from --format table`: the summary's rows as text.

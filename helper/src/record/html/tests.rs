@@ -1,7 +1,7 @@
 use super::*;
 use crate::protocol::answers::{CloneReport, ReportState};
 use crate::record::host::{CpuTimes, HostReading};
-use crate::record::sample::{fixtures, Sampler};
+use crate::record::sample::{fixtures, Sampler, StepMark};
 
 fn clone(name: &str, run: Option<(u64, RunStatus, f64)>) -> CloneReport {
     fixtures::clone(name, ReportState::Running, run)
@@ -174,6 +174,56 @@ fn runs_per_minute_covers_the_last_minute_of_short_samples() {
     assert_eq!(rates[0].1, 24.0);
     // A minute in: the 12 samples of the last 60 s hold 4 runs.
     assert_eq!(rates[23].1, 4.0);
+}
+
+#[test]
+fn a_stepped_recording_marks_each_step_where_it_began() {
+    let mut r = recording();
+    // Step 1 from the first sample, step 2 from the third; the second is still step 1.
+    let mark = |step, clones| Some(StepMark { step, clones });
+    r.samples[0].step = mark(1, 10);
+    r.samples[1].step = mark(1, 10);
+    r.samples[2].step = mark(2, 20);
+    assert_eq!(
+        series::step_starts(&r.samples),
+        [
+            (
+                1000,
+                StepMark {
+                    step: 1,
+                    clones: 10
+                }
+            ),
+            (
+                1060,
+                StepMark {
+                    step: 2,
+                    clones: 20
+                }
+            )
+        ]
+    );
+    let stepped = page(&r);
+    let drawn = stepped.matches("<svg ").count();
+    // Every chart with points has both marks: at the left end and the right end.
+    assert_eq!(stepped.matches(r#"<line class="mark""#).count(), 2 * drawn);
+    assert_eq!(
+        stepped.matches("<title>step 2: 20 clones</title>").count(),
+        drawn
+    );
+    assert!(
+        stepped.contains("<tr><th>steps (clones each ran)</th><td>2: 10, 20</td></tr>"),
+        "{stepped}"
+    );
+    assert_eq!(summary(&r).steps.len(), 2);
+    // A recording without steps has neither marks nor the row, and its summary's JSON
+    // leaves the field out.
+    let plain = recording();
+    let plain_page = page(&plain);
+    assert!(!plain_page.contains(r#"class="mark""#));
+    assert!(!plain_page.contains("steps (clones"));
+    let json = serde_json::to_value(summary(&plain)).unwrap();
+    assert!(json.get("steps").is_none(), "{json}");
 }
 
 #[test]
