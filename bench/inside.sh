@@ -12,6 +12,7 @@
 #   inside.sh wait-booted CLONE...  "<clone> <state> <seconds waited>" once each clone's own systemd has
 #                                 finished booting (`systemctl --machine=CLONE is-system-running` says
 #                                 running or degraded, asked every 0.2 s, BOOT_TIMEOUT s each)
+#   inside.sh pid1-cpu            CPU seconds (user + system) the sandbox host's systemd has used so far
 #   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
 #   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
 set -euo pipefail
@@ -104,6 +105,12 @@ cmd_unit_cpu_usec() {
   awk '$1 == "usage_usec" { print $2 }' "$(unit_cgroup "$1")/cpu.stat"
 }
 
+# PID 1 does every daemon-reload, unit start and mount-table update of the host on
+# one thread: what it used over a batch is the host-side cost of the batch.
+cmd_pid1_cpu() {
+  awk -v tck="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / tck }' /proc/1/stat
+}
+
 # The same run a clone does, on the sandbox host itself, as a transient unit:
 # the unit's shell reads its own cgroup's usage_usec once the agent has ended
 # (the cgroup's usage includes its exited processes). systemd-run's own "CPU time
@@ -134,6 +141,7 @@ case "$verb" in
   wait-booted) cmd_wait_booted "$@" ;;
   cpu-usec) cmd_cpu_usec "$@" ;;
   unit-cpu-usec) cmd_unit_cpu_usec "$@" ;;
+  pid1-cpu) cmd_pid1_cpu ;;
   host-run) cmd_host_run ;;
   summaries) cmd_summaries "$@" ;;
   *)
