@@ -22,6 +22,14 @@
 //! way systemd.generator(7) describes, a link to `/dev/null` in
 //! `/etc/systemd/system-generators/`. Generators a user's base may rely on (fstab,
 //! getty, rc-local, SysV scripts) still run.
+//!
+//! **Timers.** A distribution's housekeeping timers fire in every clone: a thousand
+//! clones would each fetch package lists, upgrade packages, back up the package
+//! database into their upper layer and rebuild the manual's index every day, at times
+//! of their own, which is load the test did not ask for and the base's packages
+//! drifting clone by clone. Those in [`HOUSEKEEPING_TIMERS`] are masked (a link to
+//! `/dev/null` in `/etc/systemd/system/`); the clone's own upkeep (`logrotate`,
+//! `systemd-tmpfiles-clean`) and the agent's timers stay.
 
 use std::fs;
 use std::path::Path;
@@ -48,6 +56,22 @@ const NEVER_IN_A_CLONE: [&str; 10] = [
     "systemd-veritysetup-generator",
 ];
 
+/// Timers that keep a machine's packages and disks, not a clone's: package lists and
+/// upgrades (apt-daily, apt-daily-upgrade, dnf-makecache), the dpkg database backup,
+/// the manual's index (man-db), filesystem scrubs and trims of disks a clone does not
+/// have (e2scrub_all, fstrim), and Ubuntu's news fetched for the login banner
+/// (motd-news).
+const HOUSEKEEPING_TIMERS: [&str; 8] = [
+    "apt-daily.timer",
+    "apt-daily-upgrade.timer",
+    "dnf-makecache.timer",
+    "dpkg-db-backup.timer",
+    "e2scrub_all.timer",
+    "fstrim.timer",
+    "man-db.timer",
+    "motd-news.timer",
+];
+
 /// Where distributions install generators (every supported one has a merged or
 /// `/usr/lib`-based layout).
 const GENERATORS: &str = "usr/lib/systemd/system-generators";
@@ -55,22 +79,26 @@ const GENERATORS: &str = "usr/lib/systemd/system-generators";
 /// Where a link to `/dev/null` masks a generator.
 const MASKED_GENERATORS: &str = "etc/systemd/system-generators";
 
+/// Where packages install units (merged or `/usr/lib`-based, as for generators).
+const UNITS: &str = "usr/lib/systemd/system";
+
+/// Where a link to `/dev/null` masks a unit.
+const MASKED_UNITS: &str = "etc/systemd/system";
+
 /// Leaves the boot work above out of `rootfs`. Runs last among the finishing steps: the
 /// stamps carry `/usr`'s time, and nothing here or before writes directly in `/usr`.
 pub fn lean_boot(rootfs: &Path) -> Result<()> {
-    mask_generators(rootfs)?;
+    mask_present(rootfs, &NEVER_IN_A_CLONE, GENERATORS, MASKED_GENERATORS)?;
+    mask_present(rootfs, &HOUSEKEEPING_TIMERS, UNITS, MASKED_UNITS)?;
     write_update_stamps(rootfs)
 }
 
-/// Masks those of [`NEVER_IN_A_CLONE`] the base has (a mask for a generator the base
-/// lacks would only puzzle whoever looks).
-fn mask_generators(rootfs: &Path) -> Result<()> {
-    for generator in NEVER_IN_A_CLONE {
-        if rootfs.join(GENERATORS).join(generator).exists() {
-            ensure_symlink(
-                &rootfs.join(MASKED_GENERATORS).join(generator),
-                Path::new("/dev/null"),
-            )?;
+/// Masks those of `names` the base has in `installed`, with a link in `masks` (a mask
+/// for something the base lacks would only puzzle whoever looks).
+fn mask_present(rootfs: &Path, names: &[&str], installed: &str, masks: &str) -> Result<()> {
+    for name in names {
+        if rootfs.join(installed).join(name).exists() {
+            ensure_symlink(&rootfs.join(masks).join(name), Path::new("/dev/null"))?;
         }
     }
     Ok(())
@@ -202,6 +230,55 @@ mod tests {
             .modified()
             .unwrap();
         assert_eq!(stamp_time, usr_time);
+    }
+
+    #[test]
+    fn only_the_housekeeping_timers_the_base_has_are_masked() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let units = root.join(UNITS);
+        fs::create_dir_all(&units).unwrap();
+        fs::create_dir_all(root.join(MASKED_UNITS)).unwrap();
+        fs::create_dir(root.join("var")).unwrap();
+        for unit in [
+            "apt-daily.timer",
+            "apt-daily-upgrade.timer",
+            "dpkg-db-backup.timer",
+            "logrotate.timer",
+            "systemd-tmpfiles-clean.timer",
+        ] {
+            fs::write(units.join(unit), "[Timer]\n").unwrap();
+        }
+        // A unit the base's own packages or its admin put in /etc stays as it is.
+        fs::write(root.join(MASKED_UNITS).join("local.timer"), "[Timer]\n").unwrap();
+
+        lean_boot(root).unwrap();
+
+        let mut in_etc: Vec<(String, Option<std::path::PathBuf>)> =
+            fs::read_dir(root.join(MASKED_UNITS))
+                .unwrap()
+                .map(|e| {
+                    let e = e.unwrap();
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        fs::read_link(e.path()).ok(),
+                    )
+                })
+                .collect();
+        in_etc.sort();
+        let masked = |name: &str| (name.to_owned(), Some("/dev/null".into()));
+        assert_eq!(
+            in_etc,
+            [
+                masked("apt-daily-upgrade.timer"),
+                masked("apt-daily.timer"),
+                masked("dpkg-db-backup.timer"),
+                ("local.timer".to_owned(), None),
+            ]
+        );
+        // Building the same base again changes nothing.
+        lean_boot(root).unwrap();
+        assert_eq!(fs::read_dir(root.join(MASKED_UNITS)).unwrap().count(), 4);
     }
 
     #[test]
