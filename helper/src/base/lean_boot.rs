@@ -184,6 +184,26 @@ mod tests {
         );
     }
 
+    /// Each entry of `dir` by name, with where it links to (`None`: not a link), sorted.
+    fn entries(dir: &Path) -> Vec<(String, Option<std::path::PathBuf>)> {
+        let mut found: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    fs::read_link(e.path()).ok(),
+                )
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    fn masked(name: &str) -> (String, Option<std::path::PathBuf>) {
+        (name.to_owned(), Some("/dev/null".into()))
+    }
+
     #[test]
     fn only_the_generators_the_base_has_and_a_clone_never_needs_are_masked() {
         let dir = tempfile::tempdir().unwrap();
@@ -204,23 +224,11 @@ mod tests {
 
         lean_boot(root).unwrap();
 
-        let mut masked: Vec<(String, std::path::PathBuf)> =
-            fs::read_dir(root.join(MASKED_GENERATORS))
-                .unwrap()
-                .map(|e| {
-                    let e = e.unwrap();
-                    (
-                        e.file_name().to_string_lossy().into_owned(),
-                        fs::read_link(e.path()).unwrap(),
-                    )
-                })
-                .collect();
-        masked.sort();
         assert_eq!(
-            masked,
+            entries(&root.join(MASKED_GENERATORS)),
             [
-                ("systemd-gpt-auto-generator".to_owned(), "/dev/null".into()),
-                ("systemd-tpm2-generator".to_owned(), "/dev/null".into()),
+                masked("systemd-gpt-auto-generator"),
+                masked("systemd-tpm2-generator"),
             ]
         );
         // Masking wrote nothing in /usr, so the stamps still carry its time.
@@ -254,21 +262,8 @@ mod tests {
 
         lean_boot(root).unwrap();
 
-        let mut in_etc: Vec<(String, Option<std::path::PathBuf>)> =
-            fs::read_dir(root.join(MASKED_UNITS))
-                .unwrap()
-                .map(|e| {
-                    let e = e.unwrap();
-                    (
-                        e.file_name().to_string_lossy().into_owned(),
-                        fs::read_link(e.path()).ok(),
-                    )
-                })
-                .collect();
-        in_etc.sort();
-        let masked = |name: &str| (name.to_owned(), Some("/dev/null".into()));
         assert_eq!(
-            in_etc,
+            entries(&root.join(MASKED_UNITS)),
             [
                 masked("apt-daily-upgrade.timer"),
                 masked("apt-daily.timer"),
