@@ -9,9 +9,9 @@ require_relative '../../lib/puppet_x/clone_army/helper'
 # their agents get certificates from and send reports to a real Puppet Server.
 RSpec.describe 'class clone_army on a sandbox host' do
   clones = ['clone1', 'clone2'].freeze
-  # runinterval 120: runs are phased (clone i of N first runs (i - 1) * T / N
-  # after its start), so with the default 1800 clone2 would first check in
-  # after 15 minutes; with 120, after one.
+  # The suite's short runinterval: runs are phased (clone i of N first runs
+  # (i - 1) * T / N after its start), so with the default 1800 clone2 would
+  # first check in after 15 minutes; with 60, after half a minute.
   manifest = "class { 'clone_army': server => '#{SandboxHarness::SERVER}', num_clones => #{clones.size}, " \
              "runinterval => #{SandboxHarness::RUNINTERVAL} }"
 
@@ -191,7 +191,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
         expect(charts.keys).to eq(['runs-per-minute', 'run-time', 'config-retrieval-time', 'clones', 'jrubies',
                                    'jruby-times', 'compile-time', 'puppetdb-queue', 'host'])
         # Every sample has the fleet, the pool and the host; run times need a run
-        # in the minute (the two clones run every 120 s, phased: one in each minute).
+        # in the minute (the two clones each run once a minute, phased half a minute apart).
         ['runs-per-minute', 'clones', 'jrubies', 'jruby-times', 'host', 'run-time'].each do |id|
           expect(charts[id].to_i).to be > 0, "#{id}: #{charts}"
         end

@@ -301,13 +301,13 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     end
   end
 
-  context "run_mode => 'timer' with runinterval => 120 and generated_facts => 5" do
+  context "run_mode => 'timer' with the suite's runinterval and generated_facts => 5" do
     let(:certnames) { %w[clone1 clone2].map { |c| "#{c}.#{host_certname}" } }
 
     it 'switches the clones to timer runs that reach the server' do
       switched = sandbox_now
       before = %w[clone1 clone2].to_h { |c| [c, clone_unit(c)[:pid]] }
-      apply_and_settle(class_manifest(num_clones: 2, run_mode: 'timer', runinterval: 120, generated_facts: 5))
+      apply_and_settle(class_manifest(num_clones: 2, run_mode: 'timer', generated_facts: 5))
       # The apply restarts the running clones itself, so that their systemd reads the new
       # run units (REFERENCE: run_mode); nothing is restarted by hand here.
       expect_running(%w[clone1 clone2])
@@ -336,15 +336,16 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
 
     # Both clones were restarted by the same apply, in one wave (ramp_up 0), so
     # their first timer runs are as far apart as their phases: clone1 is phase 0
-    # of 2 (at its start), clone2 phase 1 of 2 (half of the 120 s interval later).
+    # of 2 (at its start), clone2 phase 1 of 2 (half of the interval later).
     it 'runs clone2 half an interval after clone1 (phases 0 and 1 of 2)' do
+      half = SandboxHarness::RUNINTERVAL / 2
       first_run = %w[clone1 clone2].to_h do |c|
         log = in_clone(c, 'journalctl', '--no-pager', '-b', '-o', 'short-unix', '-u', 'clone-army-agent.service')
         [c, log.stdout.lines.first.to_s.split.first.to_f]
       end
       expect(first_run.values).to all(be_positive), "#{first_run}\n#{diagnostics}"
       apart = first_run['clone2'] - first_run['clone1']
-      expect(apart).to be_within(15).of(60), "first runs #{first_run}: #{apart.round(1)} s apart, not ~60"
+      expect(apart).to be_within(15).of(half), "first runs #{first_run}: #{apart.round(1)} s apart, not ~#{half}"
     end
 
     it "shows the clones' generated facts on the server" do
@@ -371,8 +372,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     end
 
     it 'is still converged (a second apply changes nothing)' do
-      result = SandboxHarness.apply(class_manifest(num_clones: 2, run_mode: 'timer', runinterval: 120,
-                                                   generated_facts: 5), timeout: 600)
+      result = SandboxHarness.apply(class_manifest(num_clones: 2, run_mode: 'timer', generated_facts: 5), timeout: 600)
       expect(result.exitstatus).to eq(0), result.to_s
     end
   end

@@ -144,7 +144,7 @@ RSpec.describe 'a hostile clone' do
 
   it 'reports every clone without hanging, each refusal naming its path' do
     started = Time.now
-    result = on_sandbox(SandboxHarness::HELPER, 'report', '--interval', '120', timeout: 120)
+    result = on_sandbox(SandboxHarness::HELPER, 'report', '--interval', SandboxHarness::RUNINTERVAL.to_s, timeout: 120)
     expect(Time.now - started).to be < 60
     expect(result.exitstatus).to eq(0), result.to_s
     clones = JSON.parse(result.stdout)['result']['clones'].to_h { |c| [c['name'], c] }

@@ -26,7 +26,7 @@ RSpec.describe 'clones against a CA that refuses duplicate certificates' do
   # The CA's fingerprints of the clones' first certificates.
   fingerprints = {}
 
-  # A run comes at the latest one runinterval (120 s) plus clone2's phase
+  # A run comes at the latest one runinterval (RUNINTERVAL) plus clone2's phase
   # (half of it) after a start, after the certificate is there.
   def checkin_timeout
     Integer(ENV.fetch('CHECKIN_TIMEOUT', 420))

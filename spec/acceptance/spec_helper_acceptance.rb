@@ -44,9 +44,11 @@ module SandboxHarness
   # A second name of the same server (sandbox.sh's SERVER_ALIASES: /etc/hosts and dns_alt_names).
   SERVER_ALIAS = 'puppet2'
   SERVER_ADDR = ENV.fetch('SERVER_ADDR', '127.0.0.1')
-  # The clones' runinterval in the suite: short, because the first run of clone
-  # i of N comes (i - 1) * runinterval / N after its start (phasing).
-  RUNINTERVAL = 120
+  # The clones' runinterval in the suite: the shortest the helper takes
+  # (MIN_RUNINTERVAL), because the first run of clone i of N comes
+  # (i - 1) * runinterval / N after its start (phasing), and most examples
+  # wait for a run.
+  RUNINTERVAL = 60
   # Debian's Puppet Server: server-var-dir /var/lib/puppetserver, cadir /etc/puppet/puppetserver/ca.
   REPORT_DIR = '/var/lib/puppetserver/reports'
   SIGNED_DIR = '/etc/puppet/puppetserver/ca/signed'
