@@ -159,7 +159,7 @@ RSpec.describe 'clone_army under faults' do
     # gets no catalog fails), then the report's clones by name.
     def run_and_report(*agent_flags)
       on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--concurrency', '2', '--timeout', '300', '--',
-                 'puppet', 'agent', '-t', *agent_flags, timeout: 400)
+                 *SandboxHarness::AGENT_RUN, *agent_flags, timeout: 400)
       result = on_sandbox!(SandboxHarness::HELPER, 'report', timeout: 120)
       JSON.parse(result.stdout).fetch('result').fetch('clones').to_h { |c| [c['name'], c] }
     end

@@ -235,7 +235,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(result.stdout.lines.map(&:strip)).to include('Result=success', 'ExecMainStatus=0'), result.to_s
       locks.each { |lock| expect(on_sandbox('test', '-e', lock, timeout: 30).exitstatus).to eq(1), lock }
       run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone2', '--timeout', '300', '--',
-                       'puppet', 'agent', '-t', timeout: 400)
+                       *SandboxHarness::AGENT_RUN, timeout: 400)
       exit_code = JSON.parse(run.stdout).dig('result', 'clones', 0, 'exit_code')
       expect([0, 2]).to include(exit_code), run.to_s
     end
@@ -246,7 +246,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
 
     it 'runs puppet agent -t in every clone, one at a time, with exit codes and times' do
       result = on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--concurrency', '1', '--timeout', '300', '--',
-                          'puppet', 'agent', '-t', timeout: 700)
+                          *SandboxHarness::AGENT_RUN, timeout: 700)
       expect(result.exitstatus).to eq(0), result.to_s
       doc = JSON.parse(result.stdout)
       expect(doc).to include('ok' => true), result.to_s
@@ -295,7 +295,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(base_json['created_at']).to eq(created)
       expect_marker
       # And the agent reaches the server under that name (its certificate names it).
-      run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone1', '--', 'puppet', 'agent', '-t', timeout: 400)
+      run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone1', '--', *SandboxHarness::AGENT_RUN, timeout: 400)
       entry = JSON.parse(run.stdout)['result']['clones'].first
       expect([0, 2]).to include(entry['exit_code']), entry.inspect
     end

@@ -49,6 +49,11 @@ module SandboxHarness
   # (i - 1) * runinterval / N after its start (phasing), and most examples
   # wait for a run.
   RUNINTERVAL = 60
+  # One agent run asked of a clone (through clone-army exec). Its daemon runs
+  # every RUNINTERVAL, so the run asked for may meet one in progress: it waits
+  # for that run's lock (checking every second, up to maxwaitforlock, a
+  # minute by default) instead of skipping with exit 1.
+  AGENT_RUN = ['puppet', 'agent', '-t', '--waitforlock', '1'].freeze
   # Debian's Puppet Server: server-var-dir /var/lib/puppetserver, cadir /etc/puppet/puppetserver/ca.
   REPORT_DIR = '/var/lib/puppetserver/reports'
   SIGNED_DIR = '/etc/puppet/puppetserver/ca/signed'
