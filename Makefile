@@ -7,8 +7,9 @@ TARGET   := x86_64-unknown-linux-gnu
 RUSTFLAGS_STATIC := -C target-feature=+crt-static
 HELPER   := target/$(TARGET)/release/clone-army
 CLONES   ?= 4
-# SUITE=trixie|bookworm: the Debian suite of the sandbox host (make lab, the acceptance
-# suite, make bench); sandbox/lib.sh holds the list and the default (trixie).
+# SUITE=trixie|bookworm: the Debian suite of the sandbox host (make lab, make bench; make
+# acceptance runs every suite unless SUITE names one); sandbox/lib.sh holds the list and
+# the default (trixie).
 ifdef SUITE
 export SANDBOX_SUITE := $(SUITE)
 endif
@@ -43,8 +44,10 @@ static-check: build
 	file -L files/clone-army | grep -Eq 'static(-pie)? linked'
 	ldd files/clone-army 2>&1 | grep -Eq 'statically linked|not a dynamic executable'
 
+# On every suite side by side (each its own sandbox host and server address), or on
+# the one SUITE names.
 acceptance: deps build static-check
-	rspec -O spec/acceptance/.rspec spec/acceptance
+	bash scripts/acceptance.sh
 
 # The release files (the module tarball with the helper, the helper alone, checksums)
 # into target/dist/, checked and installed once with puppet module install.

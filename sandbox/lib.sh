@@ -9,17 +9,15 @@
 #   $SANDBOX_CACHE/sandboxes/<name>/     one sandbox host's state (upper/work/root/data, pid, log)
 
 SANDBOX_CACHE=${SANDBOX_CACHE:-/var/cache/clone-army-sandbox}
-# The suites the sandbox is made for (their Puppet packages are Debian's own):
-# trixie (Debian 13: Puppet 8, Puppet Server 8, PuppetDB 8), the default, and
-# bookworm (Debian 12: Puppet 7, Puppet Server 7).
-SANDBOX_SUITE=${SANDBOX_SUITE:-trixie}
-case $SANDBOX_SUITE in
-  bookworm | trixie) ;;
-  *)
-    printf 'SUITE (SANDBOX_SUITE) must be bookworm or trixie, not %s\n' "'$SANDBOX_SUITE'" >&2
-    exit 2
-    ;;
-esac
+# The suites the sandbox is made for (their Puppet packages are Debian's own),
+# the first the default: trixie (Debian 13: Puppet 8, Puppet Server 8,
+# PuppetDB 8) and bookworm (Debian 12: Puppet 7, Puppet Server 7).
+SANDBOX_SUITES=(trixie bookworm)
+SANDBOX_SUITE=${SANDBOX_SUITE:-${SANDBOX_SUITES[0]}}
+if [[ " ${SANDBOX_SUITES[*]} " != *" $SANDBOX_SUITE "* ]]; then
+  printf 'SUITE (SANDBOX_SUITE) must be one of: %s; not %s\n' "${SANDBOX_SUITES[*]}" "'$SANDBOX_SUITE'" >&2
+  exit 2
+fi
 # shellcheck disable=SC2034 # used by the scripts that source this file
 SANDBOX_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 

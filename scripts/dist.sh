@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make dist`: the release files, into target/dist/:
+# `make dist`: the release files, into target/dist/ (or DIST_DIR):
 #   <metadata name>-<version>.tar.gz    the module as `puppet module install` and the
 #                                       Forge take it, files/clone-army (the static
 #                                       helper) included; what .pdkignore names is left out
@@ -27,7 +27,7 @@ helper_version=$("$helper" --version | awk '{print $2}')
   exit 1
 }
 
-out=target/dist
+out=${DIST_DIR:-target/dist}
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 top=$name-$version

@@ -65,7 +65,7 @@ RSpec.describe 'class clone_army deployed from git with helper_source' do
   end
 
   before(:all) do
-    @work = Dir.mktmpdir('git-deploy', File.join(SandboxHarness::MODULE_DIR, 'target'))
+    @work = Dir.mktmpdir('git-deploy', SandboxHarness.work_dir)
     dist = SandboxHarness.dist!
     @checksum = dist[:helper_sha256]
 

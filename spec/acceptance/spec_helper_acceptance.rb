@@ -146,15 +146,23 @@ module SandboxHarness
     File.join(MODULE_BOUND, full.delete_prefix("#{MODULE_DIR}/"))
   end
 
+  # This sandbox's own directory for files the suite makes on this machine,
+  # under MODULE_DIR (so the sandbox sees it through the bind): suites running
+  # side by side share the checkout, not this directory.
+  def work_dir
+    File.join(MODULE_DIR, 'target', 'acceptance', NAME).tap { |dir| FileUtils.mkdir_p(dir) }
+  end
+
   # `make dist` of MODULE_DIR (scripts/dist.sh): the release files as users get
   # them, built from what git tracks there. Returns their paths on this machine.
   def dist!
-    log 'scripts/dist.sh'
-    ok = system('bash', File.join(MODULE_DIR, 'scripts', 'dist.sh'), chdir: MODULE_DIR, out: $stderr, err: $stderr)
+    out = File.join(work_dir, 'dist')
+    log "scripts/dist.sh into #{out}"
+    ok = system({ 'DIST_DIR' => out }, 'bash', File.join(MODULE_DIR, 'scripts', 'dist.sh'),
+                chdir: MODULE_DIR, out: $stderr, err: $stderr)
     raise 'scripts/dist.sh failed' unless ok
 
     meta = JSON.parse(File.read(File.join(MODULE_DIR, 'metadata.json')))
-    out = File.join(MODULE_DIR, 'target', 'dist')
     helper = Dir[File.join(out, "clone-army-#{meta['version']}-*-linux")].first or raise "no bare helper in #{out}"
     { module: File.join(out, "#{meta['name']}-#{meta['version']}.tar.gz"), helper: helper,
       helper_sha256: File.read("#{helper}.sha256").split.first }
