@@ -36,13 +36,19 @@ impl Series {
 }
 
 /// A moment marked across a chart (a ramp's step beginning): a dashed vertical line
-/// with a short label at its top and a longer title for whoever points at it.
+/// with a short label at its top and a longer title for whoever points at it. `key` says
+/// what such marks are and what their labels give; the legend shows it once for every
+/// kind of mark the chart draws.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mark {
     pub t: u64,
     pub label: String,
     pub title: String,
+    pub key: &'static str,
 }
+
+/// The colour of marks: grey, apart from every series' colour.
+const MARK_COLOR: &str = "#656d76";
 
 /// The value range drawn: from 0 (or the lowest value, if negative) to the highest,
 /// never empty.
@@ -167,11 +173,15 @@ pub fn line_chart(
             tick_label((fraction * minutes * 100.0).round() / 100.0)
         );
     }
-    for mark in marks.iter().filter(|m| (times.0..=times.1).contains(&m.t)) {
+    let marks: Vec<&Mark> = marks
+        .iter()
+        .filter(|m| (times.0..=times.1).contains(&m.t))
+        .collect();
+    for mark in &marks {
         let (x, _) = coordinates(&[(mark.t, values.0)], times, values)[0];
         let _ = writeln!(
             out,
-            r##"<line class="mark" x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#656d76" stroke-dasharray="3 3"><title>{}</title></line><text x="{:.1}" y="{:.1}" font-size="9" fill="#656d76">{}</text>"##,
+            r##"<line class="mark" x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="{MARK_COLOR}" stroke-dasharray="3 3"><title>{}</title></line><text x="{:.1}" y="{:.1}" font-size="9" fill="{MARK_COLOR}">{}</text>"##,
             html_text(&mark.title),
             x + 2.0,
             y0 + 9.0,
@@ -196,7 +206,7 @@ pub fn line_chart(
         );
     }
     let _ = writeln!(out, "</svg>");
-    let legend: Vec<String> = series
+    let mut legend: Vec<String> = series
         .iter()
         .map(|s| {
             format!(
@@ -206,6 +216,15 @@ pub fn line_chart(
             )
         })
         .collect();
+    let mut keys: Vec<&str> = marks.iter().map(|m| m.key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for key in keys {
+        legend.push(format!(
+            r#"<span class="mark-key"><i style="border-top:1px dashed {MARK_COLOR}"></i>{}</span>"#,
+            html_text(key)
+        ));
+    }
     let _ = writeln!(
         out,
         r#"<div class="legend">{}</div></figure>"#,
@@ -282,6 +301,7 @@ mod tests {
             t,
             label: label.to_owned(),
             title: format!("step {label} <b>"),
+            key: "step <began>",
         };
         let svg = line_chart(
             time_span(&series),
@@ -300,6 +320,22 @@ mod tests {
         assert!(svg.contains(r#"<line class="mark" x1="64.0""#), "{svg}");
         assert!(svg.contains("<title>step 20 &lt;b&gt;</title>"), "{svg}");
         assert!(!svg.contains(">30</text>"), "{svg}");
+        // One legend entry for the kind of mark, however many are drawn.
+        assert_eq!(svg.matches(r#"class="mark-key""#).count(), 1, "{svg}");
+        assert!(svg.contains("step &lt;began&gt;</span>"), "{svg}");
+    }
+
+    #[test]
+    fn a_chart_whose_marks_all_fall_outside_it_has_no_mark_in_its_legend() {
+        let series = [Series::new("a", "#000", vec![(100, 1.0), (220, 2.0)])];
+        let outside = Mark {
+            t: 400,
+            label: "30".to_owned(),
+            title: "step 3".to_owned(),
+            key: "step began",
+        };
+        let svg = line_chart(time_span(&series), &[outside], "m", "M", "", &series);
+        assert!(!svg.contains(r#"class="mark-key""#), "{svg}");
     }
 
     #[test]

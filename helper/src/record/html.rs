@@ -219,6 +219,7 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
             t,
             label: mark.clones.to_string(),
             title: format!("step {}: {} clones", mark.step, mark.clones),
+            key: "ramp step began (its clones)",
         })
         .collect();
     let line_chart = |id: &str, title: &str, unit: &str, series: &[Series]| {
@@ -352,6 +353,7 @@ pub fn page(recording: &Recording) -> String {
          table{{border-collapse:collapse}}td,th{{border:1px solid #d0d7de;padding:2px 8px;text-align:left}}\
          figure{{margin:1.5em 0}}figcaption{{font-weight:600}}svg{{width:100%;height:auto}}\
          .legend span{{margin-right:1em}}.legend i{{display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle}}\
+         .legend .mark-key i{{height:0}}\
          .empty{{color:#656d76}}</style></head><body>"
     );
     let _ = writeln!(out, "<h1>{}</h1>", html_text(&title));

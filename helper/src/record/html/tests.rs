@@ -211,6 +211,9 @@ fn a_stepped_recording_marks_each_step_where_it_began() {
         stepped.matches("<title>step 2: 20 clones</title>").count(),
         drawn
     );
+    // And says once in its legend what the marks are.
+    assert_eq!(stepped.matches(r#"<span class="mark-key">"#).count(), drawn);
+    assert!(stepped.contains("ramp step began (its clones)</span>"));
     assert!(
         stepped.contains("<tr><th>steps (clones each ran)</th><td>2: 10, 20</td></tr>"),
         "{stepped}"
@@ -221,6 +224,7 @@ fn a_stepped_recording_marks_each_step_where_it_began() {
     let plain = recording();
     let plain_page = page(&plain);
     assert!(!plain_page.contains(r#"class="mark""#));
+    assert!(!plain_page.contains(r#"class="mark-key""#));
     assert!(!plain_page.contains("steps (clones"));
     let json = serde_json::to_value(summary(&plain)).unwrap();
     assert!(json.get("steps").is_none(), "{json}");
