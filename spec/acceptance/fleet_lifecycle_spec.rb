@@ -304,8 +304,21 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
   context "run_mode => 'timer' with the suite's runinterval and generated_facts => 5" do
     let(:certnames) { %w[clone1 clone2].map { |c| "#{c}.#{host_certname}" } }
 
+    # When the clone's first timer run of this boot began (epoch seconds from its
+    # journal), 0 before there is one.
+    def first_timer_run(clone)
+      log = in_clone(clone, 'journalctl', '--no-pager', '-b', '-o', 'short-unix', '-u', 'clone-army-agent.service')
+      log.stdout.lines.first.to_s.split.first.to_f
+    end
+
+    # Whether the clone's timer has run and its report reached the server: a report
+    # newer than the run's start (the daemon's runs ended with the boot before it).
+    def timer_run_reported?(clone)
+      started = first_timer_run(clone)
+      started.positive? && newest_report_time("#{clone}.#{host_certname}") > started
+    end
+
     it 'switches the clones to timer runs that reach the server' do
-      switched = sandbox_now
       before = %w[clone1 clone2].to_h { |c| [c, clone_unit(c)[:pid]] }
       apply_and_settle(class_manifest(num_clones: 2, run_mode: 'timer', generated_facts: 5))
       # The apply restarts the running clones itself, so that their systemd reads the new
@@ -324,12 +337,10 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
         daemon = in_clone(c, 'systemctl', 'is-active', 'puppet.service').stdout.strip
         expect(daemon).not_to eq('active'), "#{c}: the agent daemon still runs in timer mode"
       end
-      fresh = wait_for(timeout: 360, interval: 5) do
-        certnames.all? { |cert| newest_report_time(cert) > switched }
-      end
-      expect(fresh).to be_truthy,
-                       "no report since the switch from: #{certnames.reject { |cert| newest_report_time(cert) > switched }}\n" \
-                       "#{diagnostics}"
+      reported = wait_for(timeout: 360, interval: 5) { %w[clone1 clone2].all? { |c| timer_run_reported?(c) } }
+      expect(reported).to be_truthy,
+                          "no report from a timer run of: #{%w[clone1 clone2].reject { |c| timer_run_reported?(c) }}\n" \
+                          "#{diagnostics}"
       runs = in_clone('clone1', 'journalctl', '--no-pager', '-u', 'clone-army-agent.service', '-o', 'cat')
       expect(runs.stdout).to match(%r{Applied catalog|Finished|Started}), runs.to_s
     end
@@ -339,10 +350,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     # of 2 (at its start), clone2 phase 1 of 2 (half of the interval later).
     it 'runs clone2 half an interval after clone1 (phases 0 and 1 of 2)' do
       half = SandboxHarness::RUNINTERVAL / 2
-      first_run = %w[clone1 clone2].to_h do |c|
-        log = in_clone(c, 'journalctl', '--no-pager', '-b', '-o', 'short-unix', '-u', 'clone-army-agent.service')
-        [c, log.stdout.lines.first.to_s.split.first.to_f]
-      end
+      first_run = %w[clone1 clone2].to_h { |c| [c, first_timer_run(c)] }
       expect(first_run.values).to all(be_positive), "#{first_run}\n#{diagnostics}"
       apart = first_run['clone2'] - first_run['clone1']
       expect(apart).to be_within(15).of(half), "first runs #{first_run}: #{apart.round(1)} s apart, not ~#{half}"

@@ -2,22 +2,25 @@
 
 # The end-to-end suite's harness. Run on the outer machine, as root:
 #
-#   rspec spec/acceptance            (what `make acceptance` runs, after `make build`)
+#   rspec spec/acceptance            (one suite; `make acceptance` runs it for
+#                                     each Debian suite side by side, through
+#                                     scripts/acceptance.sh, after `make build`)
 #
 # This machine's PID 1 is not systemd, so the module is applied inside a
-# *sandbox host* (sandbox/sandbox.sh): a Debian 12 rootfs booted with
-# `systemd-nspawn -b`, with this checkout bound read-only at its modulepath
-# and Debian's Puppet Server running inside on 127.0.0.1:8140. One sandbox and
+# *sandbox host* (sandbox/sandbox.sh): a Debian rootfs (SANDBOX_SUITE) booted
+# with `systemd-nspawn -b`, with this checkout bound read-only at its modulepath
+# and Debian's Puppet Server running inside on SERVER_ADDR:8140. One sandbox and
 # one server serve the whole suite: up in before(:suite), down in
 # after(:suite), and down again from at_exit, so an error, a failed example or
 # an interrupt never leaves a container, a JVM or a mount behind.
 #
 # Environment:
+#   SANDBOX_SUITE  Debian suite of the sandbox host (sandbox/lib.sh holds the list and the default)
 #   SANDBOX_NAME   sandbox to use (default: acceptance)
 #   MODULE_DIR     module checkout to test (default: this one); needs files/clone-army
 #   SERVER_ADDR    loopback address of the sandbox's Puppet Server (default
-#                  127.0.0.1; sandbox.sh reads it too), so a second suite can run
-#                  beside `make test`: SERVER_ADDR=127.0.0.3 SANDBOX_NAME=accept2
+#                  127.0.0.1; sandbox.sh reads it too), so suites can run side
+#                  by side, as scripts/acceptance.sh runs them
 #   KEEP_SANDBOX=1 leave it running after the suite, to look around:
 #                  bash sandbox/sandbox.sh exec acceptance bash
 #                  bash sandbox/sandbox.sh down acceptance
