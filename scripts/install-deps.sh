@@ -12,6 +12,8 @@ packages=(
   puppet-lint rubocop
   # shell lint, binary checks, JSON on the command line
   shellcheck file jq
+  # ss: which loopback addresses already have a port 8140 (sandbox/lib.sh)
+  iproute2
   # the acceptance suite's loopback HTTP server (helper_source over http)
   python3
   # the acceptance suite opens the recorded run's page as a person would
