@@ -104,7 +104,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
       end
     end
 
-    it "boots each clone without the base's first-boot updates, and with the container-idle generators and housekeeping timers masked" do
+    it "boots each clone without the base's first-boot updates, and with the container-idle generators, units and housekeeping timers masked" do
       # Debian 12's systemd has no ldconfig.service and no journal catalog update; both have sysusers.
       updates = ['ldconfig.service', 'systemd-sysusers.service', 'systemd-journal-catalog-update.service']
       loaded_updates = lambda do |clone|
@@ -128,14 +128,16 @@ RSpec.describe 'class clone_army on a sandbox host' do
       masked = on_sandbox!('readlink', "/var/lib/puppet-clone-army/#{base}/etc/systemd/system-generators/" \
                                        'systemd-gpt-auto-generator', timeout: 30).stdout.strip
       expect(masked).to eq('/dev/null')
-      # Every Debian base has apt's timers; in a clone they are masked, the clone's own upkeep is not.
+      # Every Debian base has apt's timers, logind and a console getty; in a clone they are masked,
+      # the clone's own upkeep and the bus that exec and systemctl --machine use are not.
+      expected = { 'apt-daily.timer' => 'masked', 'apt-daily-upgrade.timer' => 'masked',
+                   'systemd-logind.service' => 'masked', 'console-getty.service' => 'masked',
+                   'systemd-tmpfiles-clean.timer' => 'loaded', 'dbus.service' => 'loaded' }
       clones.each do |clone|
-        timers = on_sandbox!('systemctl', "--machine=#{clone}", 'show', '--property=Id,LoadState',
-                             'apt-daily.timer', 'apt-daily-upgrade.timer', 'systemd-tmpfiles-clean.timer',
-                             timeout: 30).stdout
-        states = timers.split("\n\n").to_h { |unit| unit.lines.to_h { |l| l.strip.split('=', 2) }.values_at('Id', 'LoadState') }
-        expect(states).to eq('apt-daily.timer' => 'masked', 'apt-daily-upgrade.timer' => 'masked',
-                             'systemd-tmpfiles-clean.timer' => 'loaded'), "#{clone}: #{timers}"
+        units = on_sandbox!('systemctl', "--machine=#{clone}", 'show', '--property=Id,LoadState',
+                            *expected.keys, timeout: 30).stdout
+        states = units.split("\n\n").to_h { |unit| unit.lines.to_h { |l| l.strip.split('=', 2) }.values_at('Id', 'LoadState') }
+        expect(states).to eq(expected), "#{clone}: #{units}"
       end
     end
 

@@ -30,6 +30,11 @@
 //! drifting clone by clone. Those in [`HOUSEKEEPING_TIMERS`] are masked (a link to
 //! `/dev/null` in `/etc/systemd/system/`); the clone's own upkeep (`logrotate`,
 //! `systemd-tmpfiles-clean`) and the agent's timers stay.
+//!
+//! **Idle services.** Some units a host needs serve no one in a clone: nobody logs in
+//! on its console or through a seat, and it has no huge pages or FUSE of its own to
+//! mount. Those in [`IDLE_IN_A_CLONE`] are masked the same way. D-Bus stays:
+//! `clone-army exec` and `systemctl --machine` reach a clone through it.
 
 use std::fs;
 use std::path::Path;
@@ -72,6 +77,19 @@ const HOUSEKEEPING_TIMERS: [&str; 8] = [
     "motd-news.timer",
 ];
 
+/// Units that start at every boot and then only wait for someone a clone never has:
+/// logind tracks users and seats (no one logs in to a clone: `machinectl shell` and
+/// `clone-army exec` start their own units, and the Debian bases have no
+/// `pam_systemd` to ask logind for a session), the console getty prompts on a console
+/// nobody reads, and the two mounts serve huge pages and FUSE, which a clone's agent
+/// uses neither of. logind was the costliest unit of a clone's boot after journald.
+const IDLE_IN_A_CLONE: [&str; 4] = [
+    "console-getty.service",
+    "dev-hugepages.mount",
+    "sys-fs-fuse-connections.mount",
+    "systemd-logind.service",
+];
+
 /// Where distributions install generators (every supported one has a merged or
 /// `/usr/lib`-based layout).
 const GENERATORS: &str = "usr/lib/systemd/system-generators";
@@ -90,6 +108,7 @@ const MASKED_UNITS: &str = "etc/systemd/system";
 pub fn lean_boot(rootfs: &Path) -> Result<()> {
     mask_present(rootfs, &NEVER_IN_A_CLONE, GENERATORS, MASKED_GENERATORS)?;
     mask_present(rootfs, &HOUSEKEEPING_TIMERS, UNITS, MASKED_UNITS)?;
+    mask_present(rootfs, &IDLE_IN_A_CLONE, UNITS, MASKED_UNITS)?;
     write_update_stamps(rootfs)
 }
 
@@ -240,23 +259,29 @@ mod tests {
         assert_eq!(stamp_time, usr_time);
     }
 
-    #[test]
-    fn only_the_housekeeping_timers_the_base_has_are_masked() {
+    /// A root with `usr`, `etc/systemd/system` and `var`, and the given units installed.
+    fn root_with_units(units: &[&str]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let units = root.join(UNITS);
-        fs::create_dir_all(&units).unwrap();
+        fs::create_dir_all(root.join(UNITS)).unwrap();
         fs::create_dir_all(root.join(MASKED_UNITS)).unwrap();
         fs::create_dir(root.join("var")).unwrap();
-        for unit in [
+        for unit in units {
+            fs::write(root.join(UNITS).join(unit), "[Unit]\n").unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn only_the_housekeeping_timers_the_base_has_are_masked() {
+        let dir = root_with_units(&[
             "apt-daily.timer",
             "apt-daily-upgrade.timer",
             "dpkg-db-backup.timer",
             "logrotate.timer",
             "systemd-tmpfiles-clean.timer",
-        ] {
-            fs::write(units.join(unit), "[Timer]\n").unwrap();
-        }
+        ]);
+        let root = dir.path();
         // A unit the base's own packages or its admin put in /etc stays as it is.
         fs::write(root.join(MASKED_UNITS).join("local.timer"), "[Timer]\n").unwrap();
 
@@ -274,6 +299,30 @@ mod tests {
         // Building the same base again changes nothing.
         lean_boot(root).unwrap();
         assert_eq!(fs::read_dir(root.join(MASKED_UNITS)).unwrap().count(), 4);
+    }
+
+    #[test]
+    fn services_idle_in_a_clone_are_masked_and_the_bus_is_not() {
+        let dir = root_with_units(&[
+            "console-getty.service",
+            "dbus.service",
+            "dev-hugepages.mount",
+            "systemd-journald.service",
+            "systemd-logind.service",
+        ]);
+        let root = dir.path();
+
+        lean_boot(root).unwrap();
+
+        // The base has no FUSE mount unit, so none is masked.
+        assert_eq!(
+            entries(&root.join(MASKED_UNITS)),
+            [
+                masked("console-getty.service"),
+                masked("dev-hugepages.mount"),
+                masked("systemd-logind.service"),
+            ]
+        );
     }
 
     #[test]
