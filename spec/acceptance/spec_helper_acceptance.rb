@@ -34,6 +34,7 @@ require 'tmpdir'
 require 'zlib'
 require 'rspec'
 require 'shellwords'
+require_relative '../../lib/puppet_x/clone_army/schema'
 
 # Drives sandbox/sandbox.sh and runs commands inside the sandbox host.
 module SandboxHarness
@@ -47,11 +48,11 @@ module SandboxHarness
   # A second name of the same server (sandbox.sh's SERVER_ALIASES: /etc/hosts and dns_alt_names).
   SERVER_ALIAS = 'puppet2'
   SERVER_ADDR = ENV.fetch('SERVER_ADDR', '127.0.0.1')
-  # The clones' runinterval in the suite: the shortest the helper takes
-  # (MIN_RUNINTERVAL), because the first run of clone i of N comes
-  # (i - 1) * runinterval / N after its start (phasing), and most examples
-  # wait for a run.
-  RUNINTERVAL = 60
+  # The clones' runinterval in the suite: the shortest the helper takes (its
+  # runinterval range, as the module's schema.json carries it), because the
+  # first run of clone i of N comes (i - 1) * runinterval / N after its start
+  # (phasing), and most examples wait for a run.
+  RUNINTERVAL = PuppetX::CloneArmy::Schema.range(:runinterval).min
   # One agent run asked of a clone (through clone-army exec). Its daemon runs
   # every RUNINTERVAL, so the run asked for may meet one in progress: it waits
   # for that run's lock (checking every second, up to maxwaitforlock, a
