@@ -150,11 +150,14 @@ port_8140_taken() {
     END { exit !f }'
 }
 
-# The first address of 127.0.0.1 ... 127.0.0.254 whose port 8140 is free.
+# The first address of 127.0.0.1 ... 127.0.0.254 whose port 8140 is free and that is
+# not one of the ADDRs given (addresses handed to servers that may not listen yet).
 free_server_addr() {
-  local i
+  local i addr
   for i in $(seq 1 254); do
-    port_8140_taken "127.0.0.$i" || { printf '127.0.0.%s\n' "$i"; return 0; }
+    addr=127.0.0.$i
+    [[ " $* " == *" $addr "* ]] && continue
+    port_8140_taken "$addr" || { printf '%s\n' "$addr"; return 0; }
   done
-  return 1
+  die "port 8140 is taken on every loopback address (or on a wildcard): stop what listens there (ss -tlnp 'sport = :8140')"
 }

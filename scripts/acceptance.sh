@@ -30,20 +30,9 @@ say() { printf '%s [acceptance] %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 logs=target/acceptance
 mkdir -p "$logs"
 
-# A free loopback address for the next suite's Puppet Server: not one given to a suite
-# before it (whose server may not listen yet).
+# The addresses given to the suites so far: the next suite's server gets another one,
+# since theirs may not listen yet.
 taken=()
-addr_for_next_suite() {
-  local i addr
-  for i in $(seq 1 254); do
-    addr=127.0.0.$i
-    [[ " ${taken[*]} " == *" $addr "* ]] && continue
-    port_8140_taken "$addr" && continue
-    printf '%s\n' "$addr"
-    return 0
-  done
-  die "port 8140 is taken on every loopback address: stop what listens there (ss -tlnp 'sport = :8140')"
-}
 
 declare -A rspec_pid follower_pid
 stop_suites() {
@@ -59,7 +48,7 @@ stop_suites() {
 trap stop_suites INT TERM
 
 for suite in "${suites[@]}"; do
-  addr=$(addr_for_next_suite)
+  addr=$(free_server_addr "${taken[@]}") || exit
   taken+=("$addr")
   log="$logs/$suite.log"
   say "acceptance on $suite: sandbox acceptance-$suite, Puppet Server on $addr, log $log"
