@@ -130,10 +130,7 @@ pub fn parse_tasks_max(value: &str) -> Result<Option<u64>> {
 
 /// Host path of the clone's limits drop-in.
 pub fn dropin_path(layout: &Layout, clone: &str) -> std::path::PathBuf {
-    layout.unit_path(&format!(
-        "{}.d/50-limits.conf",
-        layout.service_unit_name(clone)
-    ))
+    layout.service_dropin_dir(clone).join("50-limits.conf")
 }
 
 pub fn render(limits: &Limits) -> String {

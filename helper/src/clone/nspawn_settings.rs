@@ -82,10 +82,7 @@ pub use crate::systemd::units::CREDENTIALS_ENV_VAR;
 
 /// The drop-in of the clone's service that sets [`CREDENTIALS_ENV_VAR`].
 pub fn credentials_dropin(layout: &Layout, clone: &str) -> PathBuf {
-    layout.unit_path(&format!(
-        "{}.d/40-credentials.conf",
-        layout.service_unit_name(clone)
-    ))
+    layout.service_dropin_dir(clone).join("40-credentials.conf")
 }
 
 /// The drop-in's text: only clone-army's own paths and names go into it.

@@ -130,6 +130,11 @@ impl Layout {
         Path::new(UNIT_DIR).join(unit)
     }
 
+    /// The directory of the clone's own drop-ins for its service.
+    pub fn service_dropin_dir(&self, clone: &str) -> PathBuf {
+        self.unit_path(&format!("{}.d", self.service_unit_name(clone)))
+    }
+
     pub fn wants_dir(&self, target: &str) -> PathBuf {
         Path::new(UNIT_DIR).join(format!("{target}.wants"))
     }

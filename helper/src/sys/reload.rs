@@ -36,12 +36,11 @@ pub fn done(layout: &Layout) -> Result<()> {
 /// create and remove write on the host (see [`crate::sys::leftovers`]).
 pub fn sweep_clone_dirs(layout: &Layout, clone: &str) -> Result<()> {
     use crate::sys::paths::{MULTI_USER_TARGET, TARGET, UNIT_DIR};
-    let service_dropins = layout.unit_path(&format!("{}.d", layout.service_unit_name(clone)));
     for dir in [
         PathBuf::from(UNIT_DIR),
         layout.wants_dir(TARGET),
         layout.wants_dir(MULTI_USER_TARGET),
-        service_dropins,
+        layout.service_dropin_dir(clone),
         PathBuf::from(STATE_DIR),
     ] {
         crate::sys::leftovers::sweep(&layout.fs(dir))?;
