@@ -23,7 +23,8 @@
 #
 # Environment: MODULE_DIR (default: this checkout) is bound read-only at the
 # sandbox's modulepath as clone_army; BOOT_TIMEOUT, SERVER_TIMEOUT, STOP_TIMEOUT
-# (seconds); SERVER_JRUBIES (1), SERVER_HEAP (1g) size Puppet Server.
+# (seconds); STOP_WAVE (50) clones stopped at a time by `down` before the poweroff;
+# SERVER_JRUBIES (1), SERVER_HEAP (1g) size Puppet Server.
 # SERVER_ADDR (127.0.0.1) is the loopback address Puppet Server binds and
 # `puppet` resolves to, so two sandboxes with servers can run side by side
 # (e.g. `make test` on 127.0.0.1 and another suite on 127.0.0.3).
@@ -42,6 +43,8 @@ SERVER_TIMEOUT=${SERVER_TIMEOUT:-600}
 STOP_TIMEOUT=${STOP_TIMEOUT:-30}
 # `restart` keeps the state, so it waits longer for an orderly poweroff.
 RESTART_STOP_TIMEOUT=${RESTART_STOP_TIMEOUT:-180}
+# `down` stops a sandbox's running clones this many at a time before its poweroff.
+STOP_WAVE=${STOP_WAVE:-50}
 SERVER_JRUBIES=${SERVER_JRUBIES:-1}
 SERVER_HEAP=${SERVER_HEAP:-1g}
 # The name clones use for the server; the sandbox's /etc/hosts maps it to SERVER_ADDR.
@@ -145,6 +148,28 @@ raise_kernel_limits() {
       printf '%s\n' "$want" >"$key" || die "cannot raise $key; clones will fail to boot"
     fi
   done < <("$helper" host limits | ruby -rjson -e "$wanted")
+}
+
+# Stops the running clones of sandbox NAME, STOP_WAVE at a time, each wave stopped
+# before the next, when the helper is installed there. A poweroff alone stops every
+# clone at once, and the BPF programs of a thousand clones (seccomp filters, cgroup
+# device programs) freed in one burst have left a kernel unable to load any BPF
+# program again (README, "Tested here"). Best effort: the poweroff stops what is left.
+stop_clones_in_waves() {
+  local name=$1 running=() wave=() i stopped=0
+  # shellcheck disable=SC2016 # jq's string, not the shell's
+  mapfile -t running < <(EXEC_TIMEOUT=120 exec_in "$name" sh -c 'command -v clone-army >/dev/null || exit 0
+    clone-army clone list | jq -r ".result.clones[] | select(.state == \"running\") | .name"' 2>/dev/null) || true
+  ((${#running[@]} > 0)) || return 0
+  for ((i = 0; i < ${#running[@]}; i += STOP_WAVE)); do
+    wave=("${running[@]:i:STOP_WAVE}")
+    if EXEC_TIMEOUT=300 exec_in "$name" clone-army clone stop -- "${wave[@]}" >/dev/null; then
+      stopped=$((stopped + ${#wave[@]}))
+    else
+      log "sandbox $name: warning: clone stop of ${wave[*]} failed; the poweroff stops them"
+    fi
+  done
+  log "sandbox $name: stopped $stopped of ${#running[@]} running clones, $STOP_WAVE at a time"
 }
 
 # --- up --------------------------------------------------------------------
@@ -508,6 +533,7 @@ cmd_down() {
   pid=$(nspawn_pid "$name")
   if [ -n "$pid" ]; then
     leader=$(leader_pid "$pid" || true)
+    [ -z "$leader" ] || stop_clones_in_waves "$name"
     log "sandbox $name: powering off (nspawn PID $pid${leader:+, leader $leader})"
     # For a booted container nspawn turns SIGTERM into SIGRTMIN+3 for its
     # PID 1: an orderly poweroff that stops the clones and their mounts.
