@@ -7,7 +7,7 @@
 #                                 (timer mode, phase i-1 of LAST)
 #   inside.sh pss CLONE...        "<clone> <PSS KiB> <processes> <agent processes>" per clone: every process in the
 #                                 clone's unit cgroup (its nspawn supervisor included), from /proc/<pid>/smaps_rollup
-#   inside.sh cpu-usec CLONE      usage_usec of the clone unit's cgroup (cpu.stat)
+#   inside.sh cpu-usec CLONE...   usage_usec of each clone unit's cgroup (cpu.stat), a line each
 #   inside.sh unit-cpu-usec UNIT  usage_usec of any unit's cgroup (the recorder's, say)
 #   inside.sh wait-booted CLONE...  "<clone> <state> <seconds waited>" once each clone's own systemd has
 #                                 finished booting (`systemctl --machine=CLONE is-system-running` says
@@ -98,7 +98,10 @@ cmd_wait_booted() {
 }
 
 cmd_cpu_usec() {
-  awk '$1 == "usage_usec" { print $2 }' "$(clone_cgroup "$1")/cpu.stat"
+  local clone
+  for clone in "$@"; do
+    awk '$1 == "usage_usec" { print $2 }' "$(clone_cgroup "$clone")/cpu.stat"
+  done
 }
 
 cmd_unit_cpu_usec() {

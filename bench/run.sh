@@ -45,6 +45,8 @@ BENCH=${BENCH:-fleet}
 CLONES=${CLONES:-500}
 GROW_BATCH=${GROW_BATCH:-100}
 GROW_RUNINTERVAL=${GROW_RUNINTERVAL:-86400}
+# growth: seconds the running fleet's idle CPU is read over before each batch
+GROW_IDLE_WINDOW=10
 RUNINTERVAL=${RUNINTERVAL:-$((CLONES * 36 / 10 > 60 ? CLONES * 36 / 10 : 60))}
 RAMP_UP=${RAMP_UP:-300}
 K=${K:-3}
@@ -379,8 +381,15 @@ avg_pss_mib() { awk '{ s += $2; n++ } END { if (n) printf "%.1f", s / n / 1024; 
 # ADD_OK (every one running and booted) and ADD_MET (ADD_OK, within CREATE_BOOT_TARGET).
 BASE='' ADD_NEW='' ADD_SECS='' ADD_NOTE='' ADD_OK='' ADD_MET=''
 add_and_boot() {
-  local first=$1 last=$2 interval=$3 t0 t1 t1s t2 t3 booted p0 p1 p3
+  local first=$1 last=$2 interval=$3 t0 t1 t1s t2 t3 booted p0 p1 p3 boot_cpu idle=''
   ADD_NEW=$((last - first + 1))
+  # What the clones already running take while idle is CPU the batch's boots do not get.
+  if ((first > 1)); then
+    idle=$(inside bash "$INSIDE" unit-cpu-usec machine.slice)
+    sleep "$GROW_IDLE_WINDOW"
+    idle=$(calc '(b - a) / w / 10000' -v a="$idle" -v b="$(inside bash "$INSIDE" unit-cpu-usec machine.slice)" \
+      -v w="$GROW_IDLE_WINDOW")
+  fi
   blog "creating $ADD_NEW timer-mode clones clone$first..clone$last on base $BASE"
   p0=$(inside bash "$INSIDE" pid1-cpu)
   t0=$(now)
@@ -405,11 +414,16 @@ add_and_boot() {
   p3=$(inside bash "$INSIDE" pid1-cpu)
   cp "$WORK/booted" "$WORK/booted-$first"
   booted=$(awk '$2 == "running" || $2 == "degraded"' "$WORK/booted" | wc -l)
+  # The median, as the batch's first clone may have run its agent already (phase 0).
+  # shellcheck disable=SC2046 # the names are clone<N>
+  boot_cpu=$(inside bash "$INSIDE" cpu-usec $(seq -f 'clone%g' "$first" "$last") | median)
   ADD_SECS=$(calc '((b - a) + (d - c)) / n' -v a="$t0" -v b="$t1" -v c="$t1s" -v d="$t3" -v n="$ADD_NEW")
   ADD_NOTE="create $(calc 'b - a' -v a="$t0" -v b="$t1") s + start to active $(calc 'b - a' -v a="$t1s" -v b="$t2") s"
   ADD_NOTE+=" + to booted (is-system-running) $(calc 'b - a' -v a="$t2" -v b="$t3") s; $booted of $ADD_NEW booted;"
   ADD_NOTE+=" the host's systemd used $(calc 'b - a' -v a="$p0" -v b="$p1") CPU-s making them"
-  ADD_NOTE+=" and $(calc 'b - a' -v a="$p1" -v b="$p3") CPU-s starting and booting them"
+  ADD_NOTE+=" and $(calc 'b - a' -v a="$p1" -v b="$p3") CPU-s starting and booting them;"
+  ADD_NOTE+=" a clone used $(calc 'u / 1000000' -v u="$boot_cpu") CPU-s booting (median)"
+  [ -z "$idle" ] || ADD_NOTE+="; before the batch the $((first - 1)) running clones used $idle % of a core, idle"
   ADD_OK=$([ "$N_RUN" -ge "$last" ] && [ "$booted" -ge "$ADD_NEW" ] && echo true || echo false)
   ADD_MET=$([ "$ADD_OK" = true ] && met_le "$ADD_SECS" "$CREATE_BOOT_TARGET" || echo false)
 }
