@@ -128,10 +128,12 @@ RSpec.describe 'class clone_army on a sandbox host' do
       masked = on_sandbox!('readlink', "/var/lib/puppet-clone-army/#{base}/etc/systemd/system-generators/" \
                                        'systemd-gpt-auto-generator', timeout: 30).stdout.strip
       expect(masked).to eq('/dev/null')
-      # Every Debian base has apt's timers, logind and a console getty; in a clone they are masked,
-      # the clone's own upkeep and the bus that exec and systemctl --machine use are not.
+      # Every Debian base has apt's timers, logind, a console getty and the static device nodes' service;
+      # in a clone they are masked, the clone's own upkeep and the bus that exec and systemctl --machine
+      # use are not.
       expected = { 'apt-daily.timer' => 'masked', 'apt-daily-upgrade.timer' => 'masked',
                    'systemd-logind.service' => 'masked', 'console-getty.service' => 'masked',
+                   'systemd-tmpfiles-setup-dev.service' => 'masked',
                    'systemd-tmpfiles-clean.timer' => 'loaded', 'dbus.service' => 'loaded' }
       clones.each do |clone|
         units = on_sandbox!('systemctl', "--machine=#{clone}", 'show', '--property=Id,LoadState',

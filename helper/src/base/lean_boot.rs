@@ -35,6 +35,13 @@
 //! on its console or through a seat, and it has no huge pages or FUSE of its own to
 //! mount. Those in [`IDLE_IN_A_CLONE`] are masked the same way. D-Bus stays:
 //! `clone-army exec` and `systemctl --machine` reach a clone through it.
+//!
+//! **Static device nodes.** `systemd-nspawn` gives a clone its `/dev`, with the nodes a
+//! container may have. The units in [`STATIC_DEV_NODES`] would create the static nodes
+//! of the machine's kernel modules and packages in `/dev`; in a container they find
+//! nothing to create (the kernel modules' list comes from `kmod-static-nodes.service`,
+//! which a container skips), yet each still costs a process at every boot. They are
+//! masked the same way.
 
 use std::fs;
 use std::path::Path;
@@ -90,6 +97,13 @@ const IDLE_IN_A_CLONE: [&str; 4] = [
     "systemd-logind.service",
 ];
 
+/// The services that create static device nodes in `/dev` at boot (the early one is
+/// systemd 254's and later).
+const STATIC_DEV_NODES: [&str; 2] = [
+    "systemd-tmpfiles-setup-dev-early.service",
+    "systemd-tmpfiles-setup-dev.service",
+];
+
 /// Where distributions install generators (every supported one has a merged or
 /// `/usr/lib`-based layout).
 const GENERATORS: &str = "usr/lib/systemd/system-generators";
@@ -109,6 +123,7 @@ pub fn lean_boot(rootfs: &Path) -> Result<()> {
     mask_present(rootfs, &NEVER_IN_A_CLONE, GENERATORS, MASKED_GENERATORS)?;
     mask_present(rootfs, &HOUSEKEEPING_TIMERS, UNITS, MASKED_UNITS)?;
     mask_present(rootfs, &IDLE_IN_A_CLONE, UNITS, MASKED_UNITS)?;
+    mask_present(rootfs, &STATIC_DEV_NODES, UNITS, MASKED_UNITS)?;
     write_update_stamps(rootfs)
 }
 
@@ -302,25 +317,29 @@ mod tests {
     }
 
     #[test]
-    fn services_idle_in_a_clone_are_masked_and_the_bus_is_not() {
+    fn idle_units_and_static_device_nodes_are_masked_but_not_the_bus() {
         let dir = root_with_units(&[
             "console-getty.service",
             "dbus.service",
             "dev-hugepages.mount",
             "systemd-journald.service",
             "systemd-logind.service",
+            "systemd-tmpfiles-setup-dev.service",
+            "systemd-tmpfiles-setup.service",
         ]);
         let root = dir.path();
 
         lean_boot(root).unwrap();
 
-        // The base has no FUSE mount unit, so none is masked.
+        // The base has no FUSE mount unit and no early device-node service (systemd
+        // before 254), so none is masked; the tmpfiles setup outside /dev still runs.
         assert_eq!(
             entries(&root.join(MASKED_UNITS)),
             [
                 masked("console-getty.service"),
                 masked("dev-hugepages.mount"),
                 masked("systemd-logind.service"),
+                masked("systemd-tmpfiles-setup-dev.service"),
             ]
         );
     }
