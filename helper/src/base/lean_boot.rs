@@ -97,8 +97,8 @@ const IDLE_IN_A_CLONE: [&str; 4] = [
     "systemd-logind.service",
 ];
 
-/// The services that create static device nodes in `/dev` at boot (the early one is
-/// systemd 254's and later).
+/// The services that create static device nodes in `/dev` at boot (the early one is the
+/// newer: Debian 12's systemd has only the other).
 const STATIC_DEV_NODES: [&str; 2] = [
     "systemd-tmpfiles-setup-dev-early.service",
     "systemd-tmpfiles-setup-dev.service",
@@ -331,8 +331,8 @@ mod tests {
 
         lean_boot(root).unwrap();
 
-        // The base has no FUSE mount unit and no early device-node service (systemd
-        // before 254), so none is masked; the tmpfiles setup outside /dev still runs.
+        // The base has no FUSE mount unit and no early device-node service (an older
+        // systemd), so none is masked; the tmpfiles setup outside /dev still runs.
         assert_eq!(
             entries(&root.join(MASKED_UNITS)),
             [
