@@ -143,6 +143,22 @@ RSpec.describe 'class clone_army on a sandbox host' do
       end
     end
 
+    # Each clone's settings tell its systemd to add no filters of its own: journald, whose unit asks for
+    # more than a dozen, runs under exactly the filters of the clone's init, the container's.
+    it "runs each clone's services under the container's system-call filter only" do
+      clones.each do |clone|
+        script = 'grep -H ^Seccomp_filters: /proc/1/status ' \
+                 '"/proc/$(systemctl show --property=MainPID --value systemd-journald.service)/status"'
+        result = in_clone(clone, 'sh', '-c', script, timeout: 60)
+        expect(result.exitstatus).to eq(0), "#{clone}: #{result}"
+        counts = result.stdout.scan(%r{^/proc/(\d+)/status:Seccomp_filters:\s+(\d+)$}).to_h
+        expect(counts.size).to eq(2), "#{clone}: #{result}"
+        init = Integer(counts.delete('1'))
+        expect(init).to be_positive, "#{clone}: #{result}"
+        expect(counts.values.map { |n| Integer(n) }).to eq([init]), "#{clone}: #{result}"
+      end
+    end
+
     it 'gets both clones a certificate signed by the server' do
       signed = wait_for(timeout: checkin_timeout) { (certnames - signed_certs).empty? }
       expect(signed).to be_truthy,

@@ -1,7 +1,7 @@
 //! A clone's settings file for `systemd-nspawn`, `/etc/systemd/nspawn/<clone>.nspawn`:
 //! what the host binds into the clone, read-only, and the clone's SSL directory, bound
-//! read-write (see [`super::ssl`]); and the credentials drop-in that passes the root
-//! password hash.
+//! read-write (see [`super::ssl`]), and the environment of the clone's init
+//! ([`INIT_ENVIRONMENT`]); and the credentials drop-in that passes the root password hash.
 //!
 //! nspawn reads the file by the machine's name when the clone starts (files in
 //! `/etc/systemd/nspawn` are trusted, so binds are honoured). The template's command
@@ -30,6 +30,14 @@ use crate::protocol::error::Result;
 use crate::sys::fsutil::{remove_dropin, remove_file, write_atomic};
 use crate::sys::paths::Layout;
 use crate::systemd::units::{header, read_ours, refuse_foreign};
+
+/// The environment the clone's init is given. `SYSTEMD_SECCOMP=0` tells the clone's
+/// systemd not to put system-call filters of its own on the clone's services: each
+/// filter is a BPF program the host's kernel keeps while the service runs and frees when
+/// the clone stops (journald's alone are more than a dozen, in every clone). nspawn's
+/// filter on the whole container is not affected: the variable reaches the container's
+/// init only, never nspawn itself, and every process in the clone stays under it.
+pub const INIT_ENVIRONMENT: &str = "SYSTEMD_SECCOMP=0";
 
 /// What one clone's settings say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,8 +77,12 @@ pub fn render(config: &CloneConfig, settings: &NspawnSettings) -> String {
     }
     format!(
         "{header}\
-# What the host gives clone {clone}, bound read-only, and its SSL directory, bound read-write
+# What the host gives clone {clone}, bound read-only, and its SSL directory, bound read-write;
+# its services run under the container's system-call filter only
 # (see clone-army's README, \"Security model\" and \"Certificates\").
+[Exec]
+Environment={INIT_ENVIRONMENT}
+
 [Files]
 {files}",
         header = header(),
@@ -203,6 +215,16 @@ mod tests {
     }
 
     #[test]
+    fn the_clones_init_alone_is_told_to_add_no_filters() {
+        let layout = Layout::under("/ignored");
+        let config = CloneConfig::of(&layout, "clone-1");
+        assert!(render(&config, &settings()).contains("[Exec]\nEnvironment=SYSTEMD_SECCOMP=0\n"));
+        // Set on the template's service, it would reach nspawn and drop the container's own
+        // filter too.
+        assert!(!crate::systemd::units::service_template().contains("SYSTEMD_SECCOMP"));
+    }
+
+    #[test]
     fn the_credential_goes_on_the_templates_command_line() {
         let layout = Layout::under("/ignored");
         let config = CloneConfig::of(&layout, "clone-1");
@@ -237,7 +259,7 @@ mod tests {
         assert!(write(&config, &plain).unwrap());
         let text = std::fs::read_to_string(&config.settings_file).unwrap();
         assert!(
-            !text.contains("[Exec]") && !text.contains(APPLY_DIR),
+            !text.contains("Credential") && !text.contains(APPLY_DIR),
             "{text}"
         );
         assert_eq!(read_apply_source(&config).unwrap(), None);
