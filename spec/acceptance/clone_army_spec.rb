@@ -104,7 +104,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
       end
     end
 
-    it "boots each clone without the base's first-boot updates, and with the container-idle generators, units and housekeeping timers masked" do
+    it "boots each clone without the base's first-boot updates, with the container-idle generators, units and timers masked" do
       # Debian 12's systemd has no ldconfig.service and no journal catalog update; both have sysusers.
       updates = ['ldconfig.service', 'systemd-sysusers.service', 'systemd-journal-catalog-update.service']
       loaded_updates = lambda do |clone|
