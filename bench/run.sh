@@ -377,11 +377,12 @@ avg_pss_mib() { awk '{ s += $2; n++ } END { if (n) printf "%.1f", s / n / 1024; 
 # with one clone start, and waited for until every one runs and its own systemd has
 # finished booting (an active unit only means nspawn launched). Sets ADD_NEW, ADD_SECS
 # (seconds per clone, from the making to the last booted), ADD_NOTE (the three parts,
-# and the CPU the sandbox's systemd used making them and starting and booting them),
+# the CPU the sandbox's systemd used making them and starting and booting them, and
+# what its other services used meanwhile),
 # ADD_OK (every one running and booted) and ADD_MET (ADD_OK, within CREATE_BOOT_TARGET).
 BASE='' ADD_NEW='' ADD_SECS='' ADD_NOTE='' ADD_OK='' ADD_MET=''
 add_and_boot() {
-  local first=$1 last=$2 interval=$3 t0 t1 t1s t2 t3 booted p0 p1 p3 boot_cpu idle=''
+  local first=$1 last=$2 interval=$3 t0 t1 t1s t2 t3 booted p0 p1 p3 s0 s3 boot_cpu idle=''
   ADD_NEW=$((last - first + 1))
   # What the clones already running take while idle is CPU the batch's boots do not get.
   if ((first > 1)); then
@@ -392,6 +393,7 @@ add_and_boot() {
   fi
   blog "creating $ADD_NEW timer-mode clones clone$first..clone$last on base $BASE"
   p0=$(inside bash "$INSIDE" pid1-cpu)
+  s0=$(inside bash "$INSIDE" unit-cpu-usec system.slice)
   t0=$(now)
   EXEC_TIMEOUT=$((60 + 5 * ADD_NEW)) inside bash "$INSIDE" create-fleet "$BASE" "$SERVER_NAME" "$DOMAIN" \
     "$first" "$last" "$interval" 2>>"$WORK/helper.err"
@@ -412,6 +414,7 @@ add_and_boot() {
     bash "$INSIDE" wait-booted $(seq -f 'clone%g' "$first" "$last") >"$WORK/booted"
   t3=$(now)
   p3=$(inside bash "$INSIDE" pid1-cpu)
+  s3=$(inside bash "$INSIDE" unit-cpu-usec system.slice)
   cp "$WORK/booted" "$WORK/booted-$first"
   booted=$(awk '$2 == "running" || $2 == "degraded"' "$WORK/booted" | wc -l)
   # The median, as the batch's first clone may have run its agent already (phase 0).
@@ -422,6 +425,7 @@ add_and_boot() {
   ADD_NOTE+=" + to booted (is-system-running) $(calc 'b - a' -v a="$t2" -v b="$t3") s; $booted of $ADD_NEW booted;"
   ADD_NOTE+=" the host's systemd used $(calc 'b - a' -v a="$p0" -v b="$p1") CPU-s making them"
   ADD_NOTE+=" and $(calc 'b - a' -v a="$p1" -v b="$p3") CPU-s starting and booting them;"
+  ADD_NOTE+=" the host's services (system.slice: the bus, machined, the journal) $(calc '(b - a) / 1000000' -v a="$s0" -v b="$s3") CPU-s;"
   ADD_NOTE+=" a clone used $(calc 'u / 1000000' -v u="$boot_cpu") CPU-s booting (median)"
   [ -z "$idle" ] || ADD_NOTE+="; before the batch the $((first - 1)) running clones used $idle % of a core, idle"
   ADD_OK=$([ "$N_RUN" -ge "$last" ] && [ "$booted" -ge "$ADD_NEW" ] && echo true || echo false)
