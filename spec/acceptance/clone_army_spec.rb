@@ -159,6 +159,19 @@ RSpec.describe 'class clone_army on a sandbox host' do
       end
     end
 
+    # nspawn names each clone's host as its /etc/hostname does, so the clone's systemd finds the name set
+    # and leaves it: every change of a hostname wakes the journald of every clone running.
+    it 'starts each clone under its certname, set once, by nspawn' do
+      clones.zip(certnames).each do |clone, certname|
+        expect(in_clone(clone, 'hostname', timeout: 30).stdout.strip).to eq(certname)
+        unit = "puppet-clone-army@#{clone}.service"
+        id = on_sandbox!('systemctl', 'show', '--property=InvocationID', '--value', unit, timeout: 30).stdout.strip
+        console = on_sandbox!('journalctl', "_SYSTEMD_INVOCATION_ID=#{id}", '--output=cat', '--no-pager', timeout: 60).stdout
+        expect(console).to match(%r{Reached target .*[Mm]ulti-[Uu]ser}), "#{clone}: its console, as the host's journal has it:\n#{console}"
+        expect(console).not_to match(%r{Hostname set to}), "#{clone}: its systemd set the hostname:\n#{console}"
+      end
+    end
+
     it 'gets both clones a certificate signed by the server' do
       signed = wait_for(timeout: checkin_timeout) { (certnames - signed_certs).empty? }
       expect(signed).to be_truthy,

@@ -174,6 +174,7 @@ pub fn move_over(layout: &Layout, clone: &str, confdir: &str) -> Result<bool> {
             apply_source,
             // It keeps its SSL directory in its upper layer (see `super::ssl`).
             ssl: None,
+            hostname: nspawn_settings::read_hostname(&config)?,
         },
     )?;
     remove_apply_source_dropin(layout, clone)?;

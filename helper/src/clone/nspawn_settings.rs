@@ -1,7 +1,8 @@
 //! A clone's settings file for `systemd-nspawn`, `/etc/systemd/nspawn/<clone>.nspawn`:
 //! what the host binds into the clone, read-only, and the clone's SSL directory, bound
-//! read-write (see [`super::ssl`]), and the environment of the clone's init
-//! ([`INIT_ENVIRONMENT`]); and the credentials drop-in that passes the root password hash.
+//! read-write (see [`super::ssl`]), the environment of the clone's init
+//! ([`INIT_ENVIRONMENT`]) and its hostname ([`NspawnSettings::hostname`]); and the
+//! credentials drop-in that passes the root password hash.
 //!
 //! nspawn reads the file by the machine's name when the clone starts (files in
 //! `/etc/systemd/nspawn` are trusted, so binds are honoured). The template's command
@@ -28,6 +29,7 @@ use super::config::{
 use super::ssl::SslBind;
 use crate::protocol::error::Result;
 use crate::sys::fsutil::{remove_dropin, remove_file, write_atomic};
+use crate::sys::names::validate_hostname;
 use crate::sys::paths::Layout;
 use crate::systemd::units::{header, read_ours, refuse_foreign};
 
@@ -50,6 +52,14 @@ pub struct NspawnSettings {
     /// The clone's kept SSL directory; `None` for a clone that keeps its own in its upper
     /// layer (made before SSL directories were kept).
     pub ssl: Option<SslBind>,
+    /// The hostname nspawn gives the container as it starts: the one the clone's
+    /// `/etc/hostname` says, so the clone's systemd finds it set already and does not
+    /// set it again. Every change of a hostname, in any UTS namespace, wakes each
+    /// process on the machine that polls `/proc/sys/kernel/hostname`, and every running
+    /// clone's journald does: one change a boot instead of two halves what a boot costs
+    /// the clones already running. `None` when the clone's hostname file holds no
+    /// hostname (nspawn then names the container after the machine, as before).
+    pub hostname: Option<String>,
 }
 
 /// The file's text.
@@ -75,6 +85,11 @@ pub fn render(config: &CloneConfig, settings: &NspawnSettings) -> String {
     if let Some(ssl) = &settings.ssl {
         files.push_str(&ssl.line());
     }
+    let hostname = settings
+        .hostname
+        .as_ref()
+        .map(|name| format!("Hostname={name}\n"))
+        .unwrap_or_default();
     format!(
         "{header}\
 # What the host gives clone {clone}, bound read-only, and its SSL directory, bound read-write;
@@ -82,7 +97,7 @@ pub fn render(config: &CloneConfig, settings: &NspawnSettings) -> String {
 # (see clone-army's README, \"Security model\" and \"Certificates\").
 [Exec]
 Environment={INIT_ENVIRONMENT}
-
+{hostname}
 [Files]
 {files}",
         header = header(),
@@ -175,6 +190,16 @@ pub fn read_ssl(layout: &Layout, config: &CloneConfig) -> Result<Option<SslBind>
     Ok(read_ours(&config.settings_file)?.and_then(|text| SslBind::parse(layout, &text)))
 }
 
+/// The hostname the clone's hostname file gives, when it is one. The file is bound into
+/// the clone, so it is read as the clone may have left it: anything but a valid hostname
+/// is no hostname.
+pub fn read_hostname(config: &CloneConfig) -> Result<Option<String>> {
+    Ok(config
+        .read(HOSTNAME)?
+        .map(|text| text.trim().to_owned())
+        .filter(|name| validate_hostname("hostname", name).is_ok()))
+}
+
 /// The settings as they stand, for a change of some of them.
 pub fn read(layout: &Layout, config: &CloneConfig, confdir: &str) -> Result<NspawnSettings> {
     Ok(NspawnSettings {
@@ -183,6 +208,7 @@ pub fn read(layout: &Layout, config: &CloneConfig, confdir: &str) -> Result<Nspa
         challenge_password: config.exists(CSR_ATTRIBUTES),
         apply_source: read_apply_source(config)?,
         ssl: read_ssl(layout, config)?,
+        hostname: read_hostname(config)?,
     })
 }
 
@@ -202,6 +228,7 @@ mod tests {
                 "clone-1.example.com",
                 "/etc/puppet",
             )),
+            hostname: Some("clone-1.example.com".into()),
         }
     }
 
@@ -222,6 +249,37 @@ mod tests {
         // Set on the template's service, it would reach nspawn and drop the container's own
         // filter too.
         assert!(!crate::systemd::units::service_template().contains("SYSTEMD_SECCOMP"));
+    }
+
+    #[test]
+    fn nspawn_sets_the_hostname_the_clones_hostname_file_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::under(dir.path());
+        let config = CloneConfig::of(&layout, "c1");
+        assert_eq!(read_hostname(&config).unwrap(), None);
+        for hostile in ["", "a b", "a\nHostname=b", "-a", &"a".repeat(254)] {
+            config.write_bound(HOSTNAME, hostile, 0o644).unwrap();
+            assert_eq!(read_hostname(&config).unwrap(), None, "{hostile:?}");
+        }
+        config
+            .write_bound(HOSTNAME, "c1.example.com\n", 0o644)
+            .unwrap();
+        assert_eq!(
+            read_hostname(&config).unwrap().as_deref(),
+            Some("c1.example.com")
+        );
+        let text = render(&config, &read(&layout, &config, "/etc/puppet").unwrap());
+        assert!(
+            text.contains(
+                "[Exec]\nEnvironment=SYSTEMD_SECCOMP=0\nHostname=c1.example.com\n\n[Files]\n"
+            ),
+            "{text}"
+        );
+        let none = NspawnSettings {
+            hostname: None,
+            ..settings()
+        };
+        assert!(render(&config, &none).contains("SYSTEMD_SECCOMP=0\n\n[Files]\n"));
     }
 
     #[test]
