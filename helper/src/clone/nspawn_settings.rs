@@ -29,7 +29,7 @@ use super::config::{
 use super::ssl::SslBind;
 use crate::protocol::error::Result;
 use crate::sys::fsutil::{remove_dropin, remove_file, write_atomic};
-use crate::sys::names::validate_hostname;
+use crate::sys::names::{validate_hostname, MAX_KERNEL_HOSTNAME_LEN};
 use crate::sys::paths::Layout;
 use crate::systemd::units::{header, read_ours, refuse_foreign};
 
@@ -58,7 +58,8 @@ pub struct NspawnSettings {
     /// process on the machine that polls `/proc/sys/kernel/hostname`, and every running
     /// clone's journald does: one change a boot instead of two halves what a boot costs
     /// the clones already running. `None` when the clone's hostname file holds no
-    /// hostname (nspawn then names the container after the machine, as before).
+    /// hostname, or one longer than the kernel takes (nspawn then names the container
+    /// after the machine, as before, and the clone's systemd fails to set it).
     pub hostname: Option<String>,
 }
 
@@ -190,14 +191,16 @@ pub fn read_ssl(layout: &Layout, config: &CloneConfig) -> Result<Option<SslBind>
     Ok(read_ours(&config.settings_file)?.and_then(|text| SslBind::parse(layout, &text)))
 }
 
-/// The hostname the clone's hostname file gives, when it is one. The file is bound into
-/// the clone, so it is read as the clone may have left it: anything but a valid hostname
-/// is no hostname.
+/// The hostname the clone's hostname file gives, when it is one the kernel can set. The
+/// file is bound into the clone, so it is read as the clone may have left it: anything
+/// but a valid hostname is no hostname.
 pub fn read_hostname(config: &CloneConfig) -> Result<Option<String>> {
     Ok(config
         .read(HOSTNAME)?
         .map(|text| text.trim().to_owned())
-        .filter(|name| validate_hostname("hostname", name).is_ok()))
+        .filter(|name| {
+            name.len() <= MAX_KERNEL_HOSTNAME_LEN && validate_hostname("hostname", name).is_ok()
+        }))
 }
 
 /// The settings as they stand, for a change of some of them.
@@ -257,10 +260,14 @@ mod tests {
         let layout = Layout::under(dir.path());
         let config = CloneConfig::of(&layout, "c1");
         assert_eq!(read_hostname(&config).unwrap(), None);
-        for hostile in ["", "a b", "a\nHostname=b", "-a", &"a".repeat(254)] {
-            config.write_bound(HOSTNAME, hostile, 0o644).unwrap();
-            assert_eq!(read_hostname(&config).unwrap(), None, "{hostile:?}");
+        let too_long_for_the_kernel = format!("{}.{}", "a".repeat(32), "b".repeat(32));
+        for unusable in ["", "a b", "a\nHostname=b", "-a", &too_long_for_the_kernel] {
+            config.write_bound(HOSTNAME, unusable, 0o644).unwrap();
+            assert_eq!(read_hostname(&config).unwrap(), None, "{unusable:?}");
         }
+        let longest = format!("{}.{}", "a".repeat(31), "b".repeat(32));
+        config.write_bound(HOSTNAME, &longest, 0o644).unwrap();
+        assert_eq!(read_hostname(&config).unwrap(), Some(longest));
         config
             .write_bound(HOSTNAME, "c1.example.com\n", 0o644)
             .unwrap();

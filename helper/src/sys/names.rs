@@ -7,6 +7,9 @@ use crate::protocol::error::{Error, Result};
 
 pub const MAX_NAME_LEN: usize = 64;
 pub const MAX_HOSTNAME_LEN: usize = 253;
+/// The longest hostname the kernel keeps for a UTS namespace (`HOST_NAME_MAX`): a
+/// certname may be longer than a machine's hostname can be.
+pub const MAX_KERNEL_HOSTNAME_LEN: usize = 64;
 
 /// What a refused name is told is allowed (PROTOCOL.md, "Names").
 pub const NAME_RULE: &str =
