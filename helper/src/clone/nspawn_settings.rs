@@ -265,6 +265,14 @@ mod tests {
             config.write_bound(HOSTNAME, unusable, 0o644).unwrap();
             assert_eq!(read_hostname(&config).unwrap(), None, "{unusable:?}");
         }
+        // A clone that put a link in place of the file points at nothing the helper reads.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "elsewhere.example.com\n").unwrap();
+        let file = layout.fs(layout.config_dir("c1")).join(HOSTNAME);
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+        assert_eq!(read_hostname(&config).unwrap(), None);
+        std::fs::remove_file(&file).unwrap();
         let longest = format!("{}.{}", "a".repeat(31), "b".repeat(32));
         config.write_bound(HOSTNAME, &longest, 0o644).unwrap();
         assert_eq!(read_hostname(&config).unwrap(), Some(longest));
