@@ -189,7 +189,9 @@ Puppet::Type.newtype(:clone_army_clone) do
   newproperty(:certname) do
     desc <<-DOC
       The certname of the clone's agent (`certname` in its `puppet.conf`),
-      also its hostname. A host name. A clone created without it gets
+      also its hostname when it is at most 64 characters long (the kernel
+      takes no longer hostname; a clone with a longer certname keeps its
+      name as hostname). A host name. A clone created without it gets
       `<name>.<certname of this host>`, as class clone_army gives every
       clone, so that clones on many load hosts never collide. Changing it
       reconfigures the clone in place and restarts a running clone
