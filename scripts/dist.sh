@@ -70,21 +70,23 @@ install -m 0755 "$helper" "$bare_helper"
 
 (cd "$out" && for f in "$top.tar.gz" "$helper_dir.tar.gz" "$helper_dir"; do sha256sum "$f" >"$f.sha256"; done)
 
-# The checks.
+# The checks. grep reads here-strings, not pipes: under pipefail a `grep -q` that
+# stops at its first match can kill the writer with SIGPIPE when the text spans
+# more than one write, and fail a check that holds.
 listing=$(tar -tzf "$module_tarball")
 fail() { echo "dist: $module_tarball: $*" >&2; exit 1; }
 [ "$(printf '%s\n' "$listing" | cut -d/ -f1 | sort -u)" = "$top" ] || fail "not one top directory $top"
 for required in metadata.json README.md REFERENCE.md CHANGELOG.md LICENSE manifests/init.pp \
   lib/puppet_x/clone_army/schema.json templates/record.service.epp files/clone-army; do
-  printf '%s\n' "$listing" | grep -qx "$top/$required" || fail "lacks $required"
+  grep -qx "$top/$required" <<<"$listing" || fail "lacks $required"
 done
 for pattern in "${ignored[@]}"; do
-  ! printf '%s\n' "$listing" | grep -q "^$top/$pattern" || fail "carries $pattern, which .pdkignore leaves out"
+  ! grep -q "^$top/$pattern" <<<"$listing" || fail "carries $pattern, which .pdkignore leaves out"
 done
 check=$(mktemp -d)
 tar -xzf "$module_tarball" -C "$check" "$top/files/clone-army" "$top/metadata.json"
 [ -x "$check/$top/files/clone-army" ] || fail "files/clone-army is not executable"
-file -L "$check/$top/files/clone-army" | grep -Eq 'static(-pie)? linked' || fail "files/clone-army is not static"
+grep -Eq 'static(-pie)? linked' <<<"$(file -L "$check/$top/files/clone-army")" || fail "files/clone-army is not static"
 [ "$(ruby -rjson -e "print JSON.parse(File.read('$check/$top/metadata.json'))['version']")" = "$version" ] ||
   fail "metadata.json is not at $version"
 rm -rf "$check"
