@@ -97,7 +97,7 @@ host_mirror() {
     found=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
       awk -v suite="$SANDBOX_SUITE" '$1 == "deb" {
         i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
-        if ($(i + 1) == suite) { print $i; exit } }')
+        if (!done && $(i + 1) == suite) { print $i; done = 1 } }')
   fi
   printf '%s\n' "${found:-http://deb.debian.org/debian}"
 }

@@ -82,8 +82,9 @@ until [ "$state" = running ] || [ "$state" = degraded ]; do
   state=$(systemctl -M smoke is-system-running 2>/dev/null || true)
 done
 end=$(date +%s.%N)
-machinectl list --no-legend
-machinectl list --no-legend | grep -q '^smoke ' || { echo "smoke is not in machinectl list" >&2; exit 1; }
+machines=$(machinectl list --no-legend)
+printf '%s\n' "$machines"
+grep -q '^smoke ' <<<"$machines" || { echo "smoke is not in machinectl list" >&2; exit 1; }
 printf 'nested clone booted (systemd %s) in %.1f s after systemctl start\n' "$state" "$(awk -v a="$end" -v b="$start" 'BEGIN { print a - b }')"
 systemctl stop smoke-clone.service
 EOF

@@ -79,7 +79,7 @@ nspawn_pid() {
 # Is PID a systemd-nspawn booting DIR/root?
 is_our_nspawn() {
   [ "$(cat "/proc/$1/comm" 2>/dev/null)" = systemd-nspawn ] &&
-    tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -qxF -- "--directory=$2/root"
+    grep -qxF -- "--directory=$2/root" <<<"$(tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null)"
 }
 
 # Every systemd-nspawn process booting sandbox NAME's root (also when the
