@@ -14,6 +14,7 @@ use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::base::{Os, PuppetSource};
+use crate::clone::puppet_conf::SERVER_PORTS;
 use crate::clone::run_mode::{
     RunMode, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL, MIN_RUNINTERVAL,
 };
@@ -198,6 +199,14 @@ fn ranges() -> BTreeMap<&'static str, Range> {
             range(MIN_RUNINTERVAL, MAX_RUNINTERVAL, Some(DEFAULT_RUNINTERVAL)),
         ),
         ("splay", range(0, MAX_RUNINTERVAL, Some(0))),
+        (
+            "server_port",
+            range(
+                u64::from(*SERVER_PORTS.start()),
+                u64::from(*SERVER_PORTS.end()),
+                Some(u64::from(crate::report::server::DEFAULT_PORT)),
+            ),
+        ),
         (
             "cpu_share_percent",
             range(1, 100, Some(host_limits::DEFAULT_CPU_SHARE_PERCENT)),

@@ -231,6 +231,7 @@ fn dispatch(cli: Cli) -> Result<Answer> {
                 &clone::ConfigureRequest {
                     name: args.name,
                     server: args.server,
+                    server_port: args.server_port,
                     certname: args.certname,
                     shape: args.shape.into_request(),
                 },

@@ -414,6 +414,9 @@ pub struct CloneCreateArgs {
     /// `--master`, the older word, is taken too.
     #[arg(long, alias = "master")]
     pub server: Option<String>,
+    /// The port of --server [default: Puppet's, 8140].
+    #[arg(long, value_name = "PORT", value_parser = server_port_parser())]
+    pub server_port: Option<u16>,
     #[arg(long)]
     pub certname: String,
     #[arg(long)]
@@ -434,6 +437,9 @@ pub struct CloneConfigureArgs {
     /// The Puppet Server the agent runs against (`--master` is taken too).
     #[arg(long, alias = "master")]
     pub server: Option<String>,
+    /// The port of the server the agent runs against.
+    #[arg(long, value_name = "PORT", value_parser = server_port_parser())]
+    pub server_port: Option<u16>,
     #[arg(long)]
     pub certname: Option<String>,
     #[command(flatten)]
@@ -491,6 +497,7 @@ impl CloneCreateArgs {
             name: self.name,
             base: self.base,
             server: self.server,
+            server_port: self.server_port,
             certname: self.certname,
             start: self.start,
             shape: Some(self.shape.into_request()),
@@ -549,6 +556,12 @@ pub struct ExecArgs {
 /// clap's rendered error as one line for the envelope's `message`: the error itself
 /// with what is allowed (clap puts possible values, missing arguments and the usage on
 /// lines of their own), without the tips and the pointer to `--help`.
+/// `--server-port`: a port of [`crate::clone::puppet_conf::SERVER_PORTS`].
+fn server_port_parser() -> clap::builder::RangedI64ValueParser<u16> {
+    let ports = crate::clone::puppet_conf::SERVER_PORTS;
+    clap::value_parser!(u16).range(i64::from(*ports.start())..=i64::from(*ports.end()))
+}
+
 pub fn usage_message(rendered: &str) -> String {
     let mut parts: Vec<String> = Vec::new();
     for raw in rendered.lines() {
@@ -609,6 +622,56 @@ mod tests {
             ),
             "{missing}"
         );
+    }
+
+    #[test]
+    fn server_port_is_a_port_on_create_and_configure() {
+        let create = |port: &str| {
+            let args = [
+                "clone-army",
+                "clone",
+                "create",
+                "c1",
+                "--base",
+                "b",
+                "--server",
+                "m",
+                "--server-port",
+                port,
+                "--certname",
+                "c",
+            ];
+            Cli::try_parse_from(args).map(|cli| match cli.command {
+                Command::Clone {
+                    verb: CloneVerb::Create(a),
+                } => a.server_port,
+                other => panic!("{other:?}"),
+            })
+        };
+        assert_eq!(create("8141").unwrap(), Some(8141));
+        assert_eq!(create("65535").unwrap(), Some(65535));
+        for bad in ["0", "65536", "http"] {
+            let error = usage_message(&create(bad).unwrap_err().render().to_string());
+            assert!(
+                error.starts_with(&format!("invalid value '{bad}' for '--server-port <PORT>'")),
+                "{error}"
+            );
+        }
+        let configure = Cli::try_parse_from([
+            "clone-army",
+            "clone",
+            "configure",
+            "c1",
+            "--server-port",
+            "8142",
+        ])
+        .unwrap();
+        match configure.command {
+            Command::Clone {
+                verb: CloneVerb::Configure(a),
+            } => assert_eq!(a.server_port, Some(8142)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -34,7 +34,7 @@ mod tests {
 
     #[test]
     fn on_it_is_in_agent_and_user_and_off_it_is_gone_keeping_the_rest() {
-        let conf = puppet_conf::render(Some("puppet"), "c1.load1");
+        let conf = puppet_conf::render(Some("puppet"), None, "c1.load1");
         let on = puppet_conf_with(&conf, true);
         assert_eq!(
             on,

@@ -1,4 +1,4 @@
-//! `clone configure`: the agent's `server`/`certname`, the clone's hostname and its load
+//! `clone configure`: the agent's `server`/`serverport`/`certname`, the clone's hostname and its load
 //! shape, in what the clone is given (its config dir, see [`super::config`]).
 //!
 //! puppet.conf and the facts reach a running clone at its agent's next run; the hostname,
@@ -21,6 +21,7 @@ use crate::sys::names::{validate_hostname, validate_name};
 pub struct ConfigureRequest {
     pub name: String,
     pub server: Option<String>,
+    pub server_port: Option<u16>,
     pub certname: Option<String>,
     pub shape: ShapeRequest,
 }
@@ -57,9 +58,15 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     let plan = change.plan(current, false)?;
 
     let mut changed = false;
-    if server.is_some() || certname.is_some() || plan.run.is_some() || plan.agent_noop.is_some() {
+    let server_port = request.server_port;
+    if server.is_some()
+        || server_port.is_some()
+        || certname.is_some()
+        || plan.run.is_some()
+        || plan.agent_noop.is_some()
+    {
         let current = current_conf.unwrap_or_default();
-        let conf = plan.puppet_conf(puppet_conf::update(&current, server, certname));
+        let conf = plan.puppet_conf(puppet_conf::update(&current, server, server_port, certname));
         changed |= config.write_bound(PUPPET_CONF, &conf, 0o644)?;
     }
     if let Some(certname) = certname {

@@ -26,6 +26,8 @@ pub struct CloneRequest {
     pub base: String,
     /// `None` only in apply mode, where no server is asked.
     pub server: Option<String>,
+    /// The server's port (`serverport`); `None` leaves Puppet's default. Only with a server.
+    pub server_port: Option<u16>,
     pub certname: String,
     pub start: bool,
     /// The load shape (run mode, limits, facts): the whole shape, unset flags at their
@@ -132,6 +134,13 @@ fn check<'r>(ctx: &Context, request: &'r CloneRequest) -> Result<Checked<'r>> {
     if let Some(server) = &request.server {
         validate_hostname("server", server)?;
     }
+    if let (None, Some(port)) = (&request.server, request.server_port) {
+        return Err(Error::InvalidArgument {
+            field: "server_port",
+            value: port.to_string(),
+            reason: "is the port of --server, and no --server is given".to_owned(),
+        });
+    }
     validate_hostname("certname", &request.certname)?;
     let plan = request
         .shape
@@ -226,7 +235,11 @@ fn write_clone(
     faults::after("clone-create:dirs-created");
 
     let confdir = confdir_of(layout, &base.name)?;
-    let mut conf = puppet_conf::render(request.server.as_deref(), &request.certname);
+    let mut conf = puppet_conf::render(
+        request.server.as_deref(),
+        request.server_port,
+        &request.certname,
+    );
     if let Some(plan) = &checked.plan {
         conf = plan.puppet_conf(conf);
     }

@@ -130,6 +130,7 @@ fn describe_with_states(
             name: mount.clone,
             base,
             server: settings.server,
+            server_port: settings.server_port,
             certname: settings.certname,
             state,
             unit,
@@ -158,7 +159,10 @@ pub fn table(list: &CloneList) -> String {
                 clap::ValueEnum::to_possible_value(&m).map(|v| v.get_name().to_owned())
             })),
             or_none(c.certname.as_deref()),
-            or_none(c.server.as_deref()),
+            or_none(c.server.as_ref().map(|server| match c.server_port {
+                Some(port) => format!("{server}:{port}"),
+                None => server.clone(),
+            })),
             if problems.is_empty() {
                 NONE.to_owned()
             } else {
@@ -198,6 +202,7 @@ mod tests {
             name: name.to_owned(),
             base: "debian-12".to_owned(),
             server: Some("puppet.example.com".to_owned()),
+            server_port: None,
             certname: Some(format!("{name}.loadhost.example.com")),
             state,
             unit: format!("puppet-clone-army@{name}.service"),
@@ -221,10 +226,13 @@ mod tests {
             message: "/var/lib/puppet-clone-army/clone3-overlay/upper is missing".to_owned(),
             fix: "clone-army clone remove clone3".to_owned(),
         }];
+        // A port other than Puppet's default is shown with the server.
+        let mut on_port = clone("clone2", CloneState::Running, Some(RunMode::Timer));
+        on_port.server_port = Some(8141);
         let list = CloneList {
             clones: vec![
                 clone("clone1", CloneState::Running, Some(RunMode::Daemon)),
-                clone("clone2", CloneState::Running, Some(RunMode::Timer)),
+                on_port,
                 broken,
             ],
             problems: vec![Problem {

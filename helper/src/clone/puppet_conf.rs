@@ -1,21 +1,34 @@
-//! The clone's `puppet.conf`: `server` and `certname` in `[main]`.
+//! The clone's `puppet.conf`: `server`, `serverport` and `certname` in `[main]`.
 //!
-//! The helper writes exactly `[main]\nserver = M\ncertname = C\n` (`clone list` reads it
-//! back); [`update`] keeps any other lines a person added.
+//! The helper writes exactly `[main]\nserver = M\ncertname = C\n`, with
+//! `serverport = P` after the server when a port is given (`clone list` reads it back);
+//! [`update`] keeps any other lines a person added.
+
+/// The ports a server can be asked on (0 is none).
+pub const SERVER_PORTS: std::ops::RangeInclusive<u16> = 1..=u16::MAX;
 
 /// The file as `clone create` writes it. Keep this format stable.
-/// Without a server (apply mode), only the certname.
-pub fn render(server: Option<&str>, certname: &str) -> String {
-    match server {
-        Some(server) => format!("[main]\nserver = {server}\ncertname = {certname}\n"),
-        None => format!("[main]\ncertname = {certname}\n"),
+/// Without a server (apply mode), only the certname; without a port, Puppet's own
+/// default (8140) holds.
+pub fn render(server: Option<&str>, server_port: Option<u16>, certname: &str) -> String {
+    let mut text = String::from("[main]\n");
+    if let Some(server) = server {
+        text.push_str(&format!("server = {server}\n"));
+        if let Some(port) = server_port {
+            text.push_str(&format!("serverport = {port}\n"));
+        }
     }
+    text.push_str(&format!("certname = {certname}\n"));
+    text
 }
 
-/// `server` and `certname` from `[main]` (or before any section, which Puppet reads as main).
+/// `server`, `serverport` and `certname` from `[main]` (or before any section, which
+/// Puppet reads as main). The file is bound into the clone, so a `serverport` that is no
+/// port is read as none.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct AgentSettings {
     pub server: Option<String>,
+    pub server_port: Option<u16>,
     pub certname: Option<String>,
 }
 
@@ -35,6 +48,9 @@ pub fn parse(content: &str) -> AgentSettings {
             let value = value.trim().to_owned();
             match key.trim() {
                 "server" => settings.server = Some(value),
+                "serverport" => {
+                    settings.server_port = value.parse().ok().filter(|p| SERVER_PORTS.contains(p))
+                }
                 "certname" => settings.certname = Some(value),
                 _ => {}
             }
@@ -43,12 +59,22 @@ pub fn parse(content: &str) -> AgentSettings {
     settings
 }
 
-/// Sets `server` and/or `certname` in `[main]`, keeping every other line.
-pub fn update(content: &str, server: Option<&str>, certname: Option<&str>) -> String {
-    let wanted: Vec<(&str, &str)> = [("server", server), ("certname", certname)]
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k, v)))
-        .collect();
+/// Sets `server`, `serverport` and/or `certname` in `[main]`, keeping every other line.
+pub fn update(
+    content: &str,
+    server: Option<&str>,
+    server_port: Option<u16>,
+    certname: Option<&str>,
+) -> String {
+    let port = server_port.map(|p| p.to_string());
+    let wanted: Vec<(&str, &str)> = [
+        ("server", server),
+        ("serverport", port.as_deref()),
+        ("certname", certname),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| (k, v)))
+    .collect();
     let mut out: Vec<String> = Vec::new();
     let mut written: Vec<&str> = Vec::new();
     let mut section = String::from("main");
@@ -206,14 +232,33 @@ mod tests {
 
     #[test]
     fn render_and_parse_round_trip() {
-        let text = render(Some("puppet.example.com"), "c1.example.com");
+        let text = render(Some("puppet.example.com"), None, "c1.example.com");
         assert_eq!(
             text,
             "[main]\nserver = puppet.example.com\ncertname = c1.example.com\n"
         );
         let settings = parse(&text);
         assert_eq!(settings.server.as_deref(), Some("puppet.example.com"));
+        assert_eq!(settings.server_port, None);
         assert_eq!(settings.certname.as_deref(), Some("c1.example.com"));
+
+        let text = render(Some("puppet"), Some(8141), "c1");
+        assert_eq!(
+            text,
+            "[main]\nserver = puppet\nserverport = 8141\ncertname = c1\n"
+        );
+        assert_eq!(parse(&text).server_port, Some(8141));
+        assert_eq!(render(None, Some(8141), "c1"), "[main]\ncertname = c1\n");
+    }
+
+    #[test]
+    fn a_serverport_that_is_no_port_is_read_as_none() {
+        for value in ["", "0", "-1", "65536", "8140x", "port"] {
+            let text = format!("[main]\nserver = m\nserverport = {value}\n");
+            assert_eq!(parse(&text).server_port, None, "{value:?}");
+        }
+        assert_eq!(parse("serverport=1\n").server_port, Some(1));
+        assert_eq!(parse("serverport = 65535\n").server_port, Some(65535));
     }
 
     #[test]
@@ -225,27 +270,42 @@ mod tests {
 
     #[test]
     fn update_of_rendered_file_stays_in_the_stable_format() {
-        let text = render(Some("old"), "c1");
-        assert_eq!(update(&text, Some("new"), None), render(Some("new"), "c1"));
-        assert_eq!(update(&text, None, None), text);
+        let text = render(Some("old"), None, "c1");
+        assert_eq!(
+            update(&text, Some("new"), None, None),
+            render(Some("new"), None, "c1")
+        );
+        assert_eq!(update(&text, None, None, None), text);
+        let with_port = render(Some("old"), Some(8141), "c1");
+        assert_eq!(
+            update(&with_port, Some("new"), Some(8142), None),
+            render(Some("new"), Some(8142), "c1")
+        );
+        // A port set later goes at the end of [main]; Puppet reads it all the same.
+        let added = update(&text, None, Some(8141), None);
+        assert_eq!(
+            added,
+            "[main]\nserver = old\ncertname = c1\nserverport = 8141\n"
+        );
+        assert_eq!(parse(&added).server_port, Some(8141));
     }
 
     #[test]
     fn update_keeps_other_lines_and_adds_missing_keys() {
         let text = "[main]\nssldir = /var/lib/puppet/ssl\n\n[master]\nvardir = /x\n";
-        let updated = update(text, Some("m"), Some("c"));
+        let updated = update(text, Some("m"), None, Some("c"));
         assert_eq!(
             updated,
             "[main]\nssldir = /var/lib/puppet/ssl\n\nserver = m\ncertname = c\n[master]\nvardir = /x\n"
         );
-        let updated = update("[agent]\nx = 1\n", Some("m"), None);
+        let updated = update("[agent]\nx = 1\n", Some("m"), None, None);
         assert_eq!(updated, "[main]\nserver = m\n\n[agent]\nx = 1\n");
         assert_eq!(parse(&updated).server.as_deref(), Some("m"));
     }
 
     #[test]
     fn agent_section_is_set_read_and_removed() {
-        let base = render(Some("m"), "c");
+        let base = render(Some("m"), None, "c");
         let with = set_in_section(
             &base,
             "agent",

@@ -635,7 +635,7 @@ mod tests {
 
     #[test]
     fn puppet_conf_carries_the_daemon_settings_only() {
-        let conf = puppet_conf::render(Some("m"), "c");
+        let conf = puppet_conf::render(Some("m"), None, "c");
         let daemon = RunSettings {
             mode: RunMode::Daemon,
             ..phased()

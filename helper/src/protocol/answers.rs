@@ -187,6 +187,10 @@ pub struct CloneInfo {
     pub base: String,
     /// `null` when the clone's puppet.conf has no `server` (or cannot be read).
     pub server: Option<String>,
+    /// The clone's `serverport`: `null` when its puppet.conf sets none (Puppet's default,
+    /// 8140, holds) or sets one that is no port.
+    #[serde(default)]
+    pub server_port: Option<u16>,
     /// `null` when the clone's puppet.conf has no `certname` (or cannot be read).
     pub certname: Option<String>,
     pub state: CloneState,
@@ -774,6 +778,7 @@ mod tests {
             name: "clone1".into(),
             base: "debian-12".into(),
             server: Some("puppet.example.com".into()),
+            server_port: Some(8141),
             certname: Some("clone1.example.com".into()),
             state: CloneState::Running,
             unit: "puppet-clone-army@clone1.service".into(),
@@ -802,6 +807,7 @@ mod tests {
             name: "clone2".into(),
             base: "debian-12".into(),
             server: None,
+            server_port: None,
             certname: None,
             state: CloneState::Stopped,
             unit: "puppet-clone-army@clone2.service".into(),

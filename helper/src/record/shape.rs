@@ -136,6 +136,7 @@ mod tests {
             name: name.to_owned(),
             base: "debian-13".to_owned(),
             server: Some("puppet".to_owned()),
+            server_port: None,
             certname: Some(format!("{name}.load1")),
             state: CloneState::Running,
             unit: format!("puppet-clone-army@{name}.service"),

@@ -34,6 +34,38 @@ fn configure_writes_what_the_clone_is_given() {
     assert_eq!(error.kind(), "not-found");
 }
 
+#[test]
+fn configure_sets_the_server_port_alone_and_keeps_it() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    let port = |port| ConfigureRequest {
+        name: "c1".into(),
+        server_port: Some(port),
+        ..Default::default()
+    };
+    assert!(
+        crate::clone::configure(&f.ctx(), &port(8141))
+            .unwrap()
+            .changed
+    );
+    assert!(
+        !crate::clone::configure(&f.ctx(), &port(8141))
+            .unwrap()
+            .changed
+    );
+    assert_eq!(list(&f.ctx()).unwrap().clones[0].server_port, Some(8141));
+    // A new server keeps the port; a new port keeps the server.
+    configure(&f.ctx(), "c1", Some("new.example.com"), None).unwrap();
+    assert!(
+        crate::clone::configure(&f.ctx(), &port(8140))
+            .unwrap()
+            .changed
+    );
+    let listed = list(&f.ctx()).unwrap();
+    assert_eq!(listed.clones[0].server.as_deref(), Some("new.example.com"));
+    assert_eq!(listed.clones[0].server_port, Some(8140));
+}
+
 /// A running clone holds its puppet.conf and hostname by their inodes (single-file
 /// bind mounts): they are rewritten in place, never replaced, and nothing is written
 /// through the clone's mount.

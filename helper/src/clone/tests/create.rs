@@ -179,6 +179,37 @@ fn create_refuses_bad_input_before_touching_disk() {
 }
 
 #[test]
+fn create_writes_the_server_port_and_refuses_one_without_a_server() {
+    let f = Fixture::new();
+    create(
+        &f.ctx(),
+        &CloneRequest {
+            server_port: Some(8141),
+            ..request("c1")
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        f.read("/var/lib/puppet-clone-army/c1-config/puppet.conf"),
+        "[main]\nserver = puppet.example.com\nserverport = 8141\ncertname = c1.load.example.com\n"
+    );
+    assert_eq!(list(&f.ctx()).unwrap().clones[0].server_port, Some(8141));
+
+    let error = create(
+        &f.ctx(),
+        &CloneRequest {
+            server: None,
+            server_port: Some(8141),
+            ..request("c2")
+        },
+    )
+    .unwrap_err();
+    assert_eq!(error.field(), Some("server_port"));
+    assert_eq!(error.exit_code(), 2);
+    assert!(!f.path("/var/lib/puppet-clone-army/c2-config").exists());
+}
+
+#[test]
 fn create_defaults_to_a_daemon_at_phase_zero() {
     let f = Fixture::new();
     let shape = f.create_shaped("c1", ShapeRequest::default()).clone.shape;

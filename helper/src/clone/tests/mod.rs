@@ -86,6 +86,7 @@ fn configure_with(
         &ConfigureRequest {
             name: clone.to_owned(),
             server: server.map(str::to_owned),
+            server_port: None,
             certname: certname.map(str::to_owned),
             shape: shape.clone(),
         },
