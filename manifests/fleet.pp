@@ -9,6 +9,9 @@
 # @param server
 #   The Puppet Server every clone points at (already resolved by the class);
 #   undef only in apply mode.
+# @param server_port
+#   The port of that server (already resolved by the class); undef for
+#   Puppet's default.
 # @param num_clones
 #   How many clones to declare (already resolved by the class).
 # @param puppet_source
@@ -21,6 +24,7 @@ class clone_army::fleet (
   Integer[0] $num_clones,
   Clone_army::Puppet_source $puppet_source,
   Optional[Clone_army::Absolutepath] $pe_ca_cert = undef,
+  Optional[Integer[1, 65535]] $server_port = undef,
 ) {
   $base = $clone_army::base
   $helper = $clone_army::helper_path
@@ -76,6 +80,7 @@ class clone_army::fleet (
         ensure             => $clone_army::clone_ensure,
         base               => $base,
         server             => $server,
+        server_port        => $server_port,
         certname           => clone_army::clone_certname($clone, $trusted['certname']),
         helper             => $helper,
         root_password_hash => $clone_army::root_password_hash,

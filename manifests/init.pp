@@ -71,6 +71,18 @@
 #   behind a load balancer, give the load balancer's name here. The load
 #   host must resolve the name and the server's certificate must hold it.
 #
+# @param server_port
+#   The port of `server`, 1 to 65535 (`serverport` in each clone's
+#   `puppet.conf`; the recorder asks the server there too). When undef and
+#   the clones' server is the one this host's own agent uses (the
+#   `clone_army_agent_server` fact), the port that agent reaches it on (the
+#   `clone_army_agent_server_port` fact: the port of the first entry of its
+#   `server_list`, else its `serverport`, when that is not 8140). Otherwise
+#   the clones are given no port and use Puppet's default, 8140, and a clone
+#   that has a port keeps it (give 8140 to go back). Changing it re-points
+#   every existing clone in place, as for `server`. A `pe` base still
+#   fetches its agent installer from port 8140.
+#
 # @param master
 #   Deprecated: the older word for `server`, taken as `server` with a
 #   warning. Giving both with different values fails.
@@ -321,6 +333,7 @@
 class clone_army (
   Optional[Clone_army::Hostname] $server = undef,
   Optional[Clone_army::Hostname] $master = undef,
+  Optional[Integer[1, 65535]] $server_port = undef,
   Optional[Integer[0]] $num_clones = undef,
   Boolean $force_num_clones = false,
   Optional[Integer[1, 100]] $cpu_share_percent = undef,
@@ -365,6 +378,16 @@ class clone_army (
     default  => undef,
   }
   $_server = [$given_server, $compiling_server].filter |$name| { $name =~ NotUndef }[0]
+  # A port belongs to the name it was found with: the host agent's port goes
+  # only with the host agent's server.
+  $agent_server_port = ($_server =~ NotUndef and $_server == $agent_server) ? {
+    true    => $facts['clone_army_agent_server_port'] ? {
+      Integer[1, 65535] => $facts['clone_army_agent_server_port'],
+      default           => undef,
+    },
+    default => undef,
+  }
+  $_server_port = [$server_port, $agent_server_port].filter |$port| { $port =~ NotUndef }[0]
   if $run_mode == 'apply' and $apply_source =~ Undef {
     fail(@("MSG"/L))
       clone_army: run_mode => 'apply' needs apply_source: a directory on this host \
@@ -384,6 +407,13 @@ class clone_army (
       clone_army: no Puppet Server to point the clones at. This catalog was not \
       compiled by a Puppet Server (puppet apply or bolt apply), so pass `server`, \
       e.g. class { 'clone_army': server => 'puppet.example.com' }
+      |- MSG
+  }
+  if $_server_port =~ NotUndef and $_server =~ Undef {
+    fail(@("MSG"/L))
+      clone_army: server_port is the port of `server`, and in run_mode => 'apply' \
+      without `server` the clones ask no server; pass `server` as well, or leave \
+      server_port out
       |- MSG
   }
 
@@ -478,6 +508,7 @@ class clone_army (
 
   class { 'clone_army::fleet':
     server        => $_server,
+    server_port   => $_server_port,
     num_clones    => $_num_clones,
     puppet_source => $_puppet_source,
     pe_ca_cert    => $_pe_ca_cert,
@@ -486,7 +517,8 @@ class clone_army (
 
   # The recorder starts before the clones are made, so that it sees them come.
   class { 'clone_army::record':
-    server => $_server,
+    server      => $_server,
+    server_port => $_server_port,
   }
   contain clone_army::record
 

@@ -13,9 +13,12 @@
 # @param server
 #   The Puppet Server the recorder asks for its view (the clones' server),
 #   or undef for none (apply mode).
+# @param server_port
+#   The port of that server, or undef for Puppet's default.
 #
 class clone_army::record (
   Optional[Clone_army::Hostname] $server,
+  Optional[Integer[1, 65535]] $server_port = undef,
 ) {
   $unit = 'puppet-clone-army-record.service'
   $unit_file = "/etc/systemd/system/${unit}"
@@ -32,7 +35,10 @@ class clone_army::record (
     }
     $asked_server = $server ? {
       undef   => [],
-      default => ['--server', $server],
+      default => $server_port ? {
+        undef   => ['--server', $server],
+        default => ['--server', "${server}:${server_port}"],
+      },
     }
     $asked_puppetdb = $clone_army::record_puppetdb ? {
       undef   => [],

@@ -65,6 +65,14 @@ describe 'clone_army' do
     end
   end
 
+  context 'with a server port' do
+    let(:params) { base_params.merge(record: true, server_port: 8141) }
+
+    it 'asks the server on that port' do
+      expect(exec_start).to end_with('"--server" "puppet.example.com:8141"')
+    end
+  end
+
   context 'in apply mode (no server)' do
     let(:params) { { num_clones: 1, run_mode: 'apply', apply_source: '/srv/clone-army-apply', record: true } }
 

@@ -140,6 +140,56 @@ describe 'clone_army' do
 
             it { is_expected.to contain_clone_army_clone('clone1').with_server('compiler.example.com') }
           end
+
+          context 'on a port of its own' do
+            let(:facts) { super().merge(clone_army_agent_server_port: 8141) }
+
+            it { is_expected.to contain_clone_army_clone('clone1').with(server: 'puppet', server_port: 8141) }
+
+            context 'and server_port is given' do
+              let(:params) { { num_clones: 1, server_port: 8142 } }
+
+              it { is_expected.to contain_clone_army_clone('clone1').with(server: 'puppet', server_port: 8142) }
+            end
+
+            context 'and server is given as that same name' do
+              let(:params) { { num_clones: 1, server: 'puppet' } }
+
+              it { is_expected.to contain_clone_army_clone('clone1').with(server: 'puppet', server_port: 8141) }
+            end
+
+            context 'and server is given, whose port that is not' do
+              let(:params) { { num_clones: 1, server: 'puppet.example.com' } }
+
+              it { is_expected.to contain_clone_army_clone('clone1').with(server: 'puppet.example.com', server_port: nil) }
+            end
+          end
+        end
+      end
+
+      context 'with server_port' do
+        let(:params) { { num_clones: 2, server: 'puppet.example.com', server_port: 8141 } }
+
+        it 'gives every clone that port with the server' do
+          ['clone1', 'clone2'].each do |clone|
+            is_expected.to contain_clone_army_clone(clone).with(server: 'puppet.example.com', server_port: 8141)
+          end
+        end
+      end
+
+      context 'without server_port' do
+        let(:params) { { num_clones: 1, server: 'puppet.example.com' } }
+
+        it 'leaves the clones at Puppet\'s default port, and a port they have alone' do
+          is_expected.to contain_clone_army_clone('clone1').with(server_port: nil)
+        end
+      end
+
+      [0, 65_536, '8141'].each do |bad|
+        context "with server_port #{bad.inspect}" do
+          let(:params) { { num_clones: 1, server: 'puppet.example.com', server_port: bad } }
+
+          it { is_expected.to compile.and_raise_error(%r{server_port}) }
         end
       end
 
@@ -558,6 +608,12 @@ describe 'clone_army' do
               )
             end
           end
+        end
+
+        context 'with a server port and no server' do
+          let(:params) { { run_mode: 'apply', apply_source: '/srv/clone-army-apply', num_clones: 1, server_port: 8141 } }
+
+          it { is_expected.to compile.and_raise_error(%r{server_port is the port of `server`, and in run_mode => 'apply' without}) }
         end
 
         context 'without an apply source' do

@@ -4,6 +4,7 @@ require_relative '../../puppet_x/clone_army/helper'
 require_relative '../../puppet_x/clone_army/helper_param'
 require_relative '../../puppet_x/clone_army/master_param'
 require_relative '../../puppet_x/clone_army/names'
+require_relative '../../puppet_x/clone_army/schema'
 require_relative '../../puppet_x/clone_army/secrets'
 require_relative '../../puppet_x/clone_army/shape'
 
@@ -183,6 +184,26 @@ Puppet::Type.newtype(:clone_army_clone) do
 
     validate do |value|
       PuppetX::CloneArmy::Names.validate_hostname('server', value, 'puppet.example.com')
+    end
+  end
+
+  newproperty(:server_port) do
+    desc <<-DOC
+      The port of `server`: `serverport` in the `[main]` section of the
+      clone's `puppet.conf`, 1 to 65535, e.g. `8141`. Without it the clone's
+      `puppet.conf` sets none and its agent uses Puppet's default, 8140; a
+      clone created without `server` gets the port of the server this host's
+      own agent uses (that of the first entry of its `server_list`, else its
+      `serverport`) when that is not 8140. Changing it re-points the clone
+      in place, as for `server`.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Shape.integer(:server_port, value, PuppetX::CloneArmy::Schema.range(:server_port))
+    end
+
+    munge do |value|
+      PuppetX::CloneArmy::Shape.integer(:server_port, value, PuppetX::CloneArmy::Schema.range(:server_port))
     end
   end
 

@@ -165,10 +165,11 @@ module PuppetX
       end
 
       # The arguments of `clone create` for one clone, its name last.
-      def self.create_arguments(name, base:, server:, certname:, start: false, shape: {},
+      def self.create_arguments(name, base:, server:, certname:, server_port: nil, start: false, shape: {},
                                 root_password_hash_file: nil, challenge_password_file: nil)
         options = ['--base', base]
         options += ['--server', server] if server
+        options += ['--server-port', server_port.to_s] if server_port
         options += ['--certname', certname]
         options += shape_options(shape)
         options += ['--root-password-hash-file', root_password_hash_file] if root_password_hash_file
@@ -178,9 +179,10 @@ module PuppetX
       end
 
       # As clone_create; only the settings given change.
-      def clone_configure(name, server: nil, certname: nil, shape: {})
+      def clone_configure(name, server: nil, server_port: nil, certname: nil, shape: {})
         options = []
         options += ['--server', server] if server
+        options += ['--server-port', server_port.to_s] if server_port
         options += ['--certname', certname] if certname
         options += self.class.shape_options(shape)
         result = run('clone', 'configure', *options, '--', name)

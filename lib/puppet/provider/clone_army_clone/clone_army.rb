@@ -10,7 +10,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   desc <<-DOC
     Manages clones with the `clone-army` helper. All clones are read with one
     `clone-army clone list` per run (prefetch); changes of base, server,
-    certname and load shape are applied once per resource in `flush`, with
+    server port, certname and load shape are applied once per resource in `flush`, with
     one `clone-army clone configure` carrying only what changed. After all
     clones are evaluated, the clones removed in the run go with one
     `clone-army clone remove`, the clones new in the run are made with one
@@ -27,7 +27,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
 
   # What `clone configure` sets in place.
   def self.configuration
-    [:server, :certname] + PuppetX::CloneArmy::Shape::PROPERTIES
+    [:server, :server_port, :certname] + PuppetX::CloneArmy::Shape::PROPERTIES
   end
 
   # The properties whose change restarts a running clone (batched, after
@@ -43,7 +43,8 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # The properties this provider reads from one entry of `clone list`. A
-  # server or certname the clone's puppet.conf lacks (null) is :absent.
+  # server, server port or certname the clone's puppet.conf lacks (null) is
+  # :absent.
   #
   # A clone the helper reports as `incomplete` (a create or remove killed
   # half-way) is :incomplete, which no `ensure` is in sync with: Puppet then
@@ -53,10 +54,8 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     {
       name: clone['name'],
       ensure: incomplete ? :incomplete : clone['state'].to_sym,
-      base: clone['base'] || :absent,
-      server: clone['server'] || :absent,
-      certname: clone['certname'] || :absent,
-    }.merge(PuppetX::CloneArmy::Shape.from_helper(clone))
+    }.merge([:base, :server, :server_port, :certname].to_h { |property| [property, clone[property.to_s] || :absent] })
+      .merge(PuppetX::CloneArmy::Shape.from_helper(clone))
   end
 
   def self.instances
@@ -94,7 +93,8 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
       raise Puppet::Error, "cannot create clone #{name}: base not given (the clone_army_base it boots from, e.g. base => 'debian-12')"
     end
 
-    wanted = with_defaults({ base: resource[:base], server: resource[:server], certname: resource[:certname] }, resource[:run_mode])
+    wanted = with_defaults({ base: resource[:base], server: resource[:server], server_port: resource[:server_port],
+                             certname: resource[:certname] }, resource[:run_mode])
     @creating = { wanted: wanted, shape: PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact }
     self.class.batch.create(self)
     self.class.batch.start(self, resource[:ramp_up]) if start
@@ -264,27 +264,32 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     end
     shape = changes.slice(*PuppetX::CloneArmy::Shape::PROPERTIES)
     clone = with_facts_file(shape) do |options|
-      helper.clone_configure(name, **changes.slice(:server, :certname), shape: options)
+      helper.clone_configure(name, **changes.slice(:server, :server_port, :certname), shape: options)
     end
     @property_hash = self.class.from_helper(clone)
   end
 
   # The server and certname a clone is made with where none is given or
-  # known: the host agent's server (an agent needs one) and a certname under
-  # the host's own.
+  # known: the host agent's server (an agent needs one) with its port, and a
+  # certname under the host's own. A server given keeps the port given
+  # with it (none: Puppet's default).
   def with_defaults(wanted, run_mode)
     wanted = wanted.dup
-    wanted[:server] ||= PuppetX::CloneArmy::AgentDefaults.server unless run_mode == :apply
+    if wanted[:server].nil? && run_mode != :apply
+      wanted[:server] = PuppetX::CloneArmy::AgentDefaults.server
+      wanted[:server_port] ||= PuppetX::CloneArmy::AgentDefaults.server_port
+    end
     wanted[:certname] ||= PuppetX::CloneArmy::AgentDefaults.certname(name, Puppet[:certname])
     wanted
   end
 
   # Removes the clone and creates it again on the new base, keeping (or
-  # applying) its server, certname and load shape; where they are not known,
+  # applying) its server, server port, certname and load shape; where they are not known,
   # it gets the defaults a new clone gets.
   def recreate
     start_again = state == :running && resource[:ensure] != :stopped
-    wanted = with_defaults({ base: @property_flush[:base], server: kept(:server), certname: kept(:certname) }, kept(:run_mode))
+    wanted = with_defaults({ base: @property_flush[:base], server: kept(:server), server_port: kept(:server_port),
+                             certname: kept(:certname) }, kept(:run_mode))
     shape = kept_shape
     helper.clone_remove(name)
     @property_hash = { name: name, ensure: :absent }

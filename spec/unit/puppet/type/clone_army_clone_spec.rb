@@ -179,6 +179,22 @@ describe Puppet::Type.type(:clone_army_clone) do
       end
     end
 
+    describe 'server_port' do
+      it 'takes a port, as an Integer or digits' do
+        expect(clone(server_port: 8141)[:server_port]).to eq(8141)
+        expect(clone(server_port: '65535')[:server_port]).to eq(65_535)
+        expect(clone(server_port: 1)[:server_port]).to eq(1)
+      end
+
+      [0, 65_536, -1, '8140x', 'http', 81.4].each do |value|
+        it "refuses #{value.inspect}, naming the attribute and the range" do
+          expect { clone(server_port: value) }.to raise_error(
+            Puppet::ResourceError, %r{server_port must be an integer from 1 to 65535}
+          )
+        end
+      end
+    end
+
     it 'wants an absolute helper path' do
       expect { clone(helper: 'clone-army') }.to raise_error(Puppet::ResourceError, %r{helper must be an absolute path})
     end

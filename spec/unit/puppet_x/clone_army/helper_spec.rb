@@ -136,6 +136,12 @@ describe PuppetX::CloneArmy::Helper do
       expect(helper.clone_configure('clone1', server: 'puppet2.example.com')['server']).to eq('puppet2.example.com')
     end
 
+    it 'clone configure with a server port' do
+      expect_run(['clone', 'configure', '--server', 'puppet2.example.com', '--server-port', '8141', '--', 'clone1'],
+                 'clone_configure.json')
+      helper.clone_configure('clone1', server: 'puppet2.example.com', server_port: 8141)
+    end
+
     it 'clone configure with server and certname' do
       expect_run(['clone', 'configure', '--server', 'puppet2.example.com', '--certname', 'c1.example.com', '--', 'clone1'],
                  'clone_configure.json')

@@ -86,6 +86,14 @@ describe PuppetX::CloneArmy::Schema do
       .to raise_error(ArgumentError, %r{1 to #{schema['challenge_password_max_bytes']} bytes})
   end
 
+  it 'has the classes take server ports in the helper\'s range' do
+    bounds = schema.dig('ranges', 'server_port')
+    ['init.pp', 'fleet.pp', 'record.pp'].each do |file|
+      manifest = File.read(File.expand_path("../../../../manifests/#{file}", __dir__))
+      expect(manifest).to include("Optional[Integer[#{bounds['min']}, #{bounds['max']}]] $server_port"), file
+    end
+  end
+
   it 'gives every integer attribute of the shape the helper\'s range' do
     PuppetX::CloneArmy::Shape::RANGES.each do |name, range|
       bounds = schema.dig('ranges', name.to_s)

@@ -65,9 +65,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   end
 
   describe '.from_helper' do
-    it 'reads a null server and certname as absent' do
+    it 'reads a null server, server port and certname as absent' do
       clone = JSON.parse(helper_fixture('clone_list.json'))['result']['clones'].first.merge('server' => nil, 'certname' => nil)
-      expect(described_class.from_helper(clone)).to include(server: :absent, certname: :absent, ensure: :running)
+      expect(described_class.from_helper(clone)).to include(server: :absent, server_port: :absent, certname: :absent,
+                                                            ensure: :running)
+      expect(described_class.from_helper(clone.merge('server_port' => 8141))).to include(server_port: 8141)
     end
 
     it 'reads a clone the helper calls incomplete as :incomplete, which does not exist yet' do
@@ -206,6 +208,30 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       Puppet[:certname] = 'loadhost.example.com'
       resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12')
       expect_create_many([['--base', 'debian-12', '--server', 'puppet', '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
+      resource.provider.create(start: false)
+      described_class.post_resource_eval
+    end
+
+    it "gives a clone made without server the host agent's port with its server, when that is not 8140" do
+      Puppet[:server_list] = 'compile1.example.com:8141'
+      Puppet[:certname] = 'loadhost.example.com'
+      resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12')
+      expect_create_many([['--base', 'debian-12', '--server', 'compile1.example.com', '--server-port', '8141',
+                           '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
+      resource.provider.create(start: false)
+      described_class.post_resource_eval
+    end
+
+    it "keeps the host agent's port away from a server given, which has its own" do
+      Puppet[:server_list] = 'compile1.example.com:8141'
+      resource = clone_resource('clone3', full.merge(ensure: 'stopped'))
+      expect_create_many([['--base', 'debian-12', '--server', 'puppet.example.com',
+                           '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
+      resource.provider.create(start: false)
+      described_class.post_resource_eval
+      resource = clone_resource('clone3', full.merge(ensure: 'stopped', server_port: 8142))
+      expect_create_many([['--base', 'debian-12', '--server', 'puppet.example.com', '--server-port', '8142',
+                           '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
       resource.provider.create(start: false)
       described_class.post_resource_eval
     end
@@ -748,6 +774,17 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
                     'base' => 'debian-13', 'server' => 'puppet')
       provider.flush
       expect(provider.server).to eq('puppet')
+    end
+
+    it 're-points the server port alone with one configure call' do
+      resource = clone_resource('clone1', ensure: 'present')
+      provider = prefetched(resource, :running)
+      provider.server_port = 8141
+      expect_helper(['clone', 'configure', '--server-port', '8141', '--', 'clone1'], 'clone_configure.json', 0,
+                    'server_port' => 8141)
+      provider.flush
+      expect(provider.server_port).to eq(8141)
+      expect(provider.state).to eq(:running)
     end
 
     it 're-points a clone with clone configure' do
