@@ -4,8 +4,9 @@ require_relative 'spec_helper_acceptance'
 
 # Faults, each made for real on the sandbox host the suite shares:
 # no D-Bus, two clone-army at once, a clone create killed half-way, an orphan
-# overlay mount, a server the clones cannot reach, a full disk under a base
-# build. Runs after clone_army_spec.rb (clone1 and clone2 running, server
+# overlay mount, a server the clones cannot reach (by name, or on a port
+# nothing listens on), a full disk under a base build. Runs after
+# clone_army_spec.rb (clone1 and clone2 running, server
 # `puppet`, the default run mode) and leaves exactly that behind for the specs
 # after it: every example restores what it changed in an `ensure`.
 RSpec.describe 'clone_army under faults' do
@@ -164,21 +165,23 @@ RSpec.describe 'clone_army under faults' do
       JSON.parse(result.stdout).fetch('result').fetch('clones').to_h { |c| [c['name'], c] }
     end
 
-    it 'shows every clone failing with "Connection refused" in the report, and they recover' do
-      point_puppet_at('127.0.2.254')
-      # A scheduled run of the daemon (which falls back to its cached catalog)
-      # can land between the run and the report: a few bounded tries.
+    # Every clone's next run fails, each of `texts` in its failure. A scheduled
+    # run of the daemon (which falls back to its cached catalog) can land
+    # between the run and the report: a few bounded tries.
+    def expect_every_run_to_fail_with(*texts)
       failing = nil
       wait_for(timeout: 300, interval: 1) do
         failing = run_and_report('--no-usecacheonfailure')
-        failing.values.all? { |c| c['status'] == 'failed' && c['failure'].to_s.include?('Connection refused') }
+        failing.values.all? { |c| c['status'] == 'failed' && texts.all? { |text| c['failure'].to_s.include?(text) } }
       end
       failing.each_value do |c|
         expect(c).to include('status' => 'failed', 'state' => 'running'), c.inspect
-        expect(c['failure']).to include('Connection refused'), c.inspect
+        texts.each { |text| expect(c['failure']).to include(text), c.inspect }
       end
+    end
 
-      restore_hosts
+    # Every clone's next run succeeds again.
+    def expect_every_run_to_succeed
       recovered = nil
       wait_for(timeout: 300, interval: 1) do
         recovered = run_and_report
@@ -188,8 +191,39 @@ RSpec.describe 'clone_army under faults' do
         expect(%w[changed unchanged]).to include(c['status']), c.inspect
         expect(c['failure']).to be_nil
       end
+    end
+
+    it 'shows every clone failing with "Connection refused" in the report, and they recover' do
+      point_puppet_at('127.0.2.254')
+      expect_every_run_to_fail_with('Connection refused')
+      restore_hosts
+      expect_every_run_to_succeed
     ensure
       restore_hosts
+    end
+
+    it 'sends the clones to server_port: refused on 8141, where nothing listens, and back on 8140' do
+      # Clones with certificates, whose runs get as far as asking for a catalog.
+      settle_fleet
+      expect_every_run_to_succeed
+
+      moved = SandboxHarness.apply(class_manifest(num_clones: 2, server_port: 8141), timeout: 600)
+      expect([0, 2]).to include(moved.exitstatus), moved.to_s
+      expect_every_run_to_fail_with('Connection refused', '8141')
+
+      back = SandboxHarness.apply(class_manifest(num_clones: 2, server_port: 8140), timeout: 600)
+      expect(back.exitstatus).to eq(2), back.to_s
+      expect_every_run_to_succeed
+    ensure
+      # The specs after this one expect clones without a port. A running clone
+      # holds its puppet.conf by inode, so the file is rewritten in place.
+      on_sandbox('sh', '-c', <<~'SH', timeout: 60)
+        for conf in /var/lib/puppet-clone-army/clone*-config/puppet.conf; do
+          grep -v '^serverport = ' "$conf" > /root/puppet.conf.new
+          cat /root/puppet.conf.new > "$conf"
+        done
+        rm -f /root/puppet.conf.new
+      SH
     end
   end
 
