@@ -553,15 +553,15 @@ pub struct ExecArgs {
     pub command: Vec<String>,
 }
 
-/// clap's rendered error as one line for the envelope's `message`: the error itself
-/// with what is allowed (clap puts possible values, missing arguments and the usage on
-/// lines of their own), without the tips and the pointer to `--help`.
 /// `--server-port`: a port of [`crate::clone::puppet_conf::SERVER_PORTS`].
 fn server_port_parser() -> clap::builder::RangedI64ValueParser<u16> {
     let ports = crate::clone::puppet_conf::SERVER_PORTS;
     clap::value_parser!(u16).range(i64::from(*ports.start())..=i64::from(*ports.end()))
 }
 
+/// clap's rendered error as one line for the envelope's `message`: the error itself
+/// with what is allowed (clap puts possible values, missing arguments and the usage on
+/// lines of their own), without the tips and the pointer to `--help`.
 pub fn usage_message(rendered: &str) -> String {
     let mut parts: Vec<String> = Vec::new();
     for raw in rendered.lines() {

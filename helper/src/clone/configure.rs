@@ -1,5 +1,5 @@
-//! `clone configure`: the agent's `server`/`serverport`/`certname`, the clone's hostname and its load
-//! shape, in what the clone is given (its config dir, see [`super::config`]).
+//! `clone configure`: the agent's `server`/`serverport`/`certname`, the clone's hostname
+//! and its load shape, in what the clone is given (its config dir, see [`super::config`]).
 //!
 //! puppet.conf and the facts reach a running clone at its agent's next run; the hostname,
 //! the run units and the apply source at the clone's next start.

@@ -226,7 +226,7 @@ mod tests {
             message: "/var/lib/puppet-clone-army/clone3-overlay/upper is missing".to_owned(),
             fix: "clone-army clone remove clone3".to_owned(),
         }];
-        // A port other than Puppet's default is shown with the server.
+        // A clone with a port shows it with the server.
         let mut on_port = clone("clone2", CloneState::Running, Some(RunMode::Timer));
         on_port.server_port = Some(8141);
         let list = CloneList {
