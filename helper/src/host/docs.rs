@@ -130,12 +130,10 @@ pub fn install(
     })
 }
 
-/// The file is there with exactly this content and mode (what `write_atomic` would leave).
+/// The file is there with exactly this content and mode (what `write_atomic` would leave),
+/// judged as `write_atomic` judges it.
 fn in_place(path: &Path, content: &[u8]) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let same_mode = std::fs::symlink_metadata(path)
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o7777 == MODE);
-    same_mode && std::fs::read(path).is_ok_and(|existing| existing == content)
+    crate::sys::confined::host_file_holds(path, content, MODE)
 }
 
 /// The paths under `prefix`, for whoever documents or removes them.

@@ -23,8 +23,13 @@
 //!
 //! Every refusal is [`Error::UnsafePath`], naming the clone and the path, so one clone's
 //! planted file fails that clone's read and nothing else.
+//!
+//! A path the helper's *caller* names on the host ([`HostFile`]: `report --from`'s
+//! timeline, `--output`'s page, the PEM files of `--ca-cert`, `--client-cert` and
+//! `--client-key`) is held to the same rules at its last component: the caller may be
+//! someone allowed only the `clone_army::report` task, which runs the helper as root.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -432,17 +437,7 @@ impl CloneTree {
     }
 
     fn create_temporary(&self, dir: &OwnedFd, shown: &Path) -> Result<(String, OwnedFd)> {
-        let flags =
-            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        for _ in 0..16 {
-            let name = format!(".clone-army-{}", crate::sys::fsutil::random_suffix());
-            match openat(dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
-                Ok(fd) => return Ok((name, fd)),
-                Err(Errno::EEXIST) => continue,
-                Err(errno) => return Err(self.io(shown, errno.into())),
-            }
-        }
-        Err(self.io(shown, Errno::EEXIST.into()))
+        create_temporary_in(dir, ".clone-army-").map_err(|errno| self.io(shown, errno.into()))
     }
 
     fn open_last(&self, path: &str) -> Result<Option<OwnedFd>> {
@@ -569,6 +564,284 @@ pub fn make_dir_in(dir: &Path, name: &str, mode: u32) -> Result<bool> {
     Ok(made)
 }
 
+/// A file on the host whose path the helper's caller gave. Nothing found at such a path is
+/// trusted more than a clone's file:
+///
+/// - its directory is opened once, as the path names it (the caller's own path, which
+///   `O_NOFOLLOW` would resolve the same way), and everything after goes through that
+///   descriptor, so the directory looked at is the one read or written; a missing
+///   directory is refused, never made;
+/// - the file itself is opened `O_PATH | O_NOFOLLOW`: a symlink is refused, never
+///   followed, and nothing is opened for reading before it is known to be a regular file
+///   (`/dev/zero`, a FIFO, a directory are refused without a byte read or a wait);
+/// - at most `limit` bytes are read, whatever its size says by then;
+/// - it is replaced only by a temporary file beside it renamed over it, never rewritten in
+///   place, so the inode that was there (a hard link to anything at all) never changes.
+pub struct HostFile {
+    path: PathBuf,
+    dir: OwnedFd,
+    name: OsString,
+}
+
+/// Why a [`HostFile`] was not read or replaced.
+#[derive(Debug, thiserror::Error)]
+pub enum HostFileError {
+    /// What is there may not be read or replaced: the reason, as "it is a FIFO".
+    #[error("{0}")]
+    Refused(String),
+    #[error("cannot {action} it: {source}")]
+    Io {
+        action: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl HostFileError {
+    /// The protocol's error for the file at `path` given as `field`: a refusal is bad input
+    /// in that field, a failed system call an I/O error on the path.
+    pub fn into_error(self, field: &'static str, path: &Path) -> Error {
+        match self {
+            HostFileError::Refused(reason) => Error::InvalidArgument {
+                field,
+                value: path.display().to_string(),
+                reason,
+            },
+            HostFileError::Io { action, source } => Error::io(action, path, source),
+        }
+    }
+
+    fn io(action: &'static str, errno: Errno) -> Self {
+        HostFileError::Io {
+            action,
+            source: errno.into(),
+        }
+    }
+}
+
+impl HostFile {
+    /// The file at `path`, its directory opened (which must exist); the file itself may be
+    /// missing.
+    pub fn at(path: &Path) -> std::result::Result<HostFile, HostFileError> {
+        let Some(Component::Normal(name)) = path.components().next_back() else {
+            return Err(HostFileError::Refused(
+                "it does not end in a file name".to_owned(),
+            ));
+        };
+        let mut dir_path: PathBuf = path.components().collect();
+        dir_path.pop();
+        if dir_path.as_os_str().is_empty() {
+            dir_path.push(".");
+        }
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let dir =
+            nix::fcntl::open(&dir_path, flags, Mode::empty()).map_err(|errno| match errno {
+                Errno::ENOENT => HostFileError::Refused(format!(
+                    "its directory {} does not exist (it is never made)",
+                    dir_path.display()
+                )),
+                Errno::ENOTDIR => HostFileError::Refused(format!(
+                    "{} on its way is not a directory",
+                    dir_path.display()
+                )),
+                errno => HostFileError::io("open the directory of", errno),
+            })?;
+        Ok(HostFile {
+            path: path.to_owned(),
+            dir,
+            name: name.to_owned(),
+        })
+    }
+
+    /// The file `name` in the same directory (the descriptor already open).
+    pub fn sibling(&self, name: &OsStr) -> std::result::Result<HostFile, HostFileError> {
+        if name.is_empty() || name == "." || name == ".." || name.as_encoded_bytes().contains(&b'/')
+        {
+            return Err(HostFileError::Refused(format!(
+                "{name:?} is not a plain file name"
+            )));
+        }
+        let dir = self.dir.try_clone().map_err(|source| HostFileError::Io {
+            action: "open the directory of",
+            source,
+        })?;
+        Ok(HostFile {
+            path: self.path.with_file_name(name),
+            dir,
+            name: name.to_owned(),
+        })
+    }
+
+    /// The path, as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The names of the entries of its directory (read through the descriptor).
+    pub fn names_beside(&self) -> std::result::Result<Vec<OsString>, HostFileError> {
+        let listed = std::fs::read_dir(format!("/proc/self/fd/{}", self.dir.as_raw_fd())).map_err(
+            |source| HostFileError::Io {
+                action: "list the directory of",
+                source,
+            },
+        )?;
+        Ok(listed.flatten().map(|entry| entry.file_name()).collect())
+    }
+
+    /// The whole regular file, at most `limit` bytes of it; `None` when nothing is there.
+    pub fn read(&self, limit: u64) -> std::result::Result<Option<Vec<u8>>, HostFileError> {
+        Ok(self.read_with_metadata(limit)?.map(|(content, _)| content))
+    }
+
+    /// The first `count` bytes of the regular file (all of it when it is shorter), for a
+    /// look at what wrote it; `None` when nothing is there.
+    pub fn head(&self, count: u64) -> std::result::Result<Option<Vec<u8>>, HostFileError> {
+        let Some((fd, _)) = self.open_regular()? else {
+            return Ok(None);
+        };
+        self.read_at_most(&fd, count).map(Some)
+    }
+
+    /// Puts `content` there with `mode` in one rename: whatever entry was there (a file,
+    /// and so far as the caller did not look first, a symlink) is replaced, never written
+    /// through. The caller decides first whether what is there may go.
+    pub fn replace(&self, content: &[u8], mode: u32) -> std::result::Result<(), HostFileError> {
+        let prefix = format!(".{}.clone-army-", self.name.to_string_lossy());
+        let (tmp, fd) = create_temporary_in(&self.dir, &prefix)
+            .map_err(|errno| HostFileError::io("create a temporary file beside", errno))?;
+        let written = (|| {
+            let mut file = File::from(fd);
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            file.write_all(content)?;
+            file.sync_all()
+        })()
+        .map_err(|source| HostFileError::Io {
+            action: "write",
+            source,
+        });
+        let renamed = written.and_then(|()| {
+            renameat(&self.dir, tmp.as_str(), &self.dir, self.name.as_os_str())
+                .map_err(|errno| HostFileError::io("rename into place", errno))
+        });
+        if renamed.is_err() {
+            let _ = unlinkat(&self.dir, tmp.as_str(), UnlinkatFlags::NoRemoveDir);
+        }
+        renamed
+    }
+
+    fn read_with_metadata(
+        &self,
+        limit: u64,
+    ) -> std::result::Result<Option<(Vec<u8>, std::fs::Metadata)>, HostFileError> {
+        let Some((fd, metadata)) = self.open_regular()? else {
+            return Ok(None);
+        };
+        if metadata.size() > limit {
+            return Err(HostFileError::Refused(host_too_large(
+                metadata.size(),
+                limit,
+            )));
+        }
+        let content = self.read_at_most(&fd, limit + 1)?;
+        if content.len() as u64 > limit {
+            return Err(HostFileError::Refused(host_too_large(
+                content.len() as u64,
+                limit,
+            )));
+        }
+        Ok(Some((content, metadata)))
+    }
+
+    /// The entry, opened `O_PATH | O_NOFOLLOW`, when it is a regular file; `None` when it
+    /// is missing; refused when it is anything else.
+    fn open_regular(
+        &self,
+    ) -> std::result::Result<Option<(OwnedFd, std::fs::Metadata)>, HostFileError> {
+        let fd = match openat(
+            &self.dir,
+            self.name.as_os_str(),
+            path_flags(),
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) => return Ok(None),
+            Err(errno) => return Err(HostFileError::io("open", errno)),
+        };
+        let metadata = fd
+            .try_clone()
+            .map(File::from)
+            .and_then(|file| file.metadata())
+            .map_err(|source| HostFileError::Io {
+                action: "inspect",
+                source,
+            })?;
+        let file_type = metadata.file_type();
+        if !file_type.is_file() {
+            return Err(HostFileError::Refused(format!(
+                "it is {}, not a regular file",
+                describe(&file_type)
+            )));
+        }
+        Ok(Some((fd, metadata)))
+    }
+
+    /// At most `count` bytes of the regular file `fd` holds, reopened through the
+    /// descriptor (the very inode checked, never the path again).
+    fn read_at_most(
+        &self,
+        fd: &OwnedFd,
+        count: u64,
+    ) -> std::result::Result<Vec<u8>, HostFileError> {
+        let io = |source| HostFileError::Io {
+            action: "read",
+            source,
+        };
+        let file = File::options()
+            .read(true)
+            .custom_flags(reopen_flags())
+            .open(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .map_err(io)?;
+        let mut content = Vec::new();
+        file.take(count).read_to_end(&mut content).map_err(io)?;
+        Ok(content)
+    }
+}
+
+/// Whether the host file at `path` is a regular file that reads exactly `content` with
+/// `mode`, looked at as [`HostFile`] reads (never through a symlink, never blocking, at
+/// most `content`'s length read): for a writer that skips a write that changes nothing.
+/// Anything else, an error included, is "no": the writer then replaces it.
+pub fn host_file_holds(path: &Path, content: &[u8], mode: u32) -> bool {
+    let Ok(file) = HostFile::at(path) else {
+        return false;
+    };
+    matches!(
+        file.read_with_metadata(content.len() as u64),
+        Ok(Some((existing, metadata)))
+            if metadata.mode() & 0o7777 == mode && existing == content
+    )
+}
+
+/// A new file in `dir` named `prefix` and a random suffix, created `O_EXCL | O_NOFOLLOW`
+/// (never through a planted name) with mode 0600 until its writer sets its own; its name
+/// and descriptor.
+fn create_temporary_in(
+    dir: &OwnedFd,
+    prefix: &str,
+) -> std::result::Result<(String, OwnedFd), Errno> {
+    let flags =
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    for _ in 0..16 {
+        let name = format!("{prefix}{}", crate::sys::fsutil::random_suffix());
+        match openat(dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
+            Ok(fd) => return Ok((name, fd)),
+            Err(Errno::EEXIST) => continue,
+            Err(errno) => return Err(errno),
+        }
+    }
+    Err(Errno::EEXIST)
+}
+
 /// A host directory, opened `O_NOFOLLOW` (a symlink in its place is refused).
 fn open_host_dir(dir: &Path) -> Result<OwnedFd> {
     nix::fcntl::open(dir, path_flags() | OFlag::O_DIRECTORY, Mode::empty())
@@ -624,6 +897,37 @@ fn describe(file_type: &std::fs::FileType) -> &'static str {
 
 fn too_large(size: u64, limit: u64) -> String {
     format!("it is {size} bytes, more than the {limit} read from a clone")
+}
+
+fn host_too_large(size: u64, limit: u64) -> String {
+    format!("it is {size} bytes, more than the {limit} bytes read of such a file")
+}
+
+/// What the tests of every reader of a caller's path share.
+#[cfg(test)]
+pub mod testing {
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// `work`'s result, or a failed test when it takes longer than `seconds`: a read that
+    /// blocks (a FIFO opened for reading) fails the test instead of hanging it.
+    pub fn within_seconds<T: Send + 'static>(
+        seconds: u64,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(work());
+        });
+        receiver
+            .recv_timeout(Duration::from_secs(seconds))
+            .expect("it hung: a reader of a caller's path blocked")
+    }
+
+    /// A FIFO at `path`, with no writer: whoever opens it for reading blocks.
+    pub fn fifo(path: &Path) {
+        nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    }
 }
 
 #[cfg(test)]
@@ -810,6 +1114,40 @@ mod tests {
             scene.tree().read("../host-secret", 64),
             Err(Error::Internal(_))
         ));
+    }
+
+    #[test]
+    fn a_replaced_host_file_leaves_the_inode_that_was_there_unchanged() {
+        let scene = Scene::new();
+        // A hard link to a host file, where a page should go.
+        let link = scene.dir.path().join("page.html");
+        std::fs::hard_link(&scene.outside, &link).unwrap();
+        HostFile::at(&link)
+            .unwrap()
+            .replace(b"page", 0o644)
+            .unwrap();
+        assert_eq!(std::fs::read(&link).unwrap(), b"page");
+        assert_eq!(std::fs::read(&scene.outside).unwrap(), b"HOST SECRET\n");
+        let mode = std::fs::metadata(&link).unwrap().mode() & 0o7777;
+        assert_eq!(mode, 0o644);
+    }
+
+    #[test]
+    fn a_host_file_is_read_whole_or_refused_and_its_head_at_most() {
+        let scene = Scene::new();
+        let file = HostFile::at(&scene.outside).unwrap();
+        assert_eq!(file.read(64).unwrap().unwrap(), b"HOST SECRET\n");
+        assert_eq!(file.head(4).unwrap().unwrap(), b"HOST");
+        let error = file.read(4).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "it is 12 bytes, more than the 4 bytes read of such a file"
+        );
+        let missing = file.sibling(OsStr::new("missing")).unwrap();
+        assert_eq!(missing.read(64).unwrap(), None);
+        assert!(file.sibling(OsStr::new("..")).is_err());
+        assert!(file.sibling(OsStr::new("a/b")).is_err());
+        assert!(HostFile::at(Path::new("/")).is_err());
     }
 
     #[test]

@@ -15,14 +15,15 @@ use crate::protocol::error::{Error, Result};
 
 /// Writes `content` to `path` with `mode` through a temporary file and a rename, unless
 /// the file already has exactly that content and mode. Returns whether it wrote.
+///
+/// What is there is looked at as [`confined::host_file_holds`] does, never through a
+/// symlink and never more than `content`'s length: a symlink, a FIFO or a huge file in the
+/// target's place is not read, only replaced by the rename.
+///
+/// [`confined::host_file_holds`]: crate::sys::confined::host_file_holds
 pub fn write_atomic(path: &Path, content: &[u8], mode: u32) -> Result<bool> {
-    if let Ok(existing) = fs::read(path) {
-        let same_mode = fs::metadata(path)
-            .map(|m| m.permissions().mode() & 0o7777 == mode)
-            .unwrap_or(false);
-        if existing == content && same_mode {
-            return Ok(false);
-        }
+    if crate::sys::confined::host_file_holds(path, content, mode) {
+        return Ok(false);
     }
     let dir = path
         .parent()
@@ -173,7 +174,7 @@ pub fn read_optional(path: &Path) -> Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
     #[test]
     fn atomic_write_reports_change_and_sets_mode() {
@@ -215,6 +216,39 @@ mod tests {
         assert!(planted.is_err());
         assert!(write_atomic(&dir.path().join("unit"), b"x", 0o644).unwrap());
         assert!(!target.exists());
+    }
+
+    /// The comparison with what is there looks at the link itself: a symlink to a FIFO
+    /// would block a read through it, one to a file of the same content would pass for it.
+    #[test]
+    fn write_atomic_never_reads_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        crate::sys::confined::testing::fifo(&fifo);
+        let path = dir.path().join("unit.service");
+        std::os::unix::fs::symlink(&fifo, &path).unwrap();
+        let written = {
+            let path = path.clone();
+            crate::sys::confined::testing::within_seconds(10, move || {
+                write_atomic(&path, b"x", 0o644)
+            })
+        };
+        assert!(written.unwrap());
+        assert_eq!(fs::read(&path).unwrap(), b"x");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+
+    #[test]
+    fn write_atomic_replaces_a_symlink_to_the_same_content_instead_of_trusting_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        fs::write(&elsewhere, "x").unwrap();
+        fs::set_permissions(&elsewhere, fs::Permissions::from_mode(0o644)).unwrap();
+        let path = dir.path().join("unit.service");
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        assert!(write_atomic(&path, b"x", 0o644).unwrap());
+        assert!(fs::symlink_metadata(&path).unwrap().is_file());
+        assert!(!write_atomic(&path, b"x", 0o644).unwrap());
     }
 
     #[test]
