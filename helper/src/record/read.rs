@@ -1,11 +1,17 @@
 //! Reading a timeline back: the rotated files oldest first, then the current one; a line
 //! that is not a sample (cut short when the recorder was killed, or written by something
 //! else) is skipped and counted, never fatal.
+//!
+//! The path is the caller's (`report --from`, which the `clone_army::report` task passes
+//! on as root), so every file is read as a [`HostFile`]: never through a symlink, a
+//! regular file only, at most [`MAX_FILE_BYTES`]. Anything else is refused naming `from`.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::error::{Error, Result};
 use crate::record::sample::{Sample, TIMELINE_VERSION};
+use crate::sys::confined::{HostFile, HostFileError};
 
 /// The most read of one timeline file (the recorder rotates far below this).
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024 * 1024;
@@ -20,63 +26,40 @@ pub struct Recording {
     pub skipped: usize,
 }
 
-/// `path`'s rotated files (`path.N` down to `path.1`) and `path` itself, those that exist.
-pub fn files_of(path: &Path) -> Vec<PathBuf> {
-    let mut numbered: Vec<(u32, PathBuf)> = Vec::new();
-    if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        let prefix = format!("{}.", name.to_string_lossy());
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for entry in entries.flatten() {
-                let file = entry.file_name().to_string_lossy().into_owned();
-                if let Some(n) = file
-                    .strip_prefix(&prefix)
-                    .and_then(|n| n.parse::<u32>().ok())
-                {
-                    numbered.push((n, path.with_file_name(file)));
-                }
-            }
-        }
-    }
+/// A refusal of `file`, named as the caller's `from`.
+fn refused(file: &Path) -> impl FnOnce(HostFileError) -> Error + '_ {
+    move |e| e.into_error("from", file)
+}
+
+/// The names of `timeline`'s rotated files beside it (`NAME.N`), highest number first.
+fn rotated_names(timeline: &HostFile, name: &str) -> Result<Vec<OsString>> {
+    let prefix = format!("{name}.");
+    let mut numbered: Vec<(u32, OsString)> = timeline
+        .names_beside()
+        .map_err(refused(timeline.path()))?
+        .into_iter()
+        .filter_map(|file| {
+            let n = file.to_str()?.strip_prefix(&prefix)?.parse::<u32>().ok()?;
+            Some((n, file))
+        })
+        .collect();
     numbered.sort_by_key(|n| std::cmp::Reverse(n.0));
-    let mut files: Vec<PathBuf> = numbered.into_iter().map(|(_, p)| p).collect();
-    if path.exists() {
-        files.push(path.to_owned());
-    }
-    files
+    Ok(numbered.into_iter().map(|(_, file)| file).collect())
 }
 
 /// Reads the timeline at `path` (with its rotated files).
 pub fn read(path: &Path) -> Result<Recording> {
-    let files = files_of(path);
-    if files.is_empty() {
-        return Err(Error::InvalidArgument {
-            field: "from",
-            value: path.display().to_string(),
-            reason: "no such timeline (nor rotated files of it)".to_owned(),
-        });
-    }
+    let timeline = HostFile::at(path).map_err(refused(path))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut files = Vec::new();
     let mut samples = Vec::new();
     let mut skipped = 0;
-    for file in &files {
-        let size = std::fs::metadata(file)
-            .map_err(|e| Error::Internal(format!("cannot read {}: {e}", file.display())))?
-            .len();
-        if size > MAX_FILE_BYTES {
-            return Err(Error::InvalidArgument {
-                field: "from",
-                value: file.display().to_string(),
-                reason: format!(
-                    "it is larger than {MAX_FILE_BYTES} bytes; not a timeline the recorder wrote"
-                ),
-            });
-        }
-        let bytes = std::fs::read(file)
-            .map_err(|e| Error::Internal(format!("cannot read {}: {e}", file.display())))?;
+    // One file in memory at a time, parsed before the next is read.
+    let mut take = |file: &Path, bytes: Vec<u8>| {
+        files.push(file.to_owned());
         for line in bytes.split(|b| *b == b'\n') {
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -86,6 +69,23 @@ pub fn read(path: &Path) -> Result<Recording> {
                 _ => skipped += 1,
             }
         }
+    };
+    for rotated in rotated_names(&timeline, &name)? {
+        let file = timeline.sibling(&rotated).map_err(refused(path))?;
+        // A rotated file gone between the listing and the read was rotated away: skipped.
+        if let Some(bytes) = file.read(MAX_FILE_BYTES).map_err(refused(file.path()))? {
+            take(file.path(), bytes);
+        }
+    }
+    if let Some(bytes) = timeline.read(MAX_FILE_BYTES).map_err(refused(path))? {
+        take(path, bytes);
+    }
+    if files.is_empty() {
+        return Err(Error::InvalidArgument {
+            field: "from",
+            value: path.display().to_string(),
+            reason: "no such timeline (nor rotated files of it)".to_owned(),
+        });
     }
     samples.sort_by_key(|s| s.t);
     Ok(Recording {
@@ -99,6 +99,7 @@ pub fn read(path: &Path) -> Result<Recording> {
 mod tests {
     use super::*;
     use crate::record::sample::Sampler;
+    use crate::sys::confined::testing::{fifo, within_seconds};
 
     fn line(t: u64) -> String {
         let report = crate::record::sample::fixtures::report(t, vec![]);
@@ -130,6 +131,66 @@ mod tests {
         let times: Vec<u64> = recording.samples.iter().map(|s| s.t).collect();
         assert_eq!(times, [100, 110, 120]);
         assert_eq!(recording.skipped, 3);
+    }
+
+    /// The refusal `read` gave for `path`, within ten seconds: the field it names, and
+    /// its message.
+    fn refused(path: PathBuf) -> (Option<&'static str>, String) {
+        let error = within_seconds(10, move || read(&path)).unwrap_err();
+        (error.field(), error.to_string())
+    }
+
+    #[test]
+    fn a_timeline_from_dev_zero_is_refused_naming_from() {
+        let (field, message) = refused(PathBuf::from("/dev/zero"));
+        assert_eq!(field, Some("from"), "{message}");
+        assert!(message.contains("a character device"), "{message}");
+    }
+
+    #[test]
+    fn a_timeline_that_is_a_fifo_is_refused_without_hanging() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        fifo(&path);
+        let (field, message) = refused(path);
+        assert_eq!(field, Some("from"), "{message}");
+        assert!(message.contains("a FIFO"), "{message}");
+    }
+
+    #[test]
+    fn a_timeline_behind_a_symlink_is_refused_and_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere.jsonl");
+        std::fs::write(&elsewhere, format!("{}\n", line(100))).unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        let (field, message) = refused(path);
+        assert_eq!(field, Some("from"), "{message}");
+        assert!(message.contains("a symlink"), "{message}");
+    }
+
+    #[test]
+    fn a_rotated_file_that_is_a_symlink_is_refused_and_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere.jsonl");
+        std::fs::write(&elsewhere, format!("{}\n", line(100))).unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, format!("{}\n", line(110))).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.path().join("t.jsonl.1")).unwrap();
+        let (field, message) = refused(path);
+        assert_eq!(field, Some("from"), "{message}");
+        assert!(message.contains("t.jsonl.1"), "{message}");
+        assert!(message.contains("a symlink"), "{message}");
+    }
+
+    #[test]
+    fn a_timeline_that_is_a_directory_is_refused_naming_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::create_dir(&path).unwrap();
+        let (field, message) = refused(path);
+        assert_eq!(field, Some("from"), "{message}");
+        assert!(message.contains("a directory"), "{message}");
     }
 
     #[test]
