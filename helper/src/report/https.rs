@@ -6,11 +6,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::sys::confined::HostFile;
+
 /// The whole request, connecting included, gives up after this long.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// A status or metrics answer is some tens of KiB, PuppetDB's latest reports of one load
 /// host's clones about 3 KiB a clone; refuse to buffer anything absurd.
 const MAX_BODY: u64 = 64 * 1024 * 1024;
+
+/// The most read of a PEM file (a CA certificate, a client certificate or its key): a
+/// Puppet CA's bundle is a few KiB, every public root CA together about 200 KiB.
+pub const MAX_PEM_BYTES: u64 = 1024 * 1024;
 
 /// Where the host's own agent keeps its SSL files: Debian's and Ubuntu's `puppet-agent`
 /// package first, then the AIO agent's (Puppet, OpenVox).
@@ -115,8 +121,28 @@ pub fn agent_identity(
     ))
 }
 
+/// The PEM file at `path`, read as a caller's [`HostFile`] (the path is the caller's, and
+/// the report task passes it on as root): never through a symlink, a regular file only, at
+/// most [`MAX_PEM_BYTES`]. `what` names the file in the error.
 fn read_pem(path: &Path, what: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))
+    HostFile::at(path)
+        .and_then(|file| file.read(MAX_PEM_BYTES))
+        .map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))?
+        .ok_or_else(|| format!("the {what} {} does not exist", path.display()))
+}
+
+/// What is wrong with a PEM file, in words of the format only: the parser's own messages
+/// quote the line or the marker it stopped at, and the file may be anything the caller
+/// named (a secret included).
+fn pem_problem(error: &ureq::Error) -> &'static str {
+    match error {
+        ureq::Error::Pem(_) => {
+            "it is not valid PEM (a section is malformed, unterminated or not base64)"
+        }
+        // Fixed words of ureq's own ("No pem encoded private key found").
+        ureq::Error::Tls(words) => words,
+        _ => "it holds no usable PEM item",
+    }
 }
 
 /// Every certificate in the PEM file at `path` (keys and other sections skipped); none is
@@ -130,7 +156,13 @@ fn certificates(path: &Path, what: &str) -> Result<Vec<ureq::tls::Certificate<'s
             Err(e) => Some(Err(e)),
         })
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("cannot parse the {what} {}: {e}", path.display()))?;
+        .map_err(|e| {
+            format!(
+                "cannot parse the {what} {}: {}",
+                path.display(),
+                pem_problem(&e)
+            )
+        })?;
     if certs.is_empty() {
         return Err(format!(
             "the {what} file {} holds no certificate",
@@ -206,8 +238,9 @@ fn client_cert(identity: &ClientIdentity) -> Result<ureq::tls::ClientCert, Strin
     let key_pem = read_pem(&identity.key, "client key")?;
     let key = ureq::tls::PrivateKey::from_pem(&key_pem).map_err(|e| {
         format!(
-            "cannot parse the client key {}: {e}",
-            identity.key.display()
+            "cannot parse the client key {}: {}",
+            identity.key.display(),
+            pem_problem(&e)
         )
     })?;
     Ok(ureq::tls::ClientCert::new_with_certs(&chain, key))
@@ -216,6 +249,88 @@ fn client_cert(identity: &ClientIdentity) -> Result<ureq::tls::ClientCert, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::sys::confined::testing::{fifo, within_seconds};
+
+    /// What reading the CA certificate at `path` said, within ten seconds.
+    fn ca_refused(path: PathBuf) -> String {
+        within_seconds(10, move || certificates(&path, "CA certificate").map(drop)).unwrap_err()
+    }
+
+    #[test]
+    fn a_ca_cert_from_dev_zero_is_refused_not_read() {
+        let message = ca_refused(PathBuf::from("/dev/zero"));
+        assert!(message.contains("a character device"), "{message}");
+        assert!(message.contains("/dev/zero"), "{message}");
+    }
+
+    #[test]
+    fn a_ca_cert_that_is_a_fifo_is_refused_without_hanging() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ca.pem");
+        fifo(&path);
+        let message = ca_refused(path);
+        assert!(message.contains("a FIFO"), "{message}");
+    }
+
+    #[test]
+    fn a_client_key_behind_a_symlink_is_refused_and_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("other-service.key");
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\n").unwrap();
+        let link = dir.path().join("load1.pem");
+        std::os::unix::fs::symlink(&key, &link).unwrap();
+        let message = within_seconds(10, move || read_pem(&link, "client key")).unwrap_err();
+        assert!(message.contains("a symlink"), "{message}");
+    }
+
+    #[test]
+    fn a_pem_larger_than_any_certificate_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ca.pem");
+        let mut big = include_str!("fixtures/ca.pem").to_owned();
+        big.push_str(&"\n".repeat(MAX_PEM_BYTES as usize));
+        std::fs::write(&path, big).unwrap();
+        let message = ca_refused(path);
+        assert!(
+            message.contains(&format!("more than the {MAX_PEM_BYTES}")),
+            "{message}"
+        );
+    }
+
+    /// A caller who names a secret file as a PEM learns that it is no PEM, never a byte
+    /// of it: a malformed section is described, not quoted.
+    #[test]
+    fn a_pem_error_never_echoes_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = [
+            "-----BEGIN hunter2 secret\n",
+            "-----BEGIN hunter2-----\nAAAA\n",
+            "-----BEGIN CERTIFICATE-----\nhunter2!!\n-----END CERTIFICATE-----\n",
+        ];
+        // "hunter2" as text, and as the bytes a debug print of it shows.
+        let echoes = ["hunter2", "104, 117, 110, 116"];
+        for (n, secret) in secrets.iter().enumerate() {
+            let path = dir.path().join(format!("secret{n}"));
+            std::fs::write(&path, secret).unwrap();
+            let messages = [
+                ca_refused(path.clone()),
+                client_cert(&ClientIdentity {
+                    cert: PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                        .join("src/report/fixtures/ca.pem"),
+                    key: path.clone(),
+                })
+                .map(drop)
+                .unwrap_err(),
+            ];
+            for message in messages {
+                assert!(message.contains("secret"), "names the file: {message}");
+                for echo in echoes {
+                    assert!(!message.contains(echo), "{secret:?} echoed: {message}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_agents_ca_is_found_in_its_ssldir() {
