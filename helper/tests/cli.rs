@@ -1159,18 +1159,29 @@ fn a_recorded_run_becomes_a_page_on_disk_and_the_answer_names_it() {
     assert!(error.message.contains("--output"), "{}", error.message);
     assert!(!page.exists());
 
-    let written = run(
-        root.path(),
-        &[
-            "report",
-            "--from",
-            timeline_arg,
-            "--format",
-            "html",
-            "--output",
-            page_arg,
-        ],
+    // Nor is a page's missing directory made: the refusal names output.
+    let html_args = [
+        "report",
+        "--from",
+        timeline_arg,
+        "--format",
+        "html",
+        "--output",
+        page_arg,
+    ];
+    let refused = run(root.path(), &html_args);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let error = failure(&refused);
+    assert_eq!(error.field.as_deref(), Some("output"), "{}", error.message);
+    assert!(
+        error.message.contains("does not exist"),
+        "{}",
+        error.message
     );
+    assert!(!page.parent().unwrap().exists());
+
+    std::fs::create_dir(page.parent().unwrap()).unwrap();
+    let written = run(root.path(), &html_args);
     assert_eq!(written.status.code(), Some(0), "{written:?}");
     let answer: Envelope<serde_json::Value> = envelope(&written);
     let result = answer.result.unwrap();

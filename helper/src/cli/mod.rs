@@ -115,8 +115,9 @@ pub struct ReportArgs {
     /// envelope.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
-    /// With --format html: write the page to this file (replaced whole, never through a
-    /// symlink) and answer the JSON envelope with its path, instead of printing the page.
+    /// With --format html: write the page to this file and answer the JSON envelope with its
+    /// path, instead of printing the page. Its directory must exist; only a missing file or
+    /// an earlier page is replaced (whole), never a symlink or any other file.
     #[arg(long, value_name = "PAGE", requires = "from")]
     pub output: Option<PathBuf>,
 }

@@ -15,6 +15,7 @@ use crate::record::chart::{html_text, line_chart, tick_label, Mark, Series};
 use crate::record::read::Recording;
 use crate::record::sample::{Sample, StepMark};
 use crate::record::shape::{counted, FleetShape, Versions};
+use crate::sys::confined::{HostFile, HostFileError};
 
 /// The run at a glance: the same figures head the page and make `--format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -333,6 +334,11 @@ fn cell(value: Option<f64>, unit: &str) -> String {
     )
 }
 
+/// How every page begins: what tells a page this helper wrote from any other file, which
+/// [`write_page`] never replaces. A comment after the doctype, where browsers keep their
+/// standards mode.
+pub const PAGE_MARKER: &str = "<!doctype html>\n<!-- clone-army load-run page: `clone-army report --from` writes it, and replaces only a file that begins so -->\n";
+
 /// The page.
 pub fn page(recording: &Recording) -> String {
     let s = summary(recording);
@@ -342,10 +348,8 @@ pub fn page(recording: &Recording) -> String {
         s.first.as_deref().unwrap_or("-"),
         s.last.as_deref().unwrap_or("-")
     );
-    let _ = writeln!(
-        out,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-    );
+    out.push_str(PAGE_MARKER);
+    let _ = writeln!(out, "<html lang=\"en\"><head><meta charset=\"utf-8\">");
     let _ = writeln!(out, "<title>{}</title>", html_text(&title));
     let _ = writeln!(
         out,
@@ -490,14 +494,32 @@ pub struct PageWritten {
     pub skipped_lines: usize,
 }
 
-/// Writes the page to `path` whole (a temporary file renamed over it, so a reader never
-/// sees half a page and a symlink at `path` is replaced, not followed), mode 0644.
+/// Writes the page to `path` whole (a temporary file beside it renamed over it, so a reader
+/// never sees half a page), mode 0644.
+///
+/// The path is the caller's (`--output`, which the `clone_army::report` task passes on as
+/// root), so it is a [`HostFile`]: its directory must exist (none is made), and what is at
+/// `path` must be nothing or a page this helper wrote (a regular file that begins with
+/// [`PAGE_MARKER`]). A symlink, a FIFO, a device or any other file is refused naming
+/// `output`, and stays as it is.
 pub fn write_page(
     recording: &Recording,
     path: &std::path::Path,
 ) -> crate::protocol::error::Result<PageWritten> {
+    let refused = |e: HostFileError| e.into_error("output", path);
+    let target = HostFile::at(path).map_err(refused)?;
+    let existing = target.head(PAGE_MARKER.len() as u64).map_err(refused)?;
+    if existing.is_some_and(|head| head != PAGE_MARKER.as_bytes()) {
+        return Err(crate::protocol::error::Error::InvalidArgument {
+            field: "output",
+            value: path.display().to_string(),
+            reason: "it is not a page clone-army wrote (it does not begin with the page's \
+                     marker); a page replaces only an earlier page, never another file"
+                .to_owned(),
+        });
+    }
     let page = page(recording);
-    crate::sys::fsutil::write_atomic(path, page.as_bytes(), 0o644)?;
+    target.replace(page.as_bytes(), 0o644).map_err(refused)?;
     Ok(PageWritten {
         page: path.display().to_string(),
         bytes: page.len(),

@@ -2,6 +2,7 @@ use super::*;
 use crate::protocol::answers::{CloneReport, ReportState};
 use crate::record::host::{CpuTimes, HostReading};
 use crate::record::sample::{fixtures, Sampler, StepMark};
+use std::os::unix::fs::FileTypeExt;
 
 fn clone(name: &str, run: Option<(u64, RunStatus, f64)>) -> CloneReport {
     fixtures::clone(name, ReportState::Running, run)
@@ -240,19 +241,26 @@ fn every_chart_spans_the_whole_recording() {
     assert_eq!(page.matches(">1 min</text>").count(), drawn, "{page}");
 }
 
+/// The refusal `write_page` gave for `path`, within ten seconds: the field it names, and
+/// its message.
+fn page_refused(path: &std::path::Path) -> (Option<&'static str>, String) {
+    let path = path.to_owned();
+    let error =
+        crate::sys::confined::testing::within_seconds(10, move || write_page(&recording(), &path))
+            .unwrap_err();
+    (error.field(), error.to_string())
+}
+
 #[test]
-fn the_page_is_written_whole_over_a_symlink_not_through_it() {
+fn a_page_replaces_the_page_it_wrote_before_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let elsewhere = dir.path().join("elsewhere");
-    std::fs::write(&elsewhere, "kept").unwrap();
     let path = dir.path().join("run.html");
-    std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
     let recording = recording();
+    write_page(&recording, &path).unwrap();
     let written = write_page(&recording, &path).unwrap();
-    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept");
     let on_disk = std::fs::read_to_string(&path).unwrap();
-    assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
     assert_eq!(on_disk, page(&recording));
+    assert!(on_disk.starts_with(PAGE_MARKER), "{on_disk}");
     assert_eq!(
         written,
         PageWritten {
@@ -262,6 +270,60 @@ fn the_page_is_written_whole_over_a_symlink_not_through_it() {
             skipped_lines: recording.skipped,
         }
     );
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1, "no temporary file is left: {names:?}");
+}
+
+#[test]
+fn a_page_output_over_a_symlink_is_refused_and_its_target_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("ld.so.preload");
+    std::fs::write(&elsewhere, "kept").unwrap();
+    let path = dir.path().join("run.html");
+    std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+    let (field, message) = page_refused(&path);
+    assert_eq!(field, Some("output"), "{message}");
+    assert!(message.contains("a symlink"), "{message}");
+    assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "kept");
+    assert!(std::fs::symlink_metadata(&path).unwrap().is_symlink());
+}
+
+#[test]
+fn a_page_output_over_a_file_clone_army_did_not_write_is_refused_and_it_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x");
+    std::fs::write(&path, "root ALL=(ALL) ALL\n").unwrap();
+    let (field, message) = page_refused(&path);
+    assert_eq!(field, Some("output"), "{message}");
+    assert!(message.contains("not a page"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "root ALL=(ALL) ALL\n"
+    );
+}
+
+#[test]
+fn a_page_output_over_a_fifo_is_refused_without_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.html");
+    crate::sys::confined::testing::fifo(&path);
+    let (field, message) = page_refused(&path);
+    assert_eq!(field, Some("output"), "{message}");
+    assert!(message.contains("a FIFO"), "{message}");
+    assert!(std::fs::symlink_metadata(&path)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+#[test]
+fn a_page_output_in_a_missing_directory_is_refused_and_nothing_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sudoers.d/run.html");
+    let (field, message) = page_refused(&path);
+    assert_eq!(field, Some("output"), "{message}");
+    assert!(message.contains("does not exist"), "{message}");
+    assert!(!dir.path().join("sudoers.d").exists());
 }
 
 #[test]
