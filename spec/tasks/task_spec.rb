@@ -243,6 +243,42 @@ describe PuppetX::CloneArmy::Task do
     end
   end
 
+  # A helper ended by a signal has no exit status (the kernel's OOM killer
+  # sends SIGKILL): Bolt gets an `_error` saying so, never a Ruby crash.
+  describe 'a helper killed by a signal' do
+    around(:each) do |example|
+      Dir.mktmpdir('clone-army-killed') do |dir|
+        @killed = File.join(dir, 'clone-army')
+        ENV[described_class::TEST_HELPER_ENV] = @killed
+        example.run
+      ensure
+        ENV.delete(described_class::TEST_HELPER_ENV)
+      end
+    end
+
+    def helper_killed_by(signal)
+      File.write(@killed, "#!/bin/sh\nkill -#{signal} $$\n")
+      File.chmod(0o755, @killed)
+    end
+
+    it 'gives a clear _error naming SIGKILL and the OOM killer, with 128 + 9, not a crash' do
+      helper_killed_by('KILL')
+      result, status = run_task(:report, {})
+      expect(status).to eq(137)
+      expect(result['_error']).to include('kind' => 'clone_army/helper-killed',
+                                          'details' => { 'signal' => 'SIGKILL', 'signal_number' => 9 })
+      expect(result['_error']['msg']).to match(%r{killed by SIGKILL before it answered; the kernel's out-of-memory killer})
+    end
+
+    it 'names any other signal, in every task' do
+      helper_killed_by('TERM')
+      result, status = run_task(:fleet, 'action' => 'status')
+      expect(status).to eq(143)
+      expect(result['_error']).to include('kind' => 'clone_army/helper-killed')
+      expect(result['_error']['msg']).to eq('clone-army was killed by SIGTERM before it answered')
+    end
+  end
+
   describe 'parameters on stdin' do
     it 'refuses input that is not a JSON object' do
       output = StringIO.new

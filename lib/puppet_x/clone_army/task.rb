@@ -32,6 +32,30 @@ module PuppetX
       # A parameter that does not fit, or a helper that is not there.
       ParameterError = TaskIO::ParameterError
 
+      # The helper ended by a signal, without an answer (the kernel's
+      # out-of-memory killer sends SIGKILL): Bolt's `_error`, never a crash.
+      class HelperKilled < StandardError
+        attr_reader :signal_number
+
+        def initialize(signal_number)
+          @signal_number = signal_number
+          oom = signal_name == 'SIGKILL' ? "; the kernel's out-of-memory killer sends SIGKILL: see the kernel log (journalctl -k)" : ''
+          super("clone-army was killed by #{signal_name} before it answered#{oom}")
+        end
+
+        def signal_name
+          name = signal_number && Signal.signame(signal_number)
+          name ? "SIG#{name}" : "signal #{signal_number.inspect}"
+        end
+
+        # [Bolt's answer, exit status], the status as a shell gives it (128 + N).
+        def answer
+          [{ '_error' => { 'kind' => 'clone_army/helper-killed', 'msg' => message,
+                           'details' => { 'signal' => signal_name, 'signal_number' => signal_number } } },
+           128 + signal_number.to_i]
+        end
+      end
+
       module_function
 
       # --- argv of each task (everything after the helper's path) ---
@@ -136,6 +160,8 @@ module PuppetX
 
         stdout, stderr, status = Open3.capture3(*argv)
         $stderr.write(stderr)
+        raise HelperKilled, status.termsig unless status.exited?
+
         [stdout, status.exitstatus]
       end
 
@@ -204,7 +230,11 @@ module PuppetX
       # Reads the parameters from `input`, runs the task `name` with them,
       # prints its result to `output` and returns the exit status.
       def main(name, input = $stdin, output = $stdout)
-        TaskIO.run(input, output) { |params| public_send(:"#{name}_task", params) }
+        TaskIO.run(input, output) do |params|
+          public_send(:"#{name}_task", params)
+        rescue HelperKilled => e
+          e.answer
+        end
       end
 
       # --- parameter checks (Bolt checks the metadata's types too; a task
