@@ -318,7 +318,10 @@
 #   The recorder's timeline (JSON lines). It is rotated by size beside
 #   itself (`<file>.1` .. `<file>.4`, 64 MiB each, the helper's defaults),
 #   so at most about 320 MiB stay on disk. Its directory is made when
-#   missing and is the only one the service may write to.
+#   missing and is the only one the service may write to. The class names
+#   that directory in `/etc/puppet-clone-army/record_dir` (with `record`
+#   true or false): the `clone_army::report` task reads timelines (`from`)
+#   and writes pages (`output`) there and nowhere else.
 #
 # @param record_every
 #   Seconds between two samples, 1 or more. Undef: the helper's default

@@ -10,6 +10,12 @@
 # same timeline. With `record => false` the service is stopped and its unit
 # removed; the timeline stays.
 #
+# Either way the class names the timeline's directory in
+# `/etc/puppet-clone-army/record_dir` (root's, 0644 in a 0755 directory):
+# the `clone_army::report` task, which runs as root, reads timelines and
+# writes pages only there, so someone allowed only that task cannot choose
+# where root reads or writes.
+#
 # @param server
 #   The Puppet Server the recorder asks for its view (the clones' server),
 #   or undef for none (apply mode).
@@ -27,6 +33,24 @@ class clone_army::record (
   $timeline = $clone_army::record_file
   # Clone_army::Timeline_path has at least two parts, so this is never `/`.
   $timeline_dir = $timeline.regsubst('/[^/]+\z', '')
+
+  file { '/etc/puppet-clone-army':
+    ensure => directory,
+    owner  => 'root',
+    group  => 'root',
+    mode   => '0755',
+  }
+  file { '/etc/puppet-clone-army/record_dir':
+    ensure  => file,
+    owner   => 'root',
+    group   => 'root',
+    mode    => '0644',
+    content => @("RECORD_DIR"),
+      # Managed by Puppet (class clone_army). The recorder's directory: the
+      # clone_army::report task reads timelines and writes pages only here.
+      ${timeline_dir}
+      | RECORD_DIR
+  }
 
   if $clone_army::record {
     $every = $clone_army::record_every ? {

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require 'spec_helper'
+require 'puppet_x/clone_army/record_dir'
 
 # The recorder's service: what class clone_army writes into its unit, and
 # what it does with the service when recording is off.
@@ -78,6 +79,34 @@ describe 'clone_army' do
 
     it 'asks no server' do
       expect(exec_start).not_to include('--server')
+    end
+  end
+
+  # The report task reads timelines and writes pages only in the directory
+  # this file names (PuppetX::CloneArmy::RecordDir), with record on or off:
+  # the timeline stays when the recorder goes.
+  context 'naming the recorder\'s directory for the report task' do
+    let(:record_dir_file) { PuppetX::CloneArmy::RecordDir::FILE }
+    let(:named) do
+      content = catalogue.resource('File', record_dir_file)[:content]
+      PuppetX::CloneArmy::RecordDir.parse(record_dir_file, content)
+    end
+
+    [
+      [{}, '/var/log/puppet-clone-army'],
+      [{ record: true }, '/var/log/puppet-clone-army'],
+      [{ record: true, record_file: '/srv/load-runs/lab@1.jsonl' }, '/srv/load-runs'],
+      [{ record: false, record_file: '/var/tmp/x/y/run.jsonl' }, '/var/tmp/x/y'],
+    ].each do |extra, dir|
+      context "with #{extra.inspect}" do
+        let(:params) { base_params.merge(extra) }
+
+        it "names #{dir} in a file of root's that the task reads as it is" do
+          is_expected.to contain_file(File.dirname(record_dir_file)).with(ensure: 'directory', owner: 'root', group: 'root', mode: '0755')
+          is_expected.to contain_file(record_dir_file).with(ensure: 'file', owner: 'root', group: 'root', mode: '0644')
+          expect(named).to eq(dir)
+        end
+      end
     end
   end
 

@@ -58,7 +58,7 @@ describe 'the Bolt tasks' do
 
       it 'has metadata with stdin input, its shared file, and a description and valid Puppet type per parameter' do
         expect(metadata['input_method']).to eq('stdin')
-        shared = ['task.rb', 'task_io.rb', 'schema.rb', 'schema.json']
+        shared = ['task.rb', 'task_io.rb', 'record_dir.rb', 'schema.rb', 'schema.json']
         expect(metadata['files']).to eq(shared.map { |f| "clone_army/lib/puppet_x/clone_army/#{f}" })
         metadata['files'].each { |file| expect(File.file?(File.join(root, file.delete_prefix('clone_army/')))).to be true }
         metadata['parameters'].each do |name, parameter|
@@ -97,6 +97,26 @@ describe 'the Bolt tasks' do
                            'client_key' => '/etc/puppetlabs/puppet/ssl/private_keys/l.pem')
     expect(parameter_type('report', 'puppetdb').instance?('http://puppetdb:8080')).to be false
     expect_valid('fleet', 'action' => 'stop')
+  end
+
+  # Bolt's check of from and output takes the names the task takes
+  # (PuppetX::CloneArmy::RecordDir::NAME), alone or at the end of an absolute
+  # path (which the task then holds to the recorder's directory).
+  it 'report metadata takes for from and output the names the task takes, and no other' do
+    require 'puppet_x/clone_army/record_dir'
+    names = ['timeline.jsonl', 'lab@1.jsonl', 'a', 'run-2.html', '.x', '..', '.', 'a b', '-', 'x.html', '.html', "a\nb"]
+    from = parameter_type('report', 'from')
+    output = parameter_type('report', 'output')
+    names.each do |name|
+      takes = name.match?(PuppetX::CloneArmy::RecordDir::NAME)
+      expect(from.instance?(name)).to be(takes), name.inspect
+      expect(from.instance?("/var/log/puppet-clone-army/#{name}")).to be(takes), name.inspect
+      expect(output.instance?(name)).to be(takes && name.end_with?('.html')), name.inspect
+    end
+    ['a/b', 'relative/timeline.jsonl', '/var/log/../timeline.jsonl/', ''].each do |bad|
+      expect(from.instance?(bad)).to be(false), bad.inspect
+    end
+    ['/etc/ld.so.preload', 'timeline.htm'].each { |bad| expect(output.instance?(bad)).to be(false), bad.inspect }
   end
 
   context 'run from the module checkout' do

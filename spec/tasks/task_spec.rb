@@ -31,6 +31,25 @@ describe PuppetX::CloneArmy::Task do
   end
 
   describe 'clone_army::report' do
+    # The recorder's directory, named as class clone_army names it, in a file
+    # the task finds through its test hook.
+    around(:each) do |example|
+      Dir.mktmpdir('clone-army-record-dir') do |tmp|
+        @record_dir = File.join(tmp, 'log')
+        Dir.mkdir(@record_dir)
+        File.chmod(0o755, @record_dir)
+        @record_dir_file = File.join(tmp, 'etc', 'record_dir')
+        Dir.mkdir(File.dirname(@record_dir_file))
+        File.chmod(0o755, File.dirname(@record_dir_file))
+        File.write(@record_dir_file, "# Managed by Puppet (class clone_army).\n#{@record_dir}\n")
+        File.chmod(0o644, @record_dir_file)
+        ENV[PuppetX::CloneArmy::RecordDir::TEST_ENV] = @record_dir_file
+        example.run
+      ensure
+        ENV.delete(PuppetX::CloneArmy::RecordDir::TEST_ENV)
+      end
+    end
+
     it 'runs `clone-army report` with no flags by default' do
       expect_run([helper, 'report'], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
       expect(run_task(:report, {})).to eq([{ 'protocol' => 2, 'ok' => true, 'result' => { 'clones' => [] } }, 0])
@@ -78,25 +97,43 @@ describe PuppetX::CloneArmy::Task do
     end
 
     context 'with a recorded run (from)' do
-      let(:timeline) { '/var/log/puppet-clone-army/timeline.jsonl' }
+      let(:timeline) { File.join(@record_dir, 'timeline.jsonl') }
       let(:written) do
         '{"protocol":2,"ok":true,"result":{"page":"/var/log/puppet-clone-army/timeline.html","bytes":20480,' \
           '"samples":360,"skipped_lines":0}}'
       end
 
+      # Runs the report task with `params`, expecting a refusal of `field`
+      # before anything runs; the refusal's message.
+      def refused(params, field, kind: 'clone_army/invalid-parameter')
+        expect(described_class).not_to receive(:run)
+        result, status = run_task(:report, params)
+        expect(status).to eq(1)
+        expect(result['_error']).to include('kind' => kind, 'details' => { 'field' => field })
+        result['_error']['msg']
+      end
+
       it 'writes the page beside the timeline and answers with its path' do
         expect_run([helper, 'report', '--from', timeline, '--format', 'html', '--output',
-                    '/var/log/puppet-clone-army/timeline.html'], written)
+                    File.join(@record_dir, 'timeline.html')], written)
         result, status = run_task(:report, 'from' => timeline, 'format' => 'html')
         expect(status).to eq(0)
         expect(result['result']['page']).to eq('/var/log/puppet-clone-army/timeline.html')
       end
 
-      it 'writes the page where output says' do
-        expect_run([helper, 'report', '--from', '/srv/runs/lab', '--format', 'html', '--output', '/srv/pages/lab.html'],
-                   written)
-        _, status = run_task(:report, 'from' => '/srv/runs/lab', 'format' => 'html', 'output' => '/srv/pages/lab.html')
-        expect(status).to eq(0)
+      it 'writes the page where output says, in the recorder\'s directory, by name or by path' do
+        page = File.join(@record_dir, 'lab.html')
+        expect_run([helper, 'report', '--from', File.join(@record_dir, 'lab'), '--format', 'html', '--output', page], written)
+        expect(run_task(:report, 'from' => 'lab', 'format' => 'html', 'output' => 'lab.html').last).to eq(0)
+        expect_run([helper, 'report', '--from', timeline, '--format', 'html', '--output', page], written)
+        expect(run_task(:report, 'from' => timeline, 'format' => 'html', 'output' => page).last).to eq(0)
+      end
+
+      it 'replaces a page that is there, a regular file (the helper checks it is a page)' do
+        File.write(File.join(@record_dir, 'timeline.html'), "<!doctype html>\n")
+        expect_run([helper, 'report', '--from', timeline, '--format', 'html', '--output',
+                    File.join(@record_dir, 'timeline.html')], written)
+        expect(run_task(:report, 'from' => 'timeline.jsonl', 'format' => 'html').last).to eq(0)
       end
 
       it 'answers the summary as JSON by default, and as the table when asked' do
@@ -109,15 +146,89 @@ describe PuppetX::CloneArmy::Task do
       [
         [{ 'server' => 'https://puppet:8140' }, 'server', %r{asks the live fleet}],
         [{ 'format' => 'prometheus' }, 'format', %r{format must be one of json, table, html}],
-        [{ 'format' => 'table', 'output' => '/tmp/x.html' }, 'output', %r{give format html}],
-        [{ 'format' => 'html', 'output' => 'x.html' }, 'output', %r{output must be an absolute path}],
+        [{ 'format' => 'table', 'output' => 'x.html' }, 'output', %r{give format html}],
       ].each do |extra, field, message|
         it "refuses #{extra.inspect} without running anything" do
-          expect(described_class).not_to receive(:run)
-          result, status = run_task(:report, { 'from' => timeline }.merge(extra))
-          expect(status).to eq(1)
-          expect(result['_error']).to include('kind' => 'clone_army/invalid-parameter', 'details' => { 'field' => field })
-          expect(result['_error']['msg']).to match(message)
+          expect(refused({ 'from' => timeline }.merge(extra), field)).to match(message)
+        end
+      end
+
+      # Root writing the page where a caller allowed only this task says.
+      ['/etc/ld.so.preload', '/etc/sudoers.d/x.html', '/tmp/x.html', 'x.txt', '.x.html', 'sub/x.html'].each do |output|
+        it "refuses a page output outside the recorder's directory (#{output}) without running anything" do
+          message = refused({ 'from' => timeline, 'format' => 'html', 'output' => output }, 'output')
+          expect(message).to start_with("output must be a file name ending in .html in the recorder's directory #{@record_dir}")
+        end
+      end
+
+      it 'refuses a page output that climbs out of the recorder\'s directory without running anything' do
+        refused({ 'from' => timeline, 'format' => 'html', 'output' => "#{@record_dir}/../x.html" }, 'output')
+        refused({ 'from' => timeline, 'format' => 'html', 'output' => "#{@record_dir}//x.html" }, 'output')
+      end
+
+      # /dev/zero passed the helper's size check (its length is 0) and grew
+      # the helper until the kernel's OOM killer stopped it.
+      ['/dev/zero', '/etc/shadow', '../timeline.jsonl', "#{Dir.tmpdir}/timeline.jsonl"].each do |from|
+        it "refuses from #{from} outside the recorder's directory without running anything" do
+          expect(refused({ 'from' => from }, 'from')).to start_with("from must be a file name in the recorder's directory")
+        end
+      end
+
+      it 'refuses a symlinked page output without running anything, and leaves its target alone' do
+        target = File.join(@record_dir, 'preload')
+        File.write(target, 'kept')
+        File.symlink(target, File.join(@record_dir, 'run.html'))
+        message = refused({ 'from' => timeline, 'format' => 'html', 'output' => 'run.html' }, 'output')
+        expect(message).to match(%r{run\.html is a link: only a regular file})
+        expect(File.read(target)).to eq('kept')
+      end
+
+      it 'refuses a from that is a symlink or a FIFO without running anything' do
+        File.symlink('/dev/zero', File.join(@record_dir, 'zero.jsonl'))
+        expect(refused({ 'from' => 'zero.jsonl' }, 'from')).to match(%r{is a link})
+        File.mkfifo(File.join(@record_dir, 'fifo.jsonl'))
+        expect(refused({ 'from' => 'fifo.jsonl' }, 'from')).to match(%r{is a fifo})
+      end
+
+      context 'when the recorder\'s directory is not root\'s to name' do
+        it 'refuses when class clone_army has not named it' do
+          File.unlink(@record_dir_file)
+          message = refused({ 'from' => 'timeline.jsonl' }, 'from', kind: 'clone_army/record-dir-unknown')
+          expect(message).to match(%r{#{@record_dir_file} does not exist: apply class clone_army})
+        end
+
+        it 'refuses a file naming it that others can write' do
+          File.chmod(0o666, @record_dir_file)
+          message = refused({ 'from' => 'timeline.jsonl' }, 'from', kind: 'clone_army/record-dir-unknown')
+          expect(message).to match(%r{#{@record_dir_file} is not root's own})
+        end
+
+        it 'refuses a file naming it that is a symlink' do
+          real = "#{@record_dir_file}.real"
+          File.rename(@record_dir_file, real)
+          File.symlink(real, @record_dir_file)
+          refused({ 'from' => 'timeline.jsonl' }, 'from', kind: 'clone_army/record-dir-unknown')
+        end
+
+        it 'refuses a directory reached through a symlink' do
+          link = "#{@record_dir}-link"
+          File.symlink(@record_dir, link)
+          File.write(@record_dir_file, "#{link}\n")
+          message = refused({ 'from' => 'timeline.jsonl' }, 'from', kind: 'clone_army/record-dir-unknown')
+          expect(message).to match(%r{reached through a symlink})
+        end
+
+        it 'refuses a directory every user can write' do
+          File.chmod(0o777, @record_dir)
+          message = refused({ 'from' => 'timeline.jsonl' }, 'from', kind: 'clone_army/record-dir-unknown')
+          expect(message).to match(%r{#{@record_dir} is writable by every user})
+        end
+
+        it 'refuses a file that names anything but one plain directory' do
+          ["/var/log/../etc\n", "/var/log\n/etc\n", "relative\n", ''].each do |text|
+            File.write(@record_dir_file, text)
+            refused({ 'from' => 'timeline.jsonl' }, 'from', kind: 'clone_army/record-dir-unknown')
+          end
         end
       end
     end
@@ -130,7 +241,7 @@ describe PuppetX::CloneArmy::Task do
     end
 
     {
-      'interval' => 0, 'server' => 'puppet.example.com', 'ca_cert' => 'ca.pem', 'format' => 'yaml', 'from' => 'run.jsonl'
+      'interval' => 0, 'server' => 'puppet.example.com', 'ca_cert' => 'ca.pem', 'format' => 'yaml', 'from' => '/etc/shadow'
     }.each do |key, bad|
       it "refuses #{key} #{bad.inspect} without running anything" do
         expect(described_class).not_to receive(:run)

@@ -2,6 +2,7 @@
 
 require 'json'
 require 'open3'
+require_relative 'record_dir'
 require_relative 'schema'
 require_relative 'task_io'
 
@@ -82,27 +83,35 @@ module PuppetX
       end
 
       # clone-army report --from TIMELINE [--format json|table | --format html --output PAGE]
-      # The page always goes to a file, whose path the answer holds: by default
-      # the timeline's, with `.html` for its extension.
+      # Both in the recorder's directory (RecordDir). The page always goes to a
+      # file, whose path the answer holds: by default the timeline's, with
+      # `.html` for its extension.
       def recorded_report_args(params)
         live = LIVE_VIEWS.find { |key| given?(params, key) }
         raise ParameterError.new(live, "#{live} asks the live fleet; a recorded run (from) has its views in its timeline") if live
 
-        timeline = absolute_path(params, 'from')
-        format = given?(params, 'format') ? one_of(params, 'format', RECORDED_FORMATS) : 'json'
-        if format != 'html'
-          raise ParameterError.new('output', 'output is where the page goes: give format html') if given?(params, 'output')
+        format = recorded_format(params)
+        dir = RecordDir.path
+        timeline = RecordDir.entry(params['from'], 'from', dir)
+        return ['report', '--from', timeline, '--format', format] if format != 'html'
 
-          return ['report', '--from', timeline, '--format', format]
-        end
-        page = given?(params, 'output') ? absolute_path(params, 'output') : default_page(timeline)
-        ['report', '--from', timeline, '--format', 'html', '--output', page]
+        page = given?(params, 'output') ? params['output'] : default_page(timeline)
+        ['report', '--from', timeline, '--format', 'html', '--output', RecordDir.entry(page, 'output', dir, RecordDir::PAGE_SUFFIX)]
+      end
+
+      # A recorded run's format: json by default; `output` only with html.
+      def recorded_format(params)
+        format = given?(params, 'format') ? one_of(params, 'format', RECORDED_FORMATS) : 'json'
+        output = given?(params, 'output')
+        raise ParameterError.new('output', 'output is where the page goes: give format html') if output && format != 'html'
+
+        format
       end
 
       # /var/log/puppet-clone-army/timeline.jsonl -> /var/log/puppet-clone-army/timeline.html
       def default_page(timeline)
         dir = File.dirname(timeline)
-        File.join(dir, "#{File.basename(timeline).sub(%r{\.[^.]*\z}, '')}.html")
+        File.join(dir, "#{File.basename(timeline).sub(%r{\.[^.]*\z}, '')}#{RecordDir::PAGE_SUFFIX}")
       end
 
       # clone-army exec (--clone NAME... | --all) [--concurrency N] [--timeout S] -- COMMAND...
