@@ -515,6 +515,34 @@ RSpec.describe 'class clone_army on a sandbox host' do
       ['clones', 'jrubies', 'host'].each { |id| expect(charts[id].to_i).to be > 0, "#{id}: #{charts}" }
     end
 
+    # Someone allowed only the report task (which runs as root): no page
+    # outside the recorder's directory, no timeline read from a device, no
+    # page over a file the helper did not write; nothing on disk changes.
+    it 'has the report task refuse a page over /etc/ld.so.preload, from /dev/zero and a page over another file' do
+      task = "#{SandboxHarness::MODULE_BOUND}/tasks/report.rb"
+      report = ->(params) { on_sandbox('sh', '-c', %(echo '#{JSON.generate(params)}' | ruby #{task}), timeout: 120) }
+      error = ->(result) { JSON.parse(result.stdout).fetch('_error') }
+      notes = timeline.sub('timeline.jsonl', 'notes.html')
+      on_sandbox!('sh', '-c', "echo kept > #{notes}", timeout: 30)
+      preload_before = on_sandbox('test', '-e', '/etc/ld.so.preload', timeout: 30).exitstatus
+
+      preload = report.call('from' => timeline, 'format' => 'html', 'output' => '/etc/ld.so.preload')
+      expect(preload.exitstatus).to eq(1), preload.to_s
+      expect(error.call(preload)).to include('kind' => 'clone_army/invalid-parameter', 'details' => { 'field' => 'output' })
+      zero = report.call('from' => '/dev/zero')
+      expect(zero.exitstatus).to eq(1), zero.to_s
+      expect(error.call(zero)).to include('details' => { 'field' => 'from' })
+      # In the recorder's directory, the helper itself refuses what is not its page.
+      other = report.call('from' => timeline, 'format' => 'html', 'output' => 'notes.html')
+      expect(other.exitstatus).to eq(2), other.to_s
+      expect(error.call(other)).to include('kind' => 'clone_army/invalid-argument')
+      expect(error.call(other)['details']).to include('field' => 'output')
+
+      expect(on_sandbox('test', '-e', '/etc/ld.so.preload', timeout: 30).exitstatus).to eq(preload_before)
+      expect(on_sandbox!('cat', notes, timeout: 30).stdout).to eq("kept\n")
+      on_sandbox!('rm', '-f', notes, timeout: 30)
+    end
+
     it 'stops and removes it with record => false, keeping the timeline' do
       back = SandboxHarness.apply(manifest, timeout: 600)
       expect(back.exitstatus).to eq(2), back.to_s
