@@ -52,7 +52,7 @@ struct RawLog {
 /// with newlines; `None` when the report logged no error. An error says what was wrong
 /// with the file.
 pub fn failure(text: &str) -> Result<Option<String>, String> {
-    let raw: Option<RawReport> = serde_saphyr::from_str(text).map_err(|e| {
+    let raw: Option<RawReport> = super::yaml::from_str(text).map_err(|e| {
         let message = e.to_string();
         let first = message.lines().next().unwrap_or_default().to_owned();
         format!("{REPORT_FILE} is not YAML Puppet wrote: {first}")

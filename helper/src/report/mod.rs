@@ -21,6 +21,7 @@ pub mod run_cache;
 pub mod server;
 pub mod stats;
 pub mod summary;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -163,7 +163,7 @@ fn get<'a>(section: &'a Option<Section>, key: &str) -> Option<&'a Scalar> {
 pub fn parse(text: &str) -> Result<LastRun, String> {
     // The parser's message ends with a snippet of the input over several lines; the
     // first line (position and reason) is what fits a clone's `error`.
-    let raw: Option<RawSummary> = serde_saphyr::from_str(text).map_err(|e| {
+    let raw: Option<RawSummary> = super::yaml::from_str(text).map_err(|e| {
         let message = e.to_string();
         let first = message.lines().next().unwrap_or_default();
         format!(
