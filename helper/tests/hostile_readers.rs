@@ -1,0 +1,325 @@
+//! Every reader of bytes that a clone or a server under test controls, fed hostile input:
+//! agent run summaries and reports (YAML), Puppet Server's status answer and PuppetDB's
+//! answers (JSON), a clone's puppet.conf, and the recorder's timeline. None may panic,
+//! and none may use memory out of proportion to what it was given: a reader here runs as
+//! root beside the host's other services, for every clone, every few seconds.
+//!
+//! The memory a reader uses is counted by this test binary's allocator, per thread (the
+//! tests run side by side), as the peak of live bytes above what was live when the
+//! reader was called.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use clone_army::clone::puppet_conf;
+use clone_army::report::{last_report, puppetdb, puppetdb_fleet, server, summary};
+
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn count(delta: isize) {
+    // `try_with`: a thread being torn down has no counters left, and frees all the same.
+    let _ = LIVE.try_with(|live| {
+        let now = live.get() + delta;
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as isize);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as isize));
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size as isize - layout.size() as isize);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The most memory `read` used above what was live when it was called, and its result.
+fn peak_of<T>(read: impl FnOnce() -> T) -> (usize, T) {
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|peak| peak.set(base));
+    let result = read();
+    let peak = PEAK.with(Cell::get) - base;
+    (peak.max(0) as usize, result)
+}
+
+/// What a reader may use for `input` bytes: a fixed allowance for the parser's own
+/// tables, and a small multiple of the input (a parsed document is larger than its text,
+/// never without bound).
+fn budget(input: usize) -> usize {
+    2 * 1024 * 1024 + 16 * input
+}
+
+fn assert_within_budget(what: &str, input: usize, peak: usize) {
+    assert!(
+        peak <= budget(input),
+        "{what}: {peak} bytes at peak for {input} bytes of input (budget {})",
+        budget(input)
+    );
+}
+
+// --- hostile text ---
+
+/// Strings a hostile clone or server would send: markup, quotes, terminal escapes, other
+/// control characters, invisible and right-to-left characters, and long runs.
+fn hostile_string() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("<script>alert(1)</script>".to_owned()),
+        Just("</svg><img src=x onerror=alert(1)>".to_owned()),
+        Just("\"'`&;".to_owned()),
+        Just("\u{1b}[2J\u{1b}]0;pwned\u{7}".to_owned()),
+        Just("\u{202e}\u{200b}\u{feff}".to_owned()),
+        Just("\r\n\t\0\u{7f}\u{85}".to_owned()),
+        Just("ok".to_owned()),
+        "[ -~]{0,40}",
+        "\\PC{0,20}",
+        (1usize..64).prop_map(|n| "A".repeat(n * 1024)),
+    ];
+    proptest::collection::vec(piece, 0..6).prop_map(|pieces| pieces.concat())
+}
+
+/// A YAML scalar: plain, quoted, or a block scalar, holding a hostile string.
+fn yaml_scalar() -> impl Strategy<Value = String> {
+    prop_oneof![
+        hostile_string().prop_map(|s| serde_json::to_string(&s).unwrap()),
+        "-?[0-9]{1,30}(\\.[0-9]{1,20})?".prop_map(|s| s),
+        Just("~".to_owned()),
+        Just("true".to_owned()),
+        Just("!!binary aGVsbG8=".to_owned()),
+        Just("*a".to_owned()),
+        Just("&a x".to_owned()),
+        Just("[1, [2, [3]]]".to_owned()),
+        Just("{a: 1}".to_owned()),
+    ]
+}
+
+/// Keys Puppet writes in a run summary and a report, and some it does not.
+fn yaml_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("version".to_owned()),
+        Just("config".to_owned()),
+        Just("puppet".to_owned()),
+        Just("time".to_owned()),
+        Just("last_run".to_owned()),
+        Just("total".to_owned()),
+        Just("config_retrieval".to_owned()),
+        Just("catalog_application".to_owned()),
+        Just("resources".to_owned()),
+        Just("failed".to_owned()),
+        Just("changes".to_owned()),
+        Just("events".to_owned()),
+        Just("failure".to_owned()),
+        Just("noop".to_owned()),
+        Just("logs".to_owned()),
+        Just("level".to_owned()),
+        Just("message".to_owned()),
+        Just("status".to_owned()),
+        Just(":level".to_owned()),
+        Just(":message".to_owned()),
+        "[a-z_:]{1,12}",
+    ]
+}
+
+/// A YAML document of Puppet's shape (sections of key: value, and `logs` as a list of
+/// level/message maps) with hostile keys, values, anchors and aliases.
+fn puppet_yaml() -> impl Strategy<Value = String> {
+    let entry = (yaml_key(), yaml_scalar()).prop_map(|(k, v)| format!("  {k}: {v}\n"));
+    let section = (yaml_key(), proptest::collection::vec(entry, 0..8))
+        .prop_map(|(k, entries)| format!("{k}:\n{}", entries.concat()));
+    let log = (yaml_scalar(), yaml_scalar())
+        .prop_map(|(level, message)| format!("  - level: {level}\n    message: {message}\n"));
+    let logs =
+        proptest::collection::vec(log, 0..12).prop_map(|logs| format!("logs:\n{}", logs.concat()));
+    (
+        proptest::collection::vec(prop_oneof![section, logs], 0..8),
+        prop_oneof![
+            Just(String::new()),
+            Just("--- !ruby/object:Puppet::Transaction::Report\n".to_owned()),
+            Just("%YAML 1.1\n---\n".to_owned()),
+        ],
+    )
+        .prop_map(|(parts, head)| format!("{head}{}", parts.concat()))
+}
+
+/// Nested arrays of aliases of aliases: a few hundred bytes that a reader expanding
+/// aliases naively would turn into gigabytes.
+fn alias_bomb(levels: usize) -> String {
+    let mut yaml = String::from("a0: &a0 [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n");
+    for level in 1..=levels {
+        let previous = level - 1;
+        yaml.push_str(&format!(
+            "a{level}: &a{level} [*a{previous}, *a{previous}, *a{previous}, *a{previous}, *a{previous}, *a{previous}, *a{previous}, *a{previous}, *a{previous}]\n"
+        ));
+    }
+    yaml.push_str(&format!(
+        "version:\n  config: *a{levels}\n  puppet: *a{levels}\nlogs: *a{levels}\n"
+    ));
+    yaml
+}
+
+/// A JSON value of any shape, with hostile strings as keys and values.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        hostile_string().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(6, 256, 8, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            proptest::collection::btree_map(json_key(), inner, 0..8)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Keys the readers look for, and hostile ones.
+fn json_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("certname".to_owned()),
+        Just("value".to_owned()),
+        Just("clones".to_owned()),
+        Just("names".to_owned()),
+        Just("certnames".to_owned()),
+        Just("status".to_owned()),
+        Just("state".to_owned()),
+        Just("service_version".to_owned()),
+        Just("queue_depth".to_owned()),
+        Just("experimental".to_owned()),
+        Just("jruby-metrics".to_owned()),
+        Just("pe-jruby-metrics".to_owned()),
+        Just("master".to_owned()),
+        Just("server".to_owned()),
+        Just("metrics".to_owned()),
+        Just("end_time".to_owned()),
+        Just("puppet_version".to_owned()),
+        Just("configuration_version".to_owned()),
+        Just("Count".to_owned()),
+        Just("Mean".to_owned()),
+        hostile_string(),
+    ]
+}
+
+/// A JSON text: a hostile value, or a text that is almost JSON.
+fn json_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => json_value().prop_map(|v| v.to_string()),
+        1 => "\\PC{0,200}",
+        1 => (1usize..4000).prop_map(|n| "[".repeat(n)),
+        1 => (1usize..4000).prop_map(|n| format!("{}1{}", "{\"a\":".repeat(n), "}".repeat(n))),
+    ]
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 128,
+        // A failing case is shown shrunk, not saved beside the sources.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn a_hostile_run_summary_neither_panics_nor_grows(text in puppet_yaml()) {
+        let (peak, _) = peak_of(|| summary::parse(&text));
+        assert_within_budget("summary::parse", text.len(), peak);
+    }
+
+    #[test]
+    fn a_hostile_report_neither_panics_nor_grows(text in puppet_yaml()) {
+        let (peak, _) = peak_of(|| last_report::failure(&text));
+        assert_within_budget("last_report::failure", text.len(), peak);
+    }
+
+    #[test]
+    fn arbitrary_bytes_as_yaml_neither_panic_nor_grow(text in "\\PC{0,4000}") {
+        let (peak, _) = peak_of(|| (summary::parse(&text), last_report::failure(&text)));
+        assert_within_budget("YAML readers", text.len(), peak);
+    }
+
+    #[test]
+    fn a_hostile_status_answer_neither_panics_nor_grows(text in json_text()) {
+        let (peak, _) = peak_of(|| {
+            serde_json::from_str::<Value>(&text).map(|json| server::summarise(&json))
+        });
+        assert_within_budget("server::summarise", text.len(), peak);
+    }
+
+    #[test]
+    fn hostile_puppetdb_answers_neither_panic_nor_grow(text in json_text(), other in json_text()) {
+        let (peak, _) = peak_of(|| {
+            let (Ok(a), Ok(b)) = (serde_json::from_str::<Value>(&text), serde_json::from_str::<Value>(&other)) else {
+                return;
+            };
+            let _ = puppetdb::status_fields(&a);
+            let _ = puppetdb::commands(&a, &b);
+            let _ = puppetdb_fleet::load_hosts(&a);
+            let _ = puppetdb_fleet::report_runs(&b);
+        });
+        assert_within_budget("PuppetDB readers", text.len() + other.len(), peak);
+    }
+
+    #[test]
+    fn a_hostile_puppet_conf_neither_panics_nor_grows(
+        lines in proptest::collection::vec(
+            prop_oneof![
+                Just("[main]".to_owned()),
+                Just("[agent]".to_owned()),
+                (prop_oneof![Just("server"), Just("serverport"), Just("certname"), Just("ssldir")], hostile_string())
+                    .prop_map(|(k, v)| format!("{k} = {v}")),
+                hostile_string(),
+            ],
+            0..40,
+        )
+    ) {
+        let text = lines.join("\n");
+        let (peak, _) = peak_of(|| {
+            (puppet_conf::parse(&text), puppet_conf::section(&text, "main"))
+        });
+        assert_within_budget("puppet_conf::parse", text.len(), peak);
+    }
+}
+
+/// A report whose error messages repeat through aliases is refused or read within the
+/// budget, never expanded into gigabytes.
+#[test]
+fn an_alias_bomb_in_a_report_or_summary_is_not_expanded() {
+    let yaml = alias_bomb(9);
+    let (peak, _) = peak_of(|| summary::parse(&yaml));
+    assert_within_budget("summary::parse of an alias bomb", yaml.len(), peak);
+    let (peak, _) = peak_of(|| last_report::failure(&yaml));
+    assert_within_budget("last_report::failure of an alias bomb", yaml.len(), peak);
+}
+
+/// The counter sees what a reader keeps: a test of the test.
+#[test]
+fn the_counter_sees_an_allocation() {
+    let (peak, kept) = peak_of(|| vec![0u8; 10 * 1024 * 1024]);
+    assert!(peak >= 10 * 1024 * 1024, "{peak}");
+    drop(kept);
+    assert!(budget(0) < 10 * 1024 * 1024);
+}
