@@ -92,6 +92,8 @@ fn make(ctx: &Context, checked: &[Checked]) -> Result<Vec<CloneCreated>> {
     let _lock = ctx.lock()?;
     // A fleet of sharpie-clone_army 0.2.1 holds these clones' units and dirs: it goes first.
     super::old_fleet::replace(ctx)?;
+    // Before any mount point is made in it: root's alone, at every create.
+    super::machines_dir::ensure(&ctx.layout)?;
     let bases = checked
         .iter()
         .map(|c| under_lock(ctx, c))

@@ -12,6 +12,7 @@ mod legacy;
 mod lifecycle;
 pub mod limits;
 mod list;
+mod machines_dir;
 pub mod nspawn_settings;
 pub mod old_fleet;
 pub mod puppet_conf;

@@ -345,3 +345,54 @@ fn create_many_refuses_a_name_another_base_has_before_writing_anything() {
     assert!(e.to_string().contains("debian-11"), "{e}");
     assert_eq!(everything(f.root()), before);
 }
+
+/// The merged root of a running clone holds whatever its root made, setuid binaries
+/// included: `/var/lib/machines` is root's alone (0700, as systemd's own tmpfiles.d
+/// makes it), so no local user reaches them through the clone's mount point.
+#[test]
+fn a_missing_machines_dir_is_made_0700_so_no_local_user_reaches_a_clones_setuid_files() {
+    let f = Fixture::new();
+    assert!(!f.path("/var/lib/machines").exists());
+    f.create("c1", false);
+    assert_eq!(mode(&f.path("/var/lib/machines")), 0o700);
+    assert_eq!(mode(&f.path("/var/lib")), 0o755);
+}
+
+/// A machines directory opened to local users (by hand, or made 0755 by an older
+/// clone-army) is closed again by the next create, even of a clone that exists.
+#[test]
+fn a_machines_dir_opened_to_local_users_is_closed_again_at_every_create() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    let machines = f.path("/var/lib/machines");
+    for opened in [0o755, 0o711, 0o777, 0o4755] {
+        fs::set_permissions(
+            &machines,
+            std::os::unix::fs::PermissionsExt::from_mode(opened),
+        )
+        .unwrap();
+        f.create("c1", false);
+        assert_eq!(mode(&machines), 0o700, "{opened:o}");
+    }
+}
+
+/// A symlink in place of the machines directory would put the clones' mount points
+/// wherever it points: refused, nothing followed or created there.
+#[test]
+fn a_symlink_in_place_of_the_machines_dir_is_refused() {
+    let f = Fixture::new();
+    let elsewhere = f.root().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::set_permissions(
+        &elsewhere,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    fs::create_dir_all(f.path("/var/lib")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, f.path("/var/lib/machines")).unwrap();
+    let error = create(&f.ctx(), &request("c1")).unwrap_err();
+    assert!(error.to_string().contains("/var/lib/machines"), "{error}");
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert_eq!(mode(&elsewhere), 0o755);
+    assert!(!f.path("/var/lib/puppet-clone-army/c1-overlay").exists());
+}
