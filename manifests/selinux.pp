@@ -50,7 +50,8 @@ class clone_army::selinux (
   Clone_army::Selinux_context $context = 'system_u:system_r:container_t:s0',
   Clone_army::Selinux_context $apifs_context = 'system_u:object_r:container_file_t:s0',
 ) {
-  $helper = $clone_army::helper_path
+  # One word for the shell whatever the path holds, as in clone_army::install.
+  $helper = shellquote($clone_army::helper_path)
   $state_dir = '/var/lib/puppet-clone-army'
   $path = ['/usr/sbin', '/usr/bin', '/sbin', '/bin']
   # The rule's path, quoted for the shell: the directory and everything below.
@@ -70,8 +71,10 @@ class clone_army::selinux (
   }
 
   # restorecon -n -v prints what it would relabel: nothing when all is right.
+  # The state directory is root's alone from its first mkdir, as the helper
+  # makes it.
   exec { 'clone_army::selinux restorecon':
-    command  => "mkdir -p ${state_dir} && restorecon -R ${state_dir}",
+    command  => "mkdir -p -m 0700 ${state_dir} && restorecon -R ${state_dir}",
     onlyif   => "test ! -d ${state_dir} || restorecon -R -n -v ${state_dir} | grep -q .",
     provider => shell,
     path     => $path,
@@ -88,10 +91,11 @@ class clone_army::selinux (
 
   # The contexts are Clone_army::Selinux_context: no spaces or shell characters.
   exec { 'clone_army::selinux nspawn labels':
-    command => "${helper} host selinux --context ${context} --apifs-context ${apifs_context}",
-    unless  => "${helper} host selinux --context ${context} --apifs-context ${apifs_context} --check",
-    path    => $path,
-    require => Package['container-selinux'],
+    command  => "${helper} host selinux --context ${context} --apifs-context ${apifs_context}",
+    unless   => "${helper} host selinux --context ${context} --apifs-context ${apifs_context} --check",
+    provider => shell,
+    path     => $path,
+    require  => Package['container-selinux'],
   }
 
   service { 'systemd-machined':

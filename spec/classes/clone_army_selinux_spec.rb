@@ -47,9 +47,11 @@ describe 'clone_army' do
         ).that_requires(['Package[container-selinux]', 'Package[policycoreutils-python-utils]'])
       end
 
-      it 'relabels the state dir only when restorecon would change something' do
+      # Root's alone from its first mkdir (the helper keeps it so): never a
+      # moment at 0755 in which a local user could open a directory in it.
+      it 'relabels the state dir only when restorecon would change something, making it 0700 if missing' do
         is_expected.to contain_exec('clone_army::selinux restorecon').with(
-          command: 'mkdir -p /var/lib/puppet-clone-army && restorecon -R /var/lib/puppet-clone-army',
+          command: 'mkdir -p -m 0700 /var/lib/puppet-clone-army && restorecon -R /var/lib/puppet-clone-army',
           onlyif: 'test ! -d /var/lib/puppet-clone-army || restorecon -R -n -v /var/lib/puppet-clone-army | grep -q .',
           provider: 'shell',
         ).that_requires('Exec[clone_army::selinux fcontext]')
@@ -67,6 +69,7 @@ describe 'clone_army' do
         is_expected.to contain_exec('clone_army::selinux nspawn labels').with(
           command: "#{helper} host selinux #{flags}",
           unless: "#{helper} host selinux #{flags} --check",
+          provider: 'shell',
         )
       end
 
@@ -80,6 +83,21 @@ describe 'clone_army' do
         it 'runs that helper' do
           is_expected.to contain_exec('clone_army::selinux nspawn labels')
             .with_command(%r{\A/opt/clone-army/bin/clone-army host selinux })
+        end
+      end
+
+      # A path with a space (or a quote, or a `;`) is one word for the shell,
+      # never two commands, as in clone_army::install.
+      context 'and a helper_path a shell would split' do
+        let(:params) { super().merge(helper_path: "/opt/clone army/it's;x/clone-army") }
+
+        it 'quotes it in the command and in its check' do
+          flags = '--context system_u:system_r:container_t:s0 --apifs-context system_u:object_r:container_file_t:s0'
+          is_expected.to contain_exec('clone_army::selinux nspawn labels').with(
+            command: %("/opt/clone army/it's;x/clone-army" host selinux #{flags}),
+            unless: %("/opt/clone army/it's;x/clone-army" host selinux #{flags} --check),
+            provider: 'shell',
+          )
         end
       end
     end
