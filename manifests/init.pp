@@ -276,8 +276,8 @@
 # @param helper_path
 #   Where the `clone-army` helper binary is installed. The types' providers
 #   run it from there. The `clone_army` fact looks for it only at the default
-#   path and on the PATH: elsewhere, the fact lists no clones and shrinking
-#   `num_clones` removes nothing.
+#   path (never on the PATH): elsewhere, the fact lists no clones and
+#   shrinking `num_clones` removes nothing.
 #
 # @param helper_source
 #   Where to fetch the helper from instead of the module's `files/clone-army`:

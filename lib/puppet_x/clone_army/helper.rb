@@ -45,18 +45,17 @@ module PuppetX
       # A batch of a thousand clones is a thousand creates and one daemon-reload.
       TIMEOUTS = { ['base', 'create'] => 3600, ['clone', 'create-many'] => 3600 }.freeze
       DEFAULT_TIMEOUT = 900
-      COMMAND_NAME = 'clone-army'
       CLONE_STATES = ['running', 'stopped'].freeze
 
       attr_reader :path
 
       # The helper at `path` when given; otherwise DEFAULT_PATH (where class
-      # clone_army installs it), then `clone-army` on the PATH.
+      # clone_army installs it). Never one found on the PATH: whatever a
+      # directory on it holds would run as root with what Puppet passes it.
       def self.resolve_path(path = nil)
         return path if path && !path.to_s.empty?
-        return DEFAULT_PATH if File.executable?(DEFAULT_PATH)
 
-        Puppet::Util.which(COMMAND_NAME) || DEFAULT_PATH
+        DEFAULT_PATH
       end
 
       # The helper for a prefetch: the `helper` parameter of the resources in
@@ -213,7 +212,7 @@ module PuppetX
           raise HelperError.new(
             "the clone-army helper is not installed at #{path}: class clone_army installs it there " \
             "from the module's files/clone-army (in the release tarball; `make build` in a checkout) or from " \
-            'its helper_source; or install it there or on the PATH',
+            "its helper_source; or install it there (or name it with the resources' `helper`)",
             kind: 'helper-missing', argv: argv,
           )
         end

@@ -11,9 +11,9 @@ module PuppetX
         type.newparam(:helper) do
           desc <<-DOC
             The path of the `clone-army` helper the provider runs. Defaults to
-            `/usr/local/sbin/clone-army` (where class clone_army installs it), then
-            `clone-army` on the PATH. A `File` resource for this path is
-            autorequired, so the helper is installed before it is used.
+            `/usr/local/sbin/clone-army` (where class clone_army installs it);
+            a `clone-army` on the PATH is never run. A `File` resource for this
+            path is autorequired, so the helper is installed before it is used.
           DOC
 
           validate do |value|

@@ -24,17 +24,28 @@ describe PuppetX::CloneArmy::Helper do
       expect(described_class.resolve_path('/opt/x/clone-army')).to eq('/opt/x/clone-army')
     end
 
-    it 'prefers /usr/local/sbin/clone-army, where class clone_army installs it' do
-      allow(File).to receive(:executable?).and_call_original
-      allow(File).to receive(:executable?).with('/usr/local/sbin/clone-army').and_return(true)
+    it 'takes /usr/local/sbin/clone-army, where class clone_army installs it, without one given' do
       expect(described_class.resolve_path(nil)).to eq('/usr/local/sbin/clone-army')
+      expect(described_class.resolve_path('')).to eq('/usr/local/sbin/clone-army')
     end
 
-    it 'falls back to clone-army on the PATH' do
+    # Whatever a PATH names (a directory a user can write, early on the PATH
+    # of a root shell) would run as root with what Puppet passes it.
+    it 'never runs a clone-army planted on the PATH, even where none is installed' do
       allow(File).to receive(:executable?).and_call_original
       allow(File).to receive(:executable?).with('/usr/local/sbin/clone-army').and_return(false)
-      allow(Puppet::Util).to receive(:which).with('clone-army').and_return('/usr/bin/clone-army')
-      expect(described_class.resolve_path(nil)).to eq('/usr/bin/clone-army')
+      allow(Puppet::Util).to receive(:which).and_return('/home/someone/bin/clone-army')
+      expect(described_class.resolve_path(nil)).to eq('/usr/local/sbin/clone-army')
+      expect(Puppet::Util).not_to have_received(:which)
+    end
+
+    it 'says a missing helper is missing where it was looked for, not somewhere on the PATH' do
+      helper = described_class.new('/nonexistent/clone-army')
+      expect { helper.base_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |e|
+        expect(e.kind).to eq('helper-missing')
+        expect(e.message).to include('/nonexistent/clone-army')
+        expect(e.message).not_to include('PATH')
+      }
     end
   end
 
