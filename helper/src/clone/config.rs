@@ -10,6 +10,7 @@
 //! | `facts.d/` | [`CLONE_FACTS_DIR`] |
 //! | `systemd/` (the run mode's units) | [`CLONE_UNITS_DIR`] |
 //! | `root-password-hash` (0600; with a root password) | the credential [`ROOT_PASSWORD_CREDENTIAL`] |
+//! | `certname` (0600) | nothing: the helper's record of the clone's certname ([`super::ssl::CERTNAME_RECORD`]) |
 //!
 //! Why on the host: a clone runs the agent as root and applies whatever the server under
 //! test sends, so its own tree is the clone's to change, symlinks included. The helper,

@@ -76,9 +76,13 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     changed |= super::stale_locks::apply(&config)?;
     let mut settings = plan.nspawn_settings(nspawn_settings::read(layout, &config, &confdir)?);
     // A new certname has its own SSL directory; a clone that keeps its own in its upper
-    // layer (no bind: made before they were kept) is left as it is.
-    if let (Some(certname), Some(_)) = (certname, &settings.ssl) {
-        settings.ssl = super::ssl::bind_for(layout, clone, certname, &confdir)?;
+    // layer (no bind: made before they were kept) is left as it is. Either way the
+    // helper records the certname as the clone's (see `super::ssl`).
+    if let Some(certname) = certname {
+        changed |= super::ssl::record(&config, certname)?;
+        if settings.ssl.is_some() {
+            settings.ssl = super::ssl::bind_for(layout, clone, certname, &confdir, true)?;
+        }
     }
     changed |= nspawn_settings::write(&config, &settings)?;
     let units_changed = plan.apply_on_host(layout, clone)?;

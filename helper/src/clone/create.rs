@@ -259,8 +259,16 @@ fn write_clone(
         None => current,
     };
     // Its certname's kept SSL directory, so that a clone made again (same certname) has
-    // its key and certificate again (see `super::ssl`).
-    settings.ssl = super::ssl::bind_for(layout, clone, &request.certname, &confdir)?;
+    // its key and certificate again (see `super::ssl`), and the record that it is the
+    // clone's.
+    changed |= super::ssl::record(&config, &request.certname)?;
+    settings.ssl = super::ssl::bind_for(
+        layout,
+        clone,
+        &request.certname,
+        &confdir,
+        settings.ssl.is_some(),
+    )?;
     changed |= nspawn_settings::write(&config, &settings)?;
     faults::after("clone-create:clone-files-written");
     Ok(Written {

@@ -21,7 +21,17 @@
 //!
 //! A clone made before this (its SSL directory in its upper layer) is left as it is while
 //! it exists: it is given no bind, so it keeps the key it has. When it is removed, its
-//! directory is moved here (one rename, nothing read), and it comes back with it.
+//! directory is moved here (one rename, nothing read), and it comes back with it. A clone
+//! once bound stays bound: a new certname gets its own kept directory, even though a boot
+//! leaves the bind's mount point (the agent's ssldir) in the upper layer.
+//!
+//! Which kept directory is whose is decided by the helper's own records only: the bind in
+//! the clone's `.nspawn` settings, and [`CERTNAME_RECORD`] in its config dir, neither of
+//! which the clone can reach. Never by the clone's puppet.conf or hostname: those are bound
+//! into the clone, and its root can rewrite them (remounting the bind read-write) to name
+//! another clone's certname, whose directory `--forget-ssl` would then remove, or a
+//! certname no clone has yet, under which it would leave a key and a CA certificate of
+//! its choosing for the clone made later under that name.
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +47,11 @@ use crate::sys::paths::Layout;
 
 /// The kept directories, and `.ssl/` that holds them: root only.
 pub const SSL_DIR_MODE: u32 = 0o700;
+
+/// In the clone's config dir, beside what is bound into the clone but never bound itself:
+/// the certname the helper gave the clone last, which says where the SSL directory of a
+/// clone without a bind is kept when the clone is removed.
+pub const CERTNAME_RECORD: &str = "certname";
 
 /// One clone's SSL directory bound into it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,22 +126,38 @@ pub fn ensure(layout: &Layout, certname: &str) -> Result<bool> {
 }
 
 /// The bind a clone being created or configured gets: its kept directory (made when
-/// missing), unless the clone was made before SSL directories were kept (its upper layer
-/// holds the agent's own and nothing is kept for its certname): then `None`, and it keeps
-/// the key it has.
+/// missing), unless the clone was made before SSL directories were kept (it has no bind
+/// yet, its upper layer holds the agent's own and nothing is kept for its certname): then
+/// `None`, and it keeps the key it has. `bound`: whether the clone has a bind now; one
+/// that has keeps one, since a boot leaves the bind's mount point in the upper layer.
 pub fn bind_for(
     layout: &Layout,
     clone: &str,
     certname: &str,
     confdir: &str,
+    bound: bool,
 ) -> Result<Option<SslBind>> {
     validate_hostname("certname", certname)?;
     let bind = SslBind::of(layout, certname, confdir);
-    if !is_kept(layout, certname)? && upper_tree(layout, clone).is_dir(&bind.dest)? {
+    if !bound && !is_kept(layout, certname)? && upper_tree(layout, clone).is_dir(&bind.dest)? {
         return Ok(None);
     }
     ensure(layout, certname)?;
     Ok(Some(bind))
+}
+
+/// Records `certname` as the clone's (see [`CERTNAME_RECORD`]). Returns whether it changed.
+pub fn record(config: &CloneConfig, certname: &str) -> Result<bool> {
+    validate_hostname("certname", certname)?;
+    config.write(CERTNAME_RECORD, &format!("{certname}\n"), 0o600)
+}
+
+/// The certname recorded as the clone's, if there is a valid one.
+fn recorded(config: &CloneConfig) -> Result<Option<String>> {
+    Ok(config
+        .read(CERTNAME_RECORD)?
+        .map(|text| text.trim().to_owned())
+        .filter(|certname| validate_hostname("certname", certname).is_ok()))
 }
 
 /// The clone's upper layer, where an older clone kept its SSL directory.
@@ -136,29 +167,40 @@ fn upper_tree(layout: &Layout, clone: &str) -> CloneTree {
 }
 
 /// What `clone remove` does for the SSL directory of a stopped, unmounted clone, before
-/// its upper layer goes. `forget`: remove the kept directory. Otherwise keep it: a clone
-/// with no bind (made before) has its upper layer's directory moved to `.ssl/`, unless one
-/// is kept for its certname already. Returns whether anything changed.
+/// its upper layer goes, as the helper's own records say which is the clone's. A bound
+/// clone's kept directory is removed (`forget`) or kept as it is. A clone with no bind
+/// (made before) has its upper layer's directory moved to `.ssl/` under its recorded
+/// certname, unless one is kept for that certname already; with `forget` it goes with the
+/// upper layer, and nothing in `.ssl/`, which holds nothing of this clone's, is touched.
+/// Returns whether anything changed.
 pub fn on_remove(layout: &Layout, clone: &str, confdir: &str, forget: bool) -> Result<bool> {
     let config = CloneConfig::of(layout, clone);
     let bound =
         read_optional(&config.settings_file)?.and_then(|text| SslBind::parse(layout, &text));
-    let certname = match &bound {
-        Some(bind) => Some(bind.certname()),
-        None => certname_of(layout, clone, confdir),
-    };
-    let Some(certname) = certname else {
+    if let Some(bind) = bound {
+        return match forget {
+            true => forget_one(layout, &bind.certname()),
+            false => Ok(false),
+        };
+    }
+    let ssldir = ssldir_for(confdir);
+    if forget || !upper_tree(layout, clone).is_dir(ssldir)? {
+        return Ok(false);
+    }
+    let Some(certname) = recorded(&config)? else {
+        crate::protocol::warnings::warn(format!(
+            "clone {clone} keeps its SSL directory in its upper layer and the helper has no \
+             record of its certname (it was made by an older clone-army): the directory goes \
+             with the clone; clean its certificate on the CA before making it again"
+        ));
         return Ok(false);
     };
-    if forget {
-        return forget_one(layout, &certname);
-    }
-    if bound.is_some() || is_kept(layout, &certname)? {
+    if is_kept(layout, &certname)? {
         return Ok(false);
     }
     let root = layout.fs(layout.ssl_root());
     create_dir_all(&root, SSL_DIR_MODE)?;
-    upper_tree(layout, clone).move_dir_out(ssldir_for(confdir), &root, &certname)
+    upper_tree(layout, clone).move_dir_out(ssldir, &root, &certname)
 }
 
 /// Takes over the SSL directory an older fleet's clone kept in its upper layer (either
@@ -179,19 +221,6 @@ pub fn adopt_from_upper(layout: &Layout, clone: &str, certname: &str) -> Result<
         }
     }
     Ok(false)
-}
-
-/// The clone's certname as its puppet.conf says (read no-follow, size-bounded, and
-/// validated: it names a directory); `None` when there is none that is valid.
-fn certname_of(layout: &Layout, clone: &str, confdir: &str) -> Option<String> {
-    let mount = super::find(layout, clone).ok()?;
-    let text = super::settings_of(layout, &mount, confdir)
-        .ok()?
-        .puppet_conf()
-        .ok()??;
-    let certname = super::puppet_conf::parse(&text).certname?;
-    validate_hostname("certname", &certname).ok()?;
-    Some(certname)
 }
 
 /// Removes the kept directory of `certname` (a missing one is fine). Returns whether it did.

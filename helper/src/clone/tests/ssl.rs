@@ -253,3 +253,122 @@ fn a_new_certname_gets_its_own_dir() {
         ]
     );
 }
+
+/// A boot leaves the bind's mount point, the agent's ssldir, in the clone's upper layer:
+/// a new certname keeps a bind all the same (its own kept directory), and never falls
+/// back to an SSL directory in the upper layer, which removal would then have to judge
+/// by what the clone says.
+#[test]
+fn a_certname_change_after_a_boot_keeps_the_ssl_bind() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    // What nspawn left in the upper layer when the clone booted with the bind.
+    fs::create_dir_all(f.path("/var/lib/puppet-clone-army/c1-overlay/var/lib/puppet/ssl")).unwrap();
+    configure(&f.ctx(), "c1", None, Some("renamed.example.com")).unwrap();
+    let settings = f.read("/etc/systemd/nspawn/c1.nspawn");
+    assert!(
+        settings.contains(&format!(
+            "\nBind=/var/lib/puppet-clone-army/.ssl/renamed.example.com:{DISTRO_PUPPET_SSLDIR}\n"
+        )),
+        "{settings}"
+    );
+    // The same for a clone made again under another certname.
+    create(
+        &f.ctx(),
+        &CloneRequest {
+            certname: "again.example.com".into(),
+            ..request("c1")
+        },
+    )
+    .unwrap();
+    let settings = f.read("/etc/systemd/nspawn/c1.nspawn");
+    assert!(
+        settings.contains(&format!(
+            "\nBind=/var/lib/puppet-clone-army/.ssl/again.example.com:{DISTRO_PUPPET_SSLDIR}\n"
+        )),
+        "{settings}"
+    );
+}
+
+/// What a clone without a bind (its SSL directory in its upper layer) writes into its
+/// puppet.conf, which its root can rewrite by remounting the bind read-write.
+fn claim_certname(f: &Fixture, clone: &str, certname: &str) {
+    let text = format!("[main]\nserver = puppet.example.com\ncertname = {certname}\n");
+    for file in ["puppet.conf", "hostname"] {
+        fs::write(
+            f.path(&format!("/var/lib/puppet-clone-army/{clone}-config/{file}")),
+            &text,
+        )
+        .unwrap();
+    }
+}
+
+/// A clone made with its SSL directory in its upper layer (no bind).
+fn create_unbound(f: &Fixture, clone: &str) {
+    let upper_ssl = f.path(&format!(
+        "/var/lib/puppet-clone-army/{clone}-overlay/var/lib/puppet/ssl"
+    ));
+    fs::create_dir_all(upper_ssl.join("private_keys")).unwrap();
+    fs::write(upper_ssl.join(format!("private_keys/{clone}.pem")), clone).unwrap();
+    f.create(clone, false);
+    assert!(!f
+        .read(&format!("/etc/systemd/nspawn/{clone}.nspawn"))
+        .contains("Bind="));
+}
+
+#[test]
+fn a_clone_that_claims_another_clones_certname_cannot_make_forget_ssl_remove_its_keys() {
+    let f = Fixture::new();
+    create_unbound(&f, "c1");
+    f.create("c2", false);
+    let victim = f.path("/var/lib/puppet-clone-army/.ssl/c2.load.example.com");
+    fs::write(victim.join("marker"), "c2's key").unwrap();
+    claim_certname(&f, "c1", "c2.load.example.com");
+    remove_with(&f.ctx(), &["c1".to_owned()], true).unwrap();
+    assert_eq!(
+        fs::read_to_string(victim.join("marker")).unwrap(),
+        "c2's key"
+    );
+    // Forgotten, c1's own SSL directory went with its upper layer: nothing was kept.
+    assert_eq!(
+        names(&crate::clone::ssl::list(&f.ctx()).unwrap().ssl_dirs),
+        [("c2.load.example.com".to_owned(), Some("c2".to_owned()))]
+    );
+}
+
+/// A clone that claims a certname no clone has yet would have its key and CA
+/// certificate kept under that name, for the clone made later under it to trust.
+#[test]
+fn a_clone_that_claims_a_certname_no_one_uses_yet_cannot_plant_keys_for_it() {
+    let f = Fixture::new();
+    create_unbound(&f, "c1");
+    claim_certname(&f, "c1", "c3.load.example.com");
+    remove(&f.ctx(), &["c1".to_owned()]).unwrap();
+    assert!(!f
+        .path("/var/lib/puppet-clone-army/.ssl/c3.load.example.com")
+        .exists());
+    // Kept under the certname the helper gave it.
+    assert_eq!(
+        fs::read_to_string(f.path(&format!("{SSL_DIR}/private_keys/c1.pem"))).unwrap(),
+        "c1"
+    );
+}
+
+/// The record of which certname is the clone's is the helper's, in the clone's config
+/// dir beside what is bound, never bound itself: the clone cannot reach it.
+#[test]
+fn the_certname_record_is_never_bound_into_the_clone() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    configure(&f.ctx(), "c1", None, Some("renamed.example.com")).unwrap();
+    let record = f.read(&format!(
+        "{CONFIG_C1}/{}",
+        crate::clone::ssl::CERTNAME_RECORD
+    ));
+    assert_eq!(record, "renamed.example.com\n");
+    let settings = f.read("/etc/systemd/nspawn/c1.nspawn");
+    assert!(
+        !settings.contains(crate::clone::ssl::CERTNAME_RECORD),
+        "{settings}"
+    );
+}
