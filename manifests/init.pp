@@ -204,10 +204,14 @@
 #   `modules/` (the modulepath), bound read-only into every clone at
 #   `/srv/clone-army-apply`. Every clone can read it, so the helper refuses
 #   the root, a top-level directory and system trees (`/etc` but its Puppet
-#   `code/` directories, `/root`, `/var/lib`, ...). Put
-#   `clone_army::workload` in it for catalogs that are not empty. Changes to
-#   its files reach the clones at their next run; a new path at their next
-#   start.
+#   `code/` directories, `/root`, `/var/lib`, ...). Whoever can write it
+#   writes what every clone runs as root, so it and every directory above it
+#   must be root's and writable by no one else (not under a user's home, not
+#   in `/tmp`), and the path must be the directory itself, not a symlink to
+#   it; the helper checks this again before every start of a clone, which
+#   fails to start when it no longer holds. Put `clone_army::workload` in it
+#   for catalogs that are not empty. Changes to its files reach the clones at
+#   their next run; a new path at their next start.
 #
 # @param agent_noop
 #   Run every clone's agent in noop (`noop = true` in its puppet.conf): the

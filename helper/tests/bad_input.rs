@@ -102,8 +102,12 @@ fn populated_root() -> tempfile::TempDir {
         "cert\n",
         0o644,
     );
-    // An apply source, for the refusal of --apply-source outside apply mode.
-    fs::create_dir_all(root.join("srv/apply/manifests")).unwrap();
+    // An apply source, for the refusal of --apply-source outside apply mode: 0755 all the
+    // way down whatever the umask, as a source must be.
+    for dir in ["srv", "srv/apply", "srv/apply/manifests"] {
+        fs::create_dir_all(root.join(dir)).unwrap();
+        fs::set_permissions(root.join(dir), fs::Permissions::from_mode(0o755)).unwrap();
+    }
     fs::create_dir_all(root.join("var/lib/machines/c1")).unwrap();
     write(
         root,

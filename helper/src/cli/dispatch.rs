@@ -226,6 +226,9 @@ fn dispatch(cli: Cli) -> Result<Answer> {
             CloneVerb::Remove { names, forget_ssl } => {
                 json(clone::remove_with(&ctx, &names, forget_ssl))
             }
+            CloneVerb::CheckApplySource { name } => {
+                json(clone::apply_source::check(&ctx.layout, &name))
+            }
             CloneVerb::Configure(args) => json(clone::configure(
                 &ctx,
                 &clone::ConfigureRequest {

@@ -404,6 +404,10 @@ pub enum CloneVerb {
     },
     /// Change a clone's server, certname, run mode, limits or facts.
     Configure(CloneConfigureArgs),
+    /// Check the apply source a clone binds as --apply-source is checked (root's, writable
+    /// by no one else all the way up, reached through no symlink); an apply-mode clone's
+    /// service runs this before every start, and does not start when it fails.
+    CheckApplySource { name: String },
 }
 
 #[derive(Debug, Args)]

@@ -85,7 +85,10 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
         }
     }
     changed |= nspawn_settings::write(&config, &settings)?;
-    let units_changed = plan.apply_on_host(layout, clone)?;
+    let mut units_changed = plan.apply_on_host(layout, clone)?;
+    // The source the settings bind is checked again before every start.
+    units_changed |=
+        super::apply_source::write_check(layout, clone, settings.apply_source.as_deref())?;
     if reload_due || units_changed {
         ctx.systemd.daemon_reload()?;
     }

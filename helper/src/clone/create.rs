@@ -308,6 +308,9 @@ fn write_units_and_reload(ctx: &Context, clones: &[(&Checked, &Written)]) -> Res
         let config = CloneConfig::of(layout, clone);
         units_changed |=
             nspawn_settings::write_credentials(layout, &config, written.root_password)?;
+        // The source the settings bind is checked again before every start.
+        let source = nspawn_settings::read_apply_source(&config)?;
+        units_changed |= super::apply_source::write_check(layout, clone, source.as_deref())?;
         faults::after("clone-create:host-units-written");
     }
     if units_changed {

@@ -261,6 +261,14 @@ pub struct ClonesRemoved {
     pub changed: bool,
 }
 
+/// `clone check-apply-source`: the source the clone's settings bind, checked; `null`
+/// when they bind none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApplySourceChecked {
+    pub clone: String,
+    pub apply_source: Option<String>,
+}
+
 /// `ssl list`: the kept SSL directories (see README, "Certificates").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SslDirs {

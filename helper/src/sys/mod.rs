@@ -1,7 +1,8 @@
 //! Low-level host plumbing with no knowledge of clones or bases: file writes that never
 //! follow a link ([`fsutil`], [`confined`]), mounts, the lock, the on-disk layout
 //! ([`paths`]), names, escaping for terminals and the tables people read ([`table`]), fault injection points, leftovers of
-//! killed runs, and time.
+//! killed runs, time, and whether a host directory is root's alone all the way up
+//! ([`trusted`]).
 
 pub mod confined;
 pub mod escape;
@@ -15,3 +16,4 @@ pub mod paths;
 pub mod reload;
 pub mod table;
 pub mod time;
+pub mod trusted;

@@ -316,7 +316,11 @@ Puppet::Type.newtype(:clone_army_clone) do
       `/etc/systemd/nspawn/<clone>.nspawn`), from the clone's next start. An
       absolute path of letters, digits and `. _ - + @ /`; the helper checks
       that it exists and holds `manifests/`, and refuses a top-level or system
-      directory (every clone can read it).
+      directory (every clone can read it), a path through a symlink, and a
+      directory that is not root's or that anyone else can write, or under
+      one (whoever can write it writes what the clone runs as root); it checks
+      again before every start of the clone, which does not start when the
+      check fails.
       Only with `run_mode => apply`; leaving apply mode removes the bind.
       Edits to the files in it reach the clones at their next run.
     DOC

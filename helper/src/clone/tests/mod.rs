@@ -207,6 +207,19 @@ impl Fixture {
     fn read(&self, system_path: &str) -> String {
         fs::read_to_string(self.path(system_path)).unwrap()
     }
+
+    /// An apply source at `system_path` with its `manifests/`: every directory on the
+    /// way 0755 whatever the umask, as an apply source must be (root's, or the test's,
+    /// and writable by no one else).
+    fn apply_source(&self, system_path: &str) {
+        let mut path = self.root.clone();
+        for component in Path::new(system_path).join("manifests").iter().skip(1) {
+            path.push(component);
+            fs::create_dir_all(&path).unwrap();
+            fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        }
+    }
 }
 
 fn mode(path: &Path) -> u32 {

@@ -54,7 +54,7 @@ fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
 fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
     use super::run_mode::*;
     let f = Fixture::new();
-    fs::create_dir_all(f.path("/srv/apply/manifests")).unwrap();
+    f.apply_source("/srv/apply");
     let created = create_with(
         &f.ctx(),
         &CloneRequest {
@@ -110,15 +110,65 @@ fn apply_mode_runs_puppet_apply_on_a_bound_source_without_a_master() {
     assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
         .unwrap()
         .contains(" agent --onetime "));
-    // The bind is nspawn's business at the clone's next start: no reload for it.
+    // The bind is nspawn's business at the clone's next start; the check of the source
+    // before each start goes with it, which is a drop-in: one reload for its removal.
     let reloads = f.actions().iter().filter(|a| *a == "daemon_reload").count();
-    assert_eq!(reloads, 1, "{:?}", f.actions());
+    assert_eq!(reloads, 2, "{:?}", f.actions());
+}
+
+const SOURCE_CHECK: &str =
+    "/etc/systemd/system/puppet-clone-army@c1.service.d/45-apply-source-check.conf";
+
+/// An apply source judged once could be opened to others, or swapped for a symlink, by
+/// the time the clone starts again (at boot, by `systemctl start`, by the fleet target):
+/// every start of an apply-mode clone runs the helper's check of what its settings bind
+/// first, and fails when the check does.
+#[test]
+fn every_start_of_an_apply_mode_clone_checks_its_source_again_first() {
+    let f = Fixture::new();
+    f.apply_source("/srv/apply");
+    create_with(
+        &f.ctx(),
+        &CloneRequest {
+            server: None,
+            ..request("c1")
+        },
+        &apply_shape(Some("/srv/apply")),
+    )
+    .unwrap();
+    let dropin = f.read(SOURCE_CHECK);
+    let helper = std::env::current_exe().unwrap();
+    assert!(dropin.starts_with("# Managed by clone-army "), "{dropin}");
+    assert!(
+        dropin.ends_with(&format!(
+            "\n[Service]\nExecStartPre={} clone check-apply-source -- c1\n",
+            helper.display()
+        )),
+        "{dropin}"
+    );
+    assert_eq!(mode(&f.path(SOURCE_CHECK)), 0o644);
+    // Another source: the same check. Out of apply mode: none; removed: none.
+    f.apply_source("/srv/other");
+    f.configure_shape(
+        "c1",
+        ShapeRequest {
+            apply_source: Some("/srv/other".into()),
+            ..ShapeRequest::default()
+        },
+    );
+    assert_eq!(f.read(SOURCE_CHECK), dropin);
+    f.configure_shape("c1", timer_shape());
+    assert!(!f.path(SOURCE_CHECK).exists());
+    f.configure_shape("c1", apply_shape(Some("/srv/apply")));
+    assert!(f.path(SOURCE_CHECK).exists());
+    remove(&f.ctx(), &["c1".to_owned()]).unwrap();
+    assert!(!f.path(SOURCE_CHECK).exists());
 }
 
 #[test]
 fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
     let f = Fixture::new();
-    fs::create_dir_all(f.path("/srv/apply/manifests")).unwrap();
+    f.apply_source("/srv/apply");
     fs::create_dir_all(f.path("/srv/empty")).unwrap();
     let request = |server: Option<&str>| CloneRequest {
         name: "c1".into(),
@@ -176,7 +226,7 @@ fn apply_source_and_a_missing_master_are_refused_outside_apply_mode() {
         Some("/srv/apply")
     );
     // In apply mode, another source alone is fine; the server stays as it was.
-    fs::create_dir_all(f.path("/srv/other/manifests")).unwrap();
+    f.apply_source("/srv/other");
     let other = f.configure_shape(
         "c1",
         ShapeRequest {
