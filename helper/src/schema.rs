@@ -18,7 +18,7 @@ use crate::clone::puppet_conf::SERVER_PORTS;
 use crate::clone::run_mode::{
     RunMode, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL, MIN_RUNINTERVAL,
 };
-use crate::clone::{facts, limits, secrets};
+use crate::clone::{apply_source, facts, limits, secrets};
 use crate::exec;
 use crate::host::limits as host_limits;
 use crate::inventory::problems;
@@ -28,6 +28,7 @@ use crate::sys::{names, paths};
 #[derive(Debug, Serialize)]
 pub struct Schema {
     pub names: NameRules,
+    pub apply_source: PathRule,
     pub run_modes: Choice,
     pub os: Vec<&'static str>,
     pub puppet_sources: Choice,
@@ -58,6 +59,17 @@ pub struct NameRule {
     /// Endings a name may not have (a clone's own directories beside the bases).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reserved_suffixes: Vec<&'static str>,
+    pub rule: &'static str,
+    pub valid: Vec<&'static str>,
+    pub invalid: Vec<&'static str>,
+}
+
+/// A host path's rule as far as it can be checked without the host (the helper checks
+/// the rest where the path is: that it exists, whose it is): an anchored pattern, what it
+/// allows in words, and examples the helper's check accepts and refuses.
+#[derive(Debug, Serialize)]
+pub struct PathRule {
+    pub pattern: &'static str,
     pub rule: &'static str,
     pub valid: Vec<&'static str>,
     pub invalid: Vec<&'static str>,
@@ -107,6 +119,23 @@ pub struct Capacity {
 const NAME_EXAMPLES_VALID: &[&str] = &["clone1", "debian-12", "0a", "a"];
 const NAME_EXAMPLES_INVALID: &[&str] = &["", "-clone", "Clone1", "clone_1", "a.b", "a/b", "ä"];
 const BASE_EXAMPLES_INVALID: &[&str] = &["clone1-overlay", "clone1-workdir", "clone1-config"];
+const APPLY_SOURCE_EXAMPLES_VALID: &[&str] = &[
+    "/srv/clone-army-apply",
+    "/srv/apply/",
+    "/opt/load_1/v2.0+x@y-z",
+    "/srv/..apply/a..b",
+];
+const APPLY_SOURCE_EXAMPLES_INVALID: &[&str] = &[
+    "",
+    "srv/apply",
+    "/srv/a b",
+    "/srv/a:b",
+    "/srv/%i",
+    "/srv/apply\nExecStart=/bin/sh",
+    "/srv/../etc",
+    "/srv/..",
+    "/srv/ä",
+];
 const HOSTNAME_EXAMPLES_VALID: &[&str] = &["puppet", "puppet.example.com", "Agent-1.lab", "a1"];
 const HOSTNAME_EXAMPLES_INVALID: &[&str] =
     &["", "-a", "a-", "a..b", ".a", "a_b", "a b", "a/b", "a:8140"];
@@ -143,6 +172,12 @@ pub fn schema() -> Schema {
                 valid: HOSTNAME_EXAMPLES_VALID.to_vec(),
                 invalid: HOSTNAME_EXAMPLES_INVALID.to_vec(),
             },
+        },
+        apply_source: PathRule {
+            pattern: apply_source::PATTERN,
+            rule: apply_source::PATH_RULE,
+            valid: APPLY_SOURCE_EXAMPLES_VALID.to_vec(),
+            invalid: APPLY_SOURCE_EXAMPLES_INVALID.to_vec(),
         },
         run_modes: Choice {
             values: RunMode::value_variants().iter().map(|m| m.name()).collect(),
@@ -297,6 +332,17 @@ mod tests {
         }
         for name in &rules.hostname.invalid {
             assert!(names::validate_hostname("server", name).is_err(), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_apply_source_check_agrees_with_its_examples() {
+        let rule = schema().apply_source;
+        for path in &rule.valid {
+            assert!(apply_source::is_plain_path(path), "{path:?}");
+        }
+        for path in &rule.invalid {
+            assert!(!apply_source::is_plain_path(path), "{path:?}");
         }
     }
 

@@ -48,18 +48,19 @@ module PuppetX
       MAX_FACT_NAME = Schema.fetch('facts', 'max_name_length')
       MAX_FACT_STRING = Schema.fetch('facts', 'max_string_length')
       # What the helper binds as an apply source: absolute, no '..', and only
-      # characters that go into a unit's command line as they are.
-      APPLY_SOURCE = %r{\A/[A-Za-z0-9._+@/-]*\z}.freeze
+      # characters that go into a unit file as they are.
+      APPLY_SOURCE = Schema.anchored(Schema.fetch('apply_source', 'pattern'))
 
       # `apply_source`: an absolute host path the helper can bind into a
-      # clone (that it holds manifests/ is checked by the helper).
+      # clone (that it holds manifests/, and is root's and writable by no one
+      # else all the way up, is checked by the helper, on the host).
       def self.apply_source(value)
         text = value.to_s
-        return text if value.is_a?(String) && text.match?(APPLY_SOURCE) && !text.split('/').include?('..')
+        return text if value.is_a?(String) && text.match?(APPLY_SOURCE)
 
         raise ArgumentError,
-              'apply_source must be an absolute path of a host directory with manifests/ (letters, digits and ' \
-              ". _ - + @ / only, no '..'), e.g. '/srv/clone-army-apply'; got #{value.inspect}"
+              "apply_source must be an absolute path of a host directory with manifests/ (#{Schema.fetch('apply_source', 'rule')}), " \
+              "e.g. '/srv/clone-army-apply'; got #{value.inspect}"
       end
 
       # An Integer (or a string of digits, as `puppet resource` passes it)

@@ -48,6 +48,18 @@ describe PuppetX::CloneArmy::Schema do
     expect('a' * 254).not_to match(hostname)
   end
 
+  it 'has Clone_army::Apply_source and the type take the apply source paths the helper takes' do
+    alias_pattern = Regexp.new(alias_body.call('apply_source')[%r{\AOptional\[Pattern\[/(.*)/\]\]\z}, 1])
+    schema.dig('apply_source', 'valid').each do |path|
+      expect(path).to match(alias_pattern)
+      expect(PuppetX::CloneArmy::Shape.apply_source(path)).to eq(path)
+    end
+    schema.dig('apply_source', 'invalid').each do |path|
+      expect(path).not_to match(alias_pattern)
+      expect { PuppetX::CloneArmy::Shape.apply_source(path) }.to raise_error(ArgumentError, %r{apply_source must be})
+    end
+  end
+
   it 'has Clone_army::Run_mode list the helper\'s run modes' do
     expect(enum_values.call(alias_body.call('run_mode'))).to eq(schema.dig('run_modes', 'values'))
     expect(PuppetX::CloneArmy::Shape::RUN_MODES.map(&:to_s)).to eq(schema.dig('run_modes', 'values'))
