@@ -10,7 +10,9 @@ require_relative 'spec_helper_acceptance'
 # and secrets, `clone-army report` and `exec` run, and the hostile clones are
 # removed. No host file outside the clones' own directories may be created,
 # changed or removed (hashed before and after), nothing may hang, the good
-# clone converges, and every refusal names its path.
+# clone converges, and every refusal names its path. Then a booted clone
+# changes its certname and claims another clone's, and an apply source is
+# opened to local users under a clone that was made with it.
 RSpec.describe 'a hostile clone' do
   # Where the clone-army keeps each clone's own things, and what the host
   # changes by itself meanwhile (the server's, PuppetDB's and PostgreSQL's
@@ -176,6 +178,11 @@ RSpec.describe 'a hostile clone' do
     expect(entries['clone1']['exit_code']).to eq(0)
   end
 
+  it 'keeps /var/lib/machines, where the clones\' roots are mounted, root\'s alone' do
+    mode = on_sandbox!('stat', '-c', '%a %U', '/var/lib/machines', timeout: 30).stdout.strip
+    expect(mode).to eq('700 root')
+  end
+
   it 'removes the hostile clones without following what they planted' do
     result = on_sandbox(SandboxHarness::HELPER, 'clone', 'remove', '--', *HOSTILE, timeout: 300)
     expect(result.exitstatus).to eq(0), result.to_s
@@ -187,4 +194,106 @@ RSpec.describe 'a hostile clone' do
     expect(after - @before).to eq([]), "created or changed:\n#{(after - @before).join("\n")}"
     expect(@before - after).to eq([]), "changed or removed:\n#{(@before - after).join("\n")}"
   end
+
+  # RSpec runs these groups after the examples above, the hostile clones removed.
+  # A clone of its own (not one the class counts), created and booted by the
+  # helper, so the SSL examples start from a clean, bound, booted clone.
+  context 'whose kept SSL directory is whose' do
+    def ssl_dir(certname)
+      "/var/lib/puppet-clone-army/.ssl/#{certname}"
+    end
+
+    # clone5's certname after the first example changed it.
+    def renamed
+      "renamed5.#{host_certname}"
+    end
+
+    def files_in(dir)
+      on_sandbox!('find', dir, '-printf', '%P\\n', timeout: 30).stdout.lines.map(&:strip).sort
+    end
+
+    before(:all) do
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'create', 'clone5', '--base', base_json['name'], '--server',
+                  SandboxHarness::SERVER, '--certname', "clone5.#{host_certname}", '--start', timeout: 300)
+      ok = wait_for(timeout: 180, interval: 3) { machines.include?('clone5') && bus_up?('clone5') }
+      raise "clone5 did not boot:\n#{diagnostics}" unless ok
+    end
+
+    after(:all) do
+      on_sandbox(SandboxHarness::HELPER, 'clone', 'remove', '--forget-ssl', '--', 'clone5', timeout: 300)
+    end
+
+    it 'keeps the SSL bind of a booted clone through a certname change' do
+      # The boot left the bind's mount point in the upper layer: the agent's ssldir.
+      upper = on_sandbox('test', '-d', '/var/lib/puppet-clone-army/clone5-overlay/var/lib/puppet/ssl', timeout: 30)
+      expect(upper.exitstatus).to eq(0), "the boot left no ssldir in clone5's upper layer\n#{diagnostics}"
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'configure', 'clone5', '--certname', renamed, timeout: 120)
+      settings = on_sandbox!('cat', '/etc/systemd/nspawn/clone5.nspawn', timeout: 30).stdout
+      expect(settings).to include("\nBind=#{ssl_dir(renamed)}:/var/lib/puppet/ssl\n"), settings
+      # And the clone started again has it at its agent's ssldir.
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'stop', '--', 'clone5', timeout: 120)
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'start', '--', 'clone5', timeout: 300)
+      expect(wait_for(timeout: 180, interval: 3) { bus_up?('clone5') }).to be_truthy, diagnostics
+      mounted = in_clone('clone5', 'findmnt', '-n', '-o', 'TARGET', '/var/lib/puppet/ssl')
+      expect(mounted.stdout.strip).to eq('/var/lib/puppet/ssl'), mounted.to_s
+    end
+
+    it "never lets a clone that claims another's certname make --forget-ssl remove that clone's keys" do
+      victim = ssl_dir("clone1.#{host_certname}")
+      before = files_in(victim)
+      expect(before).to include('certs'), "clone1 has no certificate to lose: #{before}"
+      # clone5's root rewrites the puppet.conf and hostname the host binds into
+      # it, naming clone1's certname.
+      claim = <<~SH
+        set -e
+        for f in /etc/puppet/puppet.conf /etc/hostname; do mount -o remount,rw,bind "$f"; done
+        printf '[main]\\nserver = #{SandboxHarness::SERVER}\\ncertname = clone1.#{host_certname}\\n' > /etc/puppet/puppet.conf
+        printf 'clone1.#{host_certname}\\n' > /etc/hostname
+      SH
+      claimed = in_clone('clone5', 'sh', '-c', claim)
+      expect(claimed.exitstatus).to eq(0), claimed.to_s
+      removed = on_sandbox(SandboxHarness::HELPER, 'clone', 'remove', '--forget-ssl', '--', 'clone5', timeout: 300)
+      expect(removed.exitstatus).to eq(0), removed.to_s
+      expect(files_in(victim)).to eq(before)
+      # clone5's own kept directory was the one forgotten.
+      expect(on_sandbox('test', '-e', ssl_dir(renamed), timeout: 30).exitstatus).to eq(1)
+      expect(clone_traces('clone5')).to eq([])
+    end
+  end
+
+  # What every apply-mode clone runs as root comes from its apply source:
+  # checked when given, and again by the clone's service before every start.
+  context 'whose apply source is opened to local users after it was checked' do
+    source = '/srv/hostile-apply'
+
+    before(:all) do
+      on_sandbox!('sh', '-c', "rm -rf #{source} && mkdir -p -m 0755 #{source}/manifests", timeout: 30)
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'create', 'clone6', '--base', base_json['name'], '--certname',
+                  "clone6.#{host_certname}", '--run-mode', 'apply', '--apply-source', source, '--start', timeout: 300)
+    end
+
+    after(:all) do
+      on_sandbox(SandboxHarness::HELPER, 'clone', 'remove', '--', 'clone6', timeout: 300)
+      on_sandbox('rm', '-rf', source, timeout: 30)
+    end
+
+    it 'keeps the clone from starting, whoever starts it, naming the source and why' do
+      expect(machines).to include('clone6'), diagnostics
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'stop', '--', 'clone6', timeout: 120)
+      on_sandbox!('chmod', '0777', source, timeout: 30)
+      started = on_sandbox(SandboxHarness::HELPER, 'clone', 'start', '--', 'clone6', timeout: 300)
+      expect(started.exitstatus).to eq(1), started.to_s
+      by_systemd = on_sandbox('systemctl', 'start', 'puppet-clone-army@clone6.service', timeout: 120)
+      expect(by_systemd.exitstatus).not_to eq(0), by_systemd.to_s
+      expect(machines).not_to include('clone6')
+      journal = on_sandbox!('journalctl', '--no-pager', '-o', 'cat', '-u', 'puppet-clone-army@clone6.service',
+                            timeout: 60).stdout
+      expect(journal).to include('apply-source', "#{source} is writable by its group and by others (mode 777)")
+      # Put right, it starts again.
+      on_sandbox!('chmod', '0755', source, timeout: 30)
+      on_sandbox!(SandboxHarness::HELPER, 'clone', 'start', '--', 'clone6', timeout: 300)
+      expect(machines).to include('clone6'), diagnostics
+    end
+  end
+
 end
