@@ -27,8 +27,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::Context;
 use crate::protocol::error::{Error, Result};
+use crate::report::deadline::Deadline;
 use crate::report::run_cache::RunCache;
-use crate::report::{self, puppetdb, ReportRequest};
+use crate::report::{self, https, puppetdb, ReportRequest};
 use crate::sys::time::rfc3339_utc;
 
 /// Seconds between samples unless told.
@@ -37,6 +38,13 @@ pub const DEFAULT_EVERY: u64 = 10;
 pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Rotated files kept beside the current one.
 pub const DEFAULT_KEEP: u32 = 4;
+
+/// How long all of one sample's requests (the server's status, PuppetDB's status and
+/// metrics) may take together: its period, so that the next sample is not held back, but
+/// at least one request's limit, and never more than a report's.
+pub fn sample_deadline(every: u64) -> Duration {
+    Duration::from_secs(every).clamp(https::HTTP_TIMEOUT, report::REPORT_DEADLINE)
+}
 
 #[derive(Debug, Clone)]
 pub struct RecordRequest {
@@ -218,12 +226,15 @@ impl Sampling {
         every: u64,
         now: u64,
     ) -> Result<sample::Sample> {
+        // One deadline for the server and PuppetDB together.
+        let deadline = Deadline::after(sample_deadline(every));
         // PuppetDB's queue, without the fleet's queries: those are a report's, not a sample's.
         let without_puppetdb = ReportRequest {
             puppetdb: None,
             ..report.clone()
         };
-        let mut fleet = report::report_with(ctx, &without_puppetdb, now, &mut self.runs)?;
+        let mut fleet =
+            report::report_with(ctx, &without_puppetdb, now, &mut self.runs, &deadline)?;
         let layout = &ctx.layout;
         fleet.puppetdb = report.puppetdb.as_deref().map(|url| {
             puppetdb::fetch(
@@ -233,6 +244,7 @@ impl Sampling {
                     client: report.client.clone(),
                 },
                 None,
+                &deadline,
                 |p: &Path| layout.fs(p),
             )
         });

@@ -78,6 +78,13 @@ fn a_signal_ends_it_after_the_line_it_wrote() {
 }
 
 #[test]
+fn a_samples_requests_together_end_within_its_period_or_one_requests_limit() {
+    assert_eq!(sample_deadline(1), https::HTTP_TIMEOUT);
+    assert_eq!(sample_deadline(15), Duration::from_secs(15));
+    assert_eq!(sample_deadline(3600), report::REPORT_DEADLINE);
+}
+
+#[test]
 fn bad_requests_are_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let systemd = RecordingSystemd::default();

@@ -1,18 +1,25 @@
 //! The report's one HTTP client: a bounded GET over TLS verified against the Puppet CA
 //! only, with the host agent's certificate as the client's where the service asks for one
 //! (PuppetDB does; Puppet Server's status API does not).
+//!
+//! The services asked are the ones under test, so their answers are not trusted to be
+//! small, quick or where they say: every answer is read up to the limit its caller gives
+//! (what that answer really is, with room), every request ends by the report's one
+//! [`Deadline`], and a redirect is never followed (the helper runs as root, every few
+//! seconds in the recorder: a server under test must not send it to any other place).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::report::deadline::{Deadline, RequestTimeout};
 use crate::sys::confined::HostFile;
 
-/// The whole request, connecting included, gives up after this long.
+/// The whole request, connecting included, gives up after this long (or sooner, when
+/// the report's deadline is nearer).
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
-/// A status or metrics answer is some tens of KiB, PuppetDB's latest reports of one load
-/// host's clones about 3 KiB a clone; refuse to buffer anything absurd.
-const MAX_BODY: u64 = 64 * 1024 * 1024;
+/// The most of a redirect's `Location` an error quotes.
+const MAX_LOCATION_SHOWN: usize = 200;
 
 /// The most read of a PEM file (a CA certificate, a client certificate or its key): a
 /// Puppet CA's bundle is a few KiB, every public root CA together about 200 KiB.
@@ -173,35 +180,56 @@ fn certificates(path: &Path, what: &str) -> Result<Vec<ureq::tls::Certificate<'s
 }
 
 /// GET `url`, verifying the service against the CA at `ca` (a path to open) and, with
-/// `client`, presenting that certificate. Any HTTP status is an answer (a 503 carries the
-/// services' states in JSON); only a failed exchange is an error.
-pub fn get(url: &str, ca: &Path, client: Option<&ClientIdentity>) -> Result<(u16, String), String> {
-    let response = agent(ca, client)?
+/// `client`, presenting that certificate; the answer's body is read up to `max_body`
+/// bytes, the whole exchange ends by `deadline`. Any HTTP status but a redirect is an
+/// answer (a 503 carries the services' states in JSON); a redirect (3xx), which is not
+/// followed, and a failed exchange are errors.
+pub fn get(
+    url: &str,
+    ca: &Path,
+    client: Option<&ClientIdentity>,
+    deadline: &Deadline,
+    max_body: u64,
+) -> Result<(u16, String), String> {
+    let timeout = deadline
+        .request_timeout(HTTP_TIMEOUT)
+        .map_err(|e| format!("GET {url} {e}"))?;
+    let response = agent(ca, client, timeout.limit)?
         .get(url)
         .call()
-        .map_err(|e| format!("GET {url} failed: {e}"))?;
-    answer("GET", url, response)
+        .map_err(|e| failed("GET", url, "failed", e, timeout, deadline))?;
+    answer("GET", url, response, max_body, timeout, deadline)
 }
 
-/// POST the JSON `body` to `url`, with the same verification and client certificate as
-/// [`get`]. PuppetDB's queries go this way: a query naming a fleet's certnames outgrows
-/// what a server takes in a URL.
+/// POST the JSON `body` to `url`, with the same verification, client certificate, limit
+/// and deadline as [`get`]. PuppetDB's queries go this way: a query naming a fleet's
+/// certnames outgrows what a server takes in a URL.
 pub fn post_json(
     url: &str,
     body: &str,
     ca: &Path,
     client: Option<&ClientIdentity>,
+    deadline: &Deadline,
+    max_body: u64,
 ) -> Result<(u16, String), String> {
-    let response = agent(ca, client)?
+    let timeout = deadline
+        .request_timeout(HTTP_TIMEOUT)
+        .map_err(|e| format!("POST {url} {e}"))?;
+    let response = agent(ca, client, timeout.limit)?
         .post(url)
         .content_type("application/json")
         .send(body)
-        .map_err(|e| format!("POST {url} failed: {e}"))?;
-    answer("POST", url, response)
+        .map_err(|e| failed("POST", url, "failed", e, timeout, deadline))?;
+    answer("POST", url, response, max_body, timeout, deadline)
 }
 
-/// A client that trusts the CA at `ca` alone and presents `client` when given.
-fn agent(ca: &Path, client: Option<&ClientIdentity>) -> Result<ureq::Agent, String> {
+/// A client that trusts the CA at `ca` alone, presents `client` when given, follows no
+/// redirect, speaks https only and gives up after `timeout`.
+fn agent(
+    ca: &Path,
+    client: Option<&ClientIdentity>,
+    timeout: Duration,
+) -> Result<ureq::Agent, String> {
     let certs = certificates(ca, "CA certificate")?;
     let mut tls = ureq::tls::TlsConfig::builder()
         .provider(ureq::tls::TlsProvider::Rustls)
@@ -211,26 +239,90 @@ fn agent(ca: &Path, client: Option<&ClientIdentity>) -> Result<ureq::Agent, Stri
     }
     Ok(ureq::Agent::config_builder()
         .tls_config(tls.build())
-        .timeout_global(Some(HTTP_TIMEOUT))
+        .timeout_global(Some(timeout))
+        // With no redirect to follow, ureq hands the 3xx back as an answer, which
+        // `answer` refuses, naming where it pointed.
+        .max_redirects(0)
+        .https_only(true)
         .http_status_as_error(false)
         .build()
         .into())
 }
 
-/// The status and the body (at most [`MAX_BODY`]) of an answer.
+/// The error of an exchange that failed at `stage`; one that ran out of time says which
+/// limit did.
+fn failed(
+    method: &str,
+    url: &str,
+    stage: &str,
+    e: ureq::Error,
+    timeout: RequestTimeout,
+    deadline: &Deadline,
+) -> String {
+    match e {
+        ureq::Error::Timeout(_) => format!(
+            "{method} {url} {stage}: {}",
+            timeout.explain(deadline.budget())
+        ),
+        ureq::Error::BodyExceedsLimit(limit) => format!(
+            "{method} {url} answered with more than {limit} bytes, more than such an answer \
+             ever holds; not read"
+        ),
+        e => format!("{method} {url} {stage}: {e}"),
+    }
+}
+
+/// The status and the body (at most `max_body` bytes) of an answer; a redirect is an
+/// error naming where it pointed.
 fn answer(
     method: &str,
     url: &str,
     mut response: ureq::http::Response<ureq::Body>,
+    max_body: u64,
+    timeout: RequestTimeout,
+    deadline: &Deadline,
 ) -> Result<(u16, String), String> {
-    let status = response.status().as_u16();
+    let status = response.status();
+    if status.is_redirection() {
+        return Err(redirect_refused(method, url, status.as_u16(), &response));
+    }
     let body = response
         .body_mut()
         .with_config()
-        .limit(MAX_BODY)
+        .limit(max_body)
         .read_to_string()
-        .map_err(|e| format!("reading the answer of {method} {url} failed: {e}"))?;
-    Ok((status, body))
+        .map_err(|e| {
+            let stage = "failed while its answer was read";
+            failed(method, url, stage, e, timeout, deadline)
+        })?;
+    Ok((status.as_u16(), body))
+}
+
+/// Why a redirect was not followed, with its `Location` as the server sent it, escaped
+/// and shortened (the header's bytes are the server's).
+fn redirect_refused<B>(
+    method: &str,
+    url: &str,
+    status: u16,
+    response: &ureq::http::Response<B>,
+) -> String {
+    let location = match response.headers().get(ureq::http::header::LOCATION) {
+        Some(value) => {
+            let text = String::from_utf8_lossy(value.as_bytes());
+            let shown: String = text.chars().take(MAX_LOCATION_SHOWN).collect();
+            let more = if text.chars().count() > MAX_LOCATION_SHOWN {
+                "..."
+            } else {
+                ""
+            };
+            format!("to {shown:?}{more}")
+        }
+        None => "without a Location".to_owned(),
+    };
+    format!(
+        "{method} {url} answered HTTP {status}, a redirect {location}; redirects are not \
+         followed: give the service's own URL"
+    )
 }
 
 fn client_cert(identity: &ClientIdentity) -> Result<ureq::tls::ClientCert, String> {

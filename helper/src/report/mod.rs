@@ -12,6 +12,7 @@
 //! Neither an unreadable summary nor a server that does not answer fails the report; each
 //! is reported where it belongs (the clone's `error`, the server's `error`).
 
+pub mod deadline;
 pub mod https;
 pub mod last_report;
 pub mod puppetdb;
@@ -22,10 +23,12 @@ pub mod server;
 pub mod stats;
 pub mod summary;
 pub mod yaml;
+#[cfg(test)]
+pub(crate) mod test_tls;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
+use std::time::{Duration, UNIX_EPOCH};
 
 use crate::clone;
 use crate::context::Context;
@@ -35,6 +38,7 @@ use crate::sys::confined::CloneTree;
 use crate::sys::time::rfc3339_utc;
 use crate::systemd::units::CloneMount;
 
+use self::deadline::Deadline;
 use self::last_report::{statedirs_for, REPORT_FILE};
 use self::run_cache::RunCache;
 use self::stats::is_silent;
@@ -49,6 +53,11 @@ pub const MAX_REPORT_BYTES: u64 = 32 * 1024 * 1024;
 /// Puppet's default `runinterval`, and the module's.
 pub const DEFAULT_INTERVAL: u64 = 1800;
 
+/// How long all of a report's requests (the server's status, PuppetDB's status, metrics
+/// and queries) may take together: a few requests' limits
+/// ([`https::HTTP_TIMEOUT`]), whatever the services and the facts they hold do.
+pub const REPORT_DEADLINE: Duration = Duration::from_secs(30);
+
 #[derive(Debug, Clone)]
 pub struct ReportRequest {
     pub interval: u64,
@@ -59,18 +68,22 @@ pub struct ReportRequest {
     pub client: Option<https::ClientIdentity>,
 }
 
-/// The report as of `now` (seconds since the epoch).
+/// The report as of `now` (seconds since the epoch), its requests done by
+/// [`REPORT_DEADLINE`] from now.
 pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report> {
-    report_with(ctx, request, now, &mut RunCache::default())
+    let deadline = Deadline::after(REPORT_DEADLINE);
+    report_with(ctx, request, now, &mut RunCache::default(), &deadline)
 }
 
 /// As [`report`], reading again only the agents' files that changed since `runs` saw them
-/// (one report after another, as the recorder takes them).
+/// (one report after another, as the recorder takes them), every request done by
+/// `deadline`.
 pub fn report_with(
     ctx: &Context,
     request: &ReportRequest,
     now: u64,
     runs: &mut RunCache,
+    deadline: &Deadline,
 ) -> Result<Report> {
     if request.interval == 0 {
         return Err(Error::InvalidArgument {
@@ -124,10 +137,11 @@ pub fn report_with(
         clones.iter().map(|c| (c.name.as_str(), &c.run)),
         request.interval,
     );
-    let server = request
-        .server
-        .as_deref()
-        .map(|url| server::fetch(url, request.ca_cert.as_deref(), |p: &Path| layout.fs(p)));
+    let server = request.server.as_deref().map(|url| {
+        server::fetch(url, request.ca_cert.as_deref(), deadline, |p: &Path| {
+            layout.fs(p)
+        })
+    });
     let puppetdb = request.puppetdb.as_deref().map(|url| {
         let credentials = puppetdb::Credentials {
             ca_cert: request.ca_cert.as_deref(),
@@ -137,7 +151,9 @@ pub fn report_with(
             now,
             interval: request.interval,
         };
-        puppetdb::fetch(url, credentials, Some(clock), |p: &Path| layout.fs(p))
+        puppetdb::fetch(url, credentials, Some(clock), deadline, |p: &Path| {
+            layout.fs(p)
+        })
     });
     Ok(Report {
         now,
@@ -272,5 +288,7 @@ fn clone_report(
     report
 }
 
+#[cfg(test)]
+mod service_tests;
 #[cfg(test)]
 mod tests;

@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 
 pub use crate::protocol::answers::{CommandMetrics, PuppetdbView};
+use crate::report::deadline::Deadline;
 use crate::report::https::{self, ClientIdentity};
 use crate::report::puppetdb_fleet;
 use crate::report::server::Figure;
@@ -33,6 +34,10 @@ pub const STATUS_PATH: &str = "/status/v1/services/puppetdb-status?level=debug";
 pub const PROCESSED_PATH: &str = "/metrics/v2/read/puppetlabs.puppetdb.mq%3Aname=global.processed";
 pub const PROCESSING_TIME_PATH: &str =
     "/metrics/v2/read/puppetlabs.puppetdb.mq%3Aname=global.processing-time";
+/// The most of the status answer read: PuppetDB's is under 1 KiB.
+pub const MAX_STATUS_BYTES: u64 = 64 * 1024;
+/// The most of one Jolokia metric's answer read: an MBean's figures, under 1 KiB.
+pub const MAX_METRIC_BYTES: u64 = 64 * 1024;
 
 /// `--puppetdb` as the base URL the paths above go under. A bare host (or `host:port`)
 /// means `https://host:8081`; a path given is dropped, since PuppetDB serves its APIs at
@@ -66,7 +71,8 @@ pub struct Credentials<'a> {
     pub client: Option<ClientIdentity>,
 }
 
-/// Asks PuppetDB and summarises its answers. Never fails: errors land in the view.
+/// Asks PuppetDB, every request by `deadline`, and summarises its answers. Never fails:
+/// errors land in the view.
 ///
 /// `host_path` maps a host file the helper finds by itself (the agent's CA, certificate
 /// and key) to where it opens it (under `CLONE_ARMY_ROOT` in tests); files given are
@@ -75,6 +81,7 @@ pub fn fetch(
     puppetdb: &str,
     credentials: Credentials<'_>,
     fleet: Option<FleetClock>,
+    deadline: &Deadline,
     host_path: impl Fn(&Path) -> PathBuf,
 ) -> PuppetdbView {
     let mut view = PuppetdbView::empty(puppetdb.to_owned());
@@ -118,13 +125,13 @@ pub fn fetch(
     if view.client_cert.is_none() {
         view.client_cert = Some(client.cert.display().to_string());
     }
-    let ask = |path: &str| -> Result<Value, String> {
+    let ask = |path: &str, max_body: u64| -> Result<Value, String> {
         let url = format!("{base}{path}");
-        let (status, body) = https::get(&url, &ca.open, Some(&client))?;
+        let (status, body) = https::get(&url, &ca.open, Some(&client), deadline, max_body)?;
         serde_json::from_str::<Value>(&body)
             .map_err(|e| format!("GET {url}: HTTP {status} with something that is not JSON: {e}"))
     };
-    match ask(STATUS_PATH) {
+    match ask(STATUS_PATH, MAX_STATUS_BYTES) {
         Ok(status) => {
             view.ok = true;
             (view.version, view.state, view.queue_depth) = status_fields(&status);
@@ -134,19 +141,21 @@ pub fn fetch(
             return view;
         }
     }
-    match ask(PROCESSED_PATH)
-        .and_then(|processed| ask(PROCESSING_TIME_PATH).map(|time| commands(&processed, &time)))
-    {
+    match ask(PROCESSED_PATH, MAX_METRIC_BYTES).and_then(|processed| {
+        ask(PROCESSING_TIME_PATH, MAX_METRIC_BYTES).map(|time| commands(&processed, &time))
+    }) {
         Ok(Ok(commands)) => view.commands = Some(commands),
         Ok(Err(e)) | Err(e) => view.metrics_error = Some(e),
     }
-    let query = |pql: &str| -> Result<Value, String> {
+    let query = |pql: &str, max_body: u64| -> Result<Value, String> {
         let url = format!("{base}{}", puppetdb_fleet::QUERY_PATH);
         let (status, body) = https::post_json(
             &url,
             &puppetdb_fleet::query_body(pql),
             &ca.open,
             Some(&client),
+            deadline,
+            max_body,
         )?;
         if status != 200 {
             let first = body.lines().next().unwrap_or_default();
@@ -340,6 +349,7 @@ mod tests {
                 client: None,
             },
             Some(CLOCK),
+            &Deadline::after(https::HTTP_TIMEOUT),
             |p| dir.path().join(p.strip_prefix("/").unwrap()),
         );
         assert!(!view.ok);
@@ -364,6 +374,7 @@ mod tests {
                 client: None,
             },
             Some(CLOCK),
+            &Deadline::after(https::HTTP_TIMEOUT),
             |p| dir.path().join(p.strip_prefix("/").unwrap()),
         );
         assert!(!view.ok);

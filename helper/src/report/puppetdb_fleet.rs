@@ -10,7 +10,7 @@
 //! What comes back was written by the clones and the hosts, so it is read narrowly: a
 //! certname is used only when it is a host name (it goes into a query), figures only from
 //! the fields named here, statuses only those Puppet writes; strings are escaped where
-//! they are shown.
+//! they are shown. Every answer is read up to a size that fits what it holds.
 
 use std::collections::BTreeMap;
 
@@ -26,6 +26,18 @@ use crate::sys::time::parse_rfc3339;
 pub const QUERY_PATH: &str = "/pdb/query/v4";
 /// The fact the module's load hosts report.
 pub const FACT: &str = "clone_army";
+/// The most of the facts query's answer read: a node's `clone_army` fact is some hundred
+/// bytes, and some tens more for each clone a load host lists; this is room for a few
+/// hundred thousand nodes.
+pub const MAX_FACTS_BYTES: u64 = 64 * 1024 * 1024;
+/// The most read of a reports query's answer for each certname it names: a latest
+/// report's row (its metrics, its versions) is about 2 KiB.
+pub const MAX_REPORT_ROW_BYTES: u64 = 16 * 1024;
+
+/// The most of the answer to a reports query naming `certnames` certnames read.
+pub fn max_reports_bytes(certnames: usize) -> u64 {
+    (certnames as u64 + 1).saturating_mul(MAX_REPORT_ROW_BYTES)
+}
 
 /// Every node's `clone_army` fact (deactivated nodes are left out by PuppetDB).
 pub fn hosts_query() -> String {
@@ -265,14 +277,15 @@ fn figures(clone: &PuppetdbCloneRun) -> (&str, &RunReport) {
     (&clone.certname, &clone.run)
 }
 
-/// The fleet across load hosts. `query` POSTs one PQL query and gives its JSON answer;
-/// a host whose reports query fails keeps its clones, as `never`, with the error.
+/// The fleet across load hosts. `query` POSTs one PQL query and gives its JSON answer,
+/// read up to the size given; a host whose reports query fails keeps its clones, as
+/// `never`, with the error.
 pub fn fleet(
-    query: impl Fn(&str) -> Result<Value, String>,
+    query: impl Fn(&str, u64) -> Result<Value, String>,
     now: u64,
     interval: u64,
 ) -> Result<PuppetdbFleet, String> {
-    let hosts = load_hosts(&query(&hosts_query())?)?;
+    let hosts = load_hosts(&query(&hosts_query(), MAX_FACTS_BYTES)?)?;
     let mut out = Vec::with_capacity(hosts.len());
     for host in &hosts {
         let mut error = host.error.clone();
@@ -280,7 +293,8 @@ pub fn fleet(
             BTreeMap::new()
         } else {
             let certnames: Vec<&str> = host.clones.iter().map(|(_, c)| c.as_str()).collect();
-            match query(&reports_query(&certnames)).and_then(|a| report_runs(&a)) {
+            let limit = max_reports_bytes(certnames.len());
+            match query(&reports_query(&certnames), limit).and_then(|a| report_runs(&a)) {
                 Ok(runs) => runs,
                 Err(e) => {
                     error = Some(match error {
@@ -331,8 +345,8 @@ pub(crate) mod fake {
         serde_json::from_str(include_str!("fixtures/puppetdb-8-latest-reports.json")).unwrap()
     }
 
-    /// The answer to `pql`.
-    pub fn answer(pql: &str) -> Result<Value, String> {
+    /// The answer to `pql` (read whole, whatever the limit).
+    pub fn answer(pql: &str, _max_body: u64) -> Result<Value, String> {
         if pql == super::hosts_query() {
             return Ok(facts());
         }

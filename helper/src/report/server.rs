@@ -15,12 +15,16 @@
 use std::path::{Path, PathBuf};
 
 pub use crate::protocol::answers::{Figure, JrubyMetrics, ServerView, Timing};
+use crate::report::deadline::Deadline;
 use crate::report::https;
 use serde_json::Value;
 
 /// Puppet Server's default port, for a `--server` given as a bare host name.
 pub const DEFAULT_PORT: u16 = 8140;
 pub const STATUS_PATH: &str = "/status/v1/services?level=debug";
+/// The most of a status answer read. Puppet Server's, at `level=debug`, is some tens of
+/// KiB (its lists of functions and resource types grow with the code it compiles).
+pub const MAX_STATUS_BYTES: u64 = 8 * 1024 * 1024;
 
 /// `--server` as a full URL of the status endpoint. A bare host (or `host:port`) means
 /// `https://host:8140`; a URL without a path gets the status path. Only `https` is taken.
@@ -51,13 +55,15 @@ pub fn status_url(server: &str) -> Result<String, String> {
     }
 }
 
-/// Asks the server and summarises its answer. Never fails: errors land in the view.
+/// Asks the server, by `deadline`, and summarises its answer. Never fails: errors land in
+/// the view.
 ///
 /// `host_path` maps a host file the helper reads by default (the agent's CA) to where it
 /// opens it (under `CLONE_ARMY_ROOT` in tests); a `--ca-cert` given is opened as given.
 pub fn fetch(
     server: &str,
     ca_cert: Option<&Path>,
+    deadline: &Deadline,
     host_path: impl Fn(&Path) -> PathBuf,
 ) -> ServerView {
     let mut view = ServerView::empty(server.to_owned());
@@ -77,7 +83,7 @@ pub fn fetch(
         }
     };
     view.ca_cert = Some(ca.shown.display().to_string());
-    match https::get(&url, &ca.open, None) {
+    match https::get(&url, &ca.open, None, deadline, MAX_STATUS_BYTES) {
         Ok((status, body)) => {
             view.http_status = Some(status);
             match serde_json::from_str::<Value>(&body) {
@@ -279,7 +285,10 @@ mod tests {
         let ca = dir.path().join("ca.pem");
         std::fs::write(&ca, include_str!("fixtures/ca.pem")).unwrap();
         // Port 1 on loopback: nobody listens, the connection is refused at once.
-        let view = fetch("https://127.0.0.1:1", Some(&ca), |p| p.to_owned());
+        let deadline = Deadline::after(https::HTTP_TIMEOUT);
+        let view = fetch("https://127.0.0.1:1", Some(&ca), &deadline, |p| {
+            p.to_owned()
+        });
         assert!(!view.ok);
         assert_eq!(view.http_status, None);
         let error = view.error.unwrap();
@@ -289,13 +298,14 @@ mod tests {
             "https://127.0.0.1:1/status/v1/services?level=debug"
         );
 
-        let missing = fetch("puppet", None, |p| {
+        let missing = fetch("puppet", None, &deadline, |p| {
             dir.path().join(p.strip_prefix("/").unwrap())
         });
         assert!(missing.error.unwrap().contains("--ca-cert"));
         let bad = fetch(
             "https://127.0.0.1:1",
             Some(Path::new("/nonexistent/ca.pem")),
+            &deadline,
             |p| p.to_owned(),
         );
         assert!(bad.error.unwrap().contains("/nonexistent/ca.pem"));

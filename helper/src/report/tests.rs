@@ -522,9 +522,13 @@ fn prometheus_snapshot() {
 fn table_shows_a_server_error() {
     let mut r = sample().report();
     let ca = PathBuf::from("/nonexistent/ca.pem");
-    r.server = Some(server::fetch("https://127.0.0.1:1", Some(&ca), |p| {
-        p.to_owned()
-    }));
+    let deadline = Deadline::after(REPORT_DEADLINE);
+    r.server = Some(server::fetch(
+        "https://127.0.0.1:1",
+        Some(&ca),
+        &deadline,
+        |p| p.to_owned(),
+    ));
     let text = render::table(&r);
     let expected = concat!(
         "server: https://127.0.0.1:1/status/v1/services?level=debug\n",
@@ -544,7 +548,9 @@ fn reports_through_one_cache_say_what_fresh_reports_say() {
         client: None,
     };
     let mut runs = RunCache::default();
-    let cached = |runs: &mut RunCache| report_with(&f.ctx(), &request, NOW, runs).unwrap();
+    let deadline = Deadline::after(REPORT_DEADLINE);
+    let cached =
+        |runs: &mut RunCache| report_with(&f.ctx(), &request, NOW, runs, &deadline).unwrap();
     assert_eq!(cached(&mut runs), f.report());
     assert_eq!(cached(&mut runs), f.report());
 

@@ -224,9 +224,9 @@ fn a_report_is_read_narrowly() {
 #[test]
 fn the_fleet_spans_hosts_with_a_breakdown_per_host() {
     let asked = RefCell::new(Vec::new());
-    let query = |pql: &str| -> Result<Value, String> {
+    let query = |pql: &str, max_body: u64| -> Result<Value, String> {
         asked.borrow_mut().push(pql.to_owned());
-        super::fake::answer(pql)
+        super::fake::answer(pql, max_body)
     };
     let now = fixture_now();
     let fleet = fleet(query, now, INTERVAL).unwrap();
@@ -269,7 +269,7 @@ fn the_fleet_spans_hosts_with_a_breakdown_per_host() {
     assert!(fleet.fleet.silent.is_empty());
     // Two intervals and a second later, every clone is silent, named by certname.
     let later = super::fleet(
-        |pql: &str| {
+        |pql: &str, _: u64| {
             if pql == hosts_query() {
                 Ok(facts())
             } else {
@@ -287,7 +287,7 @@ fn the_fleet_spans_hosts_with_a_breakdown_per_host() {
 #[test]
 fn a_failed_reports_query_leaves_the_hosts_clones_never_with_the_error() {
     let fleet = fleet(
-        |pql: &str| {
+        |pql: &str, _: u64| {
             if pql == hosts_query() {
                 Ok(facts())
             } else {
@@ -303,6 +303,6 @@ fn a_failed_reports_query_leaves_the_hosts_clones_never_with_the_error() {
         assert!(host.error.as_deref().unwrap().contains("HTTP 400"));
         assert!(host.clones.iter().all(|c| c.run.status == RunStatus::Never));
     }
-    let e = super::fleet(|_: &str| Err("refused".to_owned()), 0, INTERVAL).unwrap_err();
+    let e = super::fleet(|_: &str, _: u64| Err("refused".to_owned()), 0, INTERVAL).unwrap_err();
     assert_eq!(e, "refused");
 }
