@@ -581,6 +581,53 @@ pub struct PuppetdbFleet {
     /// hosts).
     pub fleet: FleetReport,
     pub hosts: Vec<LoadHostRuns>,
+    /// What nodes' facts claim that is not trusted, so not asked for: a clone that
+    /// publishes a fleet, a certname claimed twice, a malformed entry.
+    #[serde(default)]
+    pub untrusted: Vec<UntrustedClaim>,
+}
+
+/// A claim of a node's `clone_army` fact that the report does not trust.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntrustedClaim {
+    /// The node whose fact makes the claim.
+    pub node: String,
+    /// The clone it names; `null` when the whole fact is refused, or the name is malformed.
+    pub clone: Option<String>,
+    /// The certname it gives that clone, when that is a host name.
+    pub certname: Option<String>,
+    pub problem: UntrustedProblem,
+    pub message: String,
+}
+
+/// Why a claim is not trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UntrustedProblem {
+    /// The node is itself a clone (`<clone>.<host certname>` of a load host, or a
+    /// certname a load host declares): none of the clones its fact lists is trusted.
+    CloneAsLoadHost,
+    /// Another load host's fact claims the same certname, and it is not this host's
+    /// `<clone>.<host certname>`.
+    CertnameClaimedTwice,
+    /// The clone's name or certname is none a clone can have.
+    Malformed,
+}
+
+impl UntrustedProblem {
+    pub const ALL: [UntrustedProblem; 3] = [
+        UntrustedProblem::CloneAsLoadHost,
+        UntrustedProblem::CertnameClaimedTwice,
+        UntrustedProblem::Malformed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UntrustedProblem::CloneAsLoadHost => "clone-as-load-host",
+            UntrustedProblem::CertnameClaimedTwice => "certname-claimed-twice",
+            UntrustedProblem::Malformed => "malformed",
+        }
+    }
 }
 
 /// One load host's clones in PuppetDB.
@@ -591,7 +638,8 @@ pub struct LoadHostRuns {
     pub fleet: FleetReport,
     pub clones: Vec<PuppetdbCloneRun>,
     /// Why some or all of its clones' runs are missing (its fact lists no certnames, the
-    /// reports query failed, a listed certname is not a host name).
+    /// reports query failed or was not made by the deadline; what is not trusted is in
+    /// [`PuppetdbFleet::untrusted`]).
     pub error: Option<String>,
 }
 

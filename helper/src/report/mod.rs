@@ -13,6 +13,7 @@
 //! is reported where it belongs (the clone's `error`, the server's `error`).
 
 pub mod deadline;
+pub mod fleet_trust;
 pub mod https;
 pub mod last_report;
 pub mod puppetdb;

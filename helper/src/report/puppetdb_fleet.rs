@@ -8,7 +8,8 @@
 //! certname its fact lists. Both go as a POST to `/pdb/query/v4`.
 //!
 //! What comes back was written by the clones and the hosts, so it is read narrowly: a
-//! certname is used only when it is a host name (it goes into a query), figures only from
+//! load host and its clones only as far as [`crate::report::fleet_trust`] trusts them (a
+//! certname is used only when it is a host name: it goes into a query), figures only from
 //! the fields named here, statuses only those Puppet writes; strings are escaped where
 //! they are shown. Every answer is read up to a size that fits what it holds.
 
@@ -17,15 +18,15 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::protocol::answers::{LoadHostRuns, PuppetdbCloneRun, PuppetdbFleet, RunReport};
+use crate::report::fleet_trust::brief;
 use crate::report::stats::{self, is_silent};
 use crate::report::summary::RunStatus;
-use crate::sys::names::validate_hostname;
 use crate::sys::time::parse_rfc3339;
+
+pub use crate::report::fleet_trust::{load_hosts, LoadHost, LoadHosts, FACT};
 
 /// PuppetDB's query endpoint, which takes PQL.
 pub const QUERY_PATH: &str = "/pdb/query/v4";
-/// The fact the module's load hosts report.
-pub const FACT: &str = "clone_army";
 /// The most of the facts query's answer read: a node's `clone_army` fact is some hundred
 /// bytes, and some tens more for each clone a load host lists; this is room for a few
 /// hundred thousand nodes.
@@ -45,7 +46,7 @@ pub fn hosts_query() -> String {
 }
 
 /// The latest report of each of `certnames`, which must be host names (checked by
-/// [`load_hosts`]), so nothing in them can change the query.
+/// [`crate::report::fleet_trust`]), so nothing in them can change the query.
 pub fn reports_query(certnames: &[&str]) -> String {
     let quoted: Vec<String> = certnames.iter().map(|c| format!("\"{c}\"")).collect();
     format!(
@@ -58,82 +59,6 @@ pub fn reports_query(certnames: &[&str]) -> String {
 /// The JSON body of a POST to [`QUERY_PATH`].
 pub fn query_body(pql: &str) -> String {
     serde_json::json!({ "query": pql }).to_string()
-}
-
-/// A load host as its fact lists it: its clones by name with their certnames.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadHost {
-    pub certname: String,
-    /// (clone name, certname), sorted by name.
-    pub clones: Vec<(String, String)>,
-    /// What was left out of its fact, and why.
-    pub error: Option<String>,
-}
-
-/// The load hosts in the answer to [`hosts_query`], sorted by certname. A host whose fact
-/// lists no clones is left out (a host with the module and no fleet); one whose fact has
-/// clone names but no certnames (a module before certnames were listed) is kept with an
-/// error, so its clones are not silently missing.
-pub fn load_hosts(answer: &Value) -> Result<Vec<LoadHost>, String> {
-    let rows = answer.as_array().ok_or_else(|| {
-        format!(
-            "the facts query answered something not a list: {}",
-            brief(answer)
-        )
-    })?;
-    let mut hosts = Vec::new();
-    for row in rows {
-        let Some(certname) = row.get("certname").and_then(Value::as_str) else {
-            continue;
-        };
-        let clones = row.get("value").and_then(|v| v.get("clones"));
-        let names = clones
-            .and_then(|c| c.get("names"))
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        let certnames = clones
-            .and_then(|c| c.get("certnames"))
-            .and_then(Value::as_object);
-        let Some(certnames) = certnames else {
-            if names > 0 {
-                hosts.push(LoadHost {
-                    certname: certname.to_owned(),
-                    clones: Vec::new(),
-                    error: Some(format!(
-                        "its {FACT} fact lists {names} clones but not their certnames \
-                         (the module on that host predates clones.certnames)"
-                    )),
-                });
-            }
-            continue;
-        };
-        let mut listed = Vec::new();
-        let mut refused = Vec::new();
-        for (name, value) in certnames {
-            match value.as_str() {
-                Some(c) if validate_hostname("certname", c).is_ok() => {
-                    listed.push((name.clone(), c.to_owned()))
-                }
-                _ => refused.push(name.clone()),
-            }
-        }
-        if listed.is_empty() && refused.is_empty() {
-            continue;
-        }
-        listed.sort();
-        hosts.push(LoadHost {
-            certname: certname.to_owned(),
-            clones: listed,
-            error: (!refused.is_empty()).then(|| {
-                format!(
-                    "left out, their certnames are not host names: {}",
-                    refused.join(", ")
-                )
-            }),
-        });
-    }
-    hosts.sort_by(|a, b| a.certname.cmp(&b.certname));
-    Ok(hosts)
 }
 
 /// One clone's last run from a report row.
@@ -285,7 +210,7 @@ pub fn fleet(
     now: u64,
     interval: u64,
 ) -> Result<PuppetdbFleet, String> {
-    let hosts = load_hosts(&query(&hosts_query(), MAX_FACTS_BYTES)?)?;
+    let LoadHosts { hosts, untrusted } = load_hosts(&query(&hosts_query(), MAX_FACTS_BYTES)?)?;
     let mut out = Vec::with_capacity(hosts.len());
     for host in &hosts {
         let mut error = host.error.clone();
@@ -319,16 +244,8 @@ pub fn fleet(
             interval,
         ),
         hosts: out,
+        untrusted,
     })
-}
-
-/// The start of an unexpected answer, for an error message.
-fn brief(answer: &Value) -> String {
-    let text = answer.to_string();
-    match text.char_indices().nth(200) {
-        Some((end, _)) => format!("{}...", &text[..end]),
-        None => text,
-    }
 }
 
 /// PuppetDB as the tests ask it: its 8.4 answers to the two queries (fixtures/README.md),

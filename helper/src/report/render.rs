@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 use crate::protocol::answers::{
-    CloneReport, FleetReport, PuppetdbCloneRun, PuppetdbFleet, Report, RunReport,
+    CloneReport, FleetReport, PuppetdbCloneRun, PuppetdbFleet, Report, RunReport, UntrustedClaim,
+    UntrustedProblem,
 };
 use crate::report::puppetdb::PuppetdbView;
 use crate::report::server::{Figure, ServerView};
@@ -282,6 +283,7 @@ fn puppetdb_fleet_lines(out: &mut String, fleet: &PuppetdbFleet) {
         fleet.fleet.clones
     );
     if fleet.hosts.is_empty() {
+        untrusted_lines(out, &fleet.untrusted);
         return;
     }
     let mut table = Table::new(
@@ -319,6 +321,30 @@ fn puppetdb_fleet_lines(out: &mut String, fleet: &PuppetdbFleet) {
                 let _ = writeln!(out, "    {}: {}", visible(&c.certname), visible(error));
             }
         }
+    }
+    untrusted_lines(out, &fleet.untrusted);
+}
+
+/// What the nodes' facts claim that is not trusted, one line a claim: the node, the
+/// problem, why.
+fn untrusted_lines(out: &mut String, untrusted: &[UntrustedClaim]) {
+    if untrusted.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  not trusted, so not asked for: {} claim{} of clone_army facts",
+        untrusted.len(),
+        if untrusted.len() == 1 { "" } else { "s" }
+    );
+    for claim in untrusted {
+        let _ = writeln!(
+            out,
+            "    {} ({}): {}",
+            visible(&claim.node),
+            claim.problem.as_str(),
+            visible(&claim.message)
+        );
     }
 }
 
@@ -655,6 +681,7 @@ fn puppetdb_metrics(out: &mut String, puppetdb: &PuppetdbView) {
     }
     if let Some(fleet) = &puppetdb.fleet {
         puppetdb_fleet_metrics(out, fleet);
+        untrusted_metrics(out, &fleet.untrusted);
     }
 }
 
@@ -766,6 +793,22 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
                 }
             }
         }
+    }
+}
+
+/// The claims of nodes' facts not trusted, by problem (every problem, 0 included, so that
+/// an alert can watch one).
+fn untrusted_metrics(out: &mut String, untrusted: &[UntrustedClaim]) {
+    let name = "clone_army_puppetdb_fleet_untrusted_claims";
+    let mut family = Family::start(
+        out,
+        name,
+        "gauge",
+        "Claims of nodes' clone_army facts in PuppetDB not trusted, so not asked for, by problem.",
+    );
+    for problem in UntrustedProblem::ALL {
+        let n = untrusted.iter().filter(|c| c.problem == problem).count();
+        family.sample(name, &[("problem", problem.as_str())], n as f64);
     }
 }
 

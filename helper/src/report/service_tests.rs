@@ -2,14 +2,14 @@
 //! ([`test_tls`]): redirects, answers too large, answers that trickle.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::deadline::Deadline;
 use super::https::{self, HTTP_TIMEOUT};
 use super::run_cache::RunCache;
 use super::test_tls::{Pki, Reply, Witness};
-use super::{puppetdb, report_with, server, test_tls, ReportRequest};
+use super::{puppetdb, puppetdb_fleet, report_with, server, test_tls, ReportRequest};
 use crate::context::Context;
 use crate::sys::paths::Layout;
 use crate::systemd::RecordingSystemd;
@@ -240,4 +240,69 @@ fn a_trickling_server_and_puppetdb_do_not_hold_a_report_past_its_deadline() {
     );
     let fleet = puppetdb.fleet_error.unwrap();
     assert!(fleet.contains("not asked"), "{fleet}");
+}
+
+/// A PuppetDB whose facts hold a clone that publishes a fleet naming the server and
+/// another node: the report asks only about the load hosts' own clones, and says what it
+/// did not trust.
+#[test]
+fn a_clone_claiming_to_be_a_load_host_is_never_asked_about() {
+    let pki = Pki::new();
+    let asked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = Arc::clone(&asked);
+    let puppetdb = pki.serve(move |request: &test_tls::Request| {
+        if request.path.starts_with("/status/") {
+            return Reply::json(r#"{"state": "running", "status": {"queue_depth": 0}}"#);
+        }
+        if request.path.starts_with("/metrics/") {
+            return Reply::json(r#"{"value": {"Count": 1}, "status": 200}"#);
+        }
+        assert_eq!(request.method, "POST");
+        let body: serde_json::Value = serde_json::from_str(&request.body).unwrap();
+        let pql = body["query"].as_str().unwrap().to_owned();
+        seen.lock().unwrap().push(pql.clone());
+        let answer = if pql == puppetdb_fleet::hosts_query() {
+            let mut facts = puppetdb_fleet::fake::facts();
+            facts.as_array_mut().unwrap().push(serde_json::json!({
+                "certname": "clone1.tw.sandbox.test",
+                "value": {"clones": {"names": ["a", "b"], "certnames": {
+                    "a": "puppet.sandbox.test", "b": "clone2.tw-b.sandbox.test"}}}
+            }));
+            facts
+        } else {
+            puppetdb_fleet::fake::answer(&pql, 0).unwrap()
+        };
+        Reply::json(answer.to_string())
+    });
+    let view = puppetdb::fetch(
+        &puppetdb.url(),
+        puppetdb::Credentials {
+            ca_cert: Some(&pki.ca),
+            client: Some(pki.client.clone()),
+        },
+        Some(puppetdb::FleetClock {
+            now: 1_795_319_000,
+            interval: 1800,
+        }),
+        &deadline(),
+        |p| p.to_owned(),
+    );
+    let fleet = view
+        .fleet
+        .unwrap_or_else(|| panic!("{:?}", view.fleet_error));
+    let hosts: Vec<&str> = fleet.hosts.iter().map(|h| h.host.as_str()).collect();
+    assert_eq!(hosts, ["tw-b.sandbox.test", "tw.sandbox.test"]);
+    assert_eq!(fleet.fleet.clones, 4);
+    assert_eq!(fleet.untrusted.len(), 1);
+    assert_eq!(fleet.untrusted[0].node, "clone1.tw.sandbox.test");
+    let asked = asked.lock().unwrap();
+    assert_eq!(
+        asked.len(),
+        3,
+        "the facts, then one reports query a host: {asked:?}"
+    );
+    assert!(
+        asked.iter().all(|pql| !pql.contains("puppet.sandbox.test")),
+        "{asked:?}"
+    );
 }

@@ -488,6 +488,31 @@ fn puppetdb_fleet_sample(now: u64, interval: u64) -> crate::protocol::answers::P
 }
 
 #[test]
+fn the_table_shows_what_is_not_trusted_escaped() {
+    let mut r = sample_with_server();
+    let fleet = r.puppetdb.as_mut().unwrap().fleet.as_mut().unwrap();
+    fleet
+        .untrusted
+        .push(crate::protocol::answers::UntrustedClaim {
+            node: "clone1.tw.sandbox.test\u{1b}]0;owned\u{7}".to_owned(),
+            clone: None,
+            certname: None,
+            problem: crate::protocol::answers::UntrustedProblem::CloneAsLoadHost,
+            message: "its clone_army fact lists 2 clones\u{9b}2J".to_owned(),
+        });
+    let text = render::table(&r);
+    assert!(
+        text.contains(
+            "  not trusted, so not asked for: 1 claim of clone_army facts\n    \
+             clone1.tw.sandbox.test\\x1b]0;owned\\x07 (clone-as-load-host): \
+             its clone_army fact lists 2 clones\\u{9b}2J\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{9b}'));
+}
+
+#[test]
 fn json_snapshot() {
     let r = sample_with_server();
     let text =

@@ -35,72 +35,6 @@ fn the_queries_are_pql() {
 }
 
 #[test]
-fn load_hosts_come_from_their_facts() {
-    let answer = facts();
-    let hosts = load_hosts(&answer).unwrap();
-    assert_eq!(hosts.len(), 2, "{hosts:?}");
-    assert!(hosts.windows(2).all(|w| w[0].certname < w[1].certname));
-    for host in &hosts {
-        let row = answer
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["certname"] == host.certname.as_str())
-            .unwrap();
-        let certnames = row["value"]["clones"]["certnames"].as_object().unwrap();
-        assert_eq!(host.clones.len(), certnames.len());
-        for (name, certname) in &host.clones {
-            assert_eq!(certnames[name], certname.as_str());
-        }
-        assert_eq!(host.error, None);
-    }
-    // Clone names repeat across hosts; certnames do not.
-    let mut all: Vec<&str> = hosts
-        .iter()
-        .flat_map(|h| h.clones.iter().map(|(_, c)| c.as_str()))
-        .collect();
-    let count = all.len();
-    all.sort();
-    all.dedup();
-    assert_eq!(all.len(), count);
-}
-
-#[test]
-fn a_fact_without_certnames_or_with_bad_ones_is_said() {
-    let answer = json!([
-        {"certname": "old.example.com", "value": {"clones": {"names": ["c1"], "total": 1}}},
-        {"certname": "idle.example.com", "value": {"capacity": {"daemon": 1, "timer": 2}}},
-        {"certname": "empty.example.com", "value": {"clones": {"names": [], "certnames": {}}}},
-        {"certname": "bad.example.com", "value": {"clones": {"names": ["c1", "c2", "c3"],
-            "certnames": {
-                "c1": "c1.bad.example.com",
-                "c2": "x\"] or certname ~ \".*",
-                "c3": 7
-            }}}},
-        {"value": {"clones": {"certnames": {"c": "c.nohost"}}}},
-    ]);
-    let hosts = load_hosts(&answer).unwrap();
-    let names: Vec<&str> = hosts.iter().map(|h| h.certname.as_str()).collect();
-    assert_eq!(names, ["bad.example.com", "old.example.com"]);
-    assert_eq!(
-        hosts[0].clones,
-        [("c1".to_owned(), "c1.bad.example.com".to_owned())]
-    );
-    assert_eq!(
-        hosts[0].error.as_deref(),
-        Some("left out, their certnames are not host names: c2, c3")
-    );
-    assert!(hosts[1].clones.is_empty());
-    assert!(hosts[1]
-        .error
-        .as_deref()
-        .unwrap()
-        .contains("not their certnames"));
-    let e = load_hosts(&json!({"error": "no"})).unwrap_err();
-    assert!(e.contains("not a list"), "{e}");
-}
-
-#[test]
 fn runs_come_from_the_latest_reports() {
     let answer = reports();
     let runs = report_runs(&answer).unwrap();
@@ -230,7 +164,7 @@ fn the_fleet_spans_hosts_with_a_breakdown_per_host() {
     };
     let now = fixture_now();
     let fleet = fleet(query, now, INTERVAL).unwrap();
-    let hosts = load_hosts(&facts()).unwrap();
+    let hosts = load_hosts(&facts()).unwrap().hosts;
     let asked = asked.into_inner();
     assert_eq!(
         asked.len(),
