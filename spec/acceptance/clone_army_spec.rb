@@ -339,6 +339,8 @@ RSpec.describe 'class clone_army on a sandbox host' do
             end
             expect(hosts[host].dig('fleet', 'clones')).to eq(names.size)
           end
+          # The real facts of two load hosts and their clones: every claim is trusted.
+          expect(view.dig('fleet', 'untrusted')).to eq([]), view.inspect
           all = view.dig('fleet', 'fleet')
           expect(all['clones']).to eq(hosts.values.sum { |h| h['clones'].size })
           expect(all.dig('total_time', 'count')).to be >= wanted.size

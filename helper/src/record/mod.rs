@@ -39,9 +39,9 @@ pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Rotated files kept beside the current one.
 pub const DEFAULT_KEEP: u32 = 4;
 
-/// How long all of one sample's requests (the server's status, PuppetDB's status and
-/// metrics) may take together: its period, so that the next sample is not held back, but
-/// at least one request's limit, and never more than a report's.
+/// By how long after a sample's start all its requests (the server's status, PuppetDB's
+/// status and metrics) end: its period, so that the next sample is not held back, but at
+/// least one request's limit, and never more than a report's.
 pub fn sample_deadline(every: u64) -> Duration {
     Duration::from_secs(every).clamp(https::HTTP_TIMEOUT, report::REPORT_DEADLINE)
 }

@@ -54,9 +54,9 @@ pub const MAX_REPORT_BYTES: u64 = 32 * 1024 * 1024;
 /// Puppet's default `runinterval`, and the module's.
 pub const DEFAULT_INTERVAL: u64 = 1800;
 
-/// How long all of a report's requests (the server's status, PuppetDB's status, metrics
-/// and queries) may take together: a few requests' limits
-/// ([`https::HTTP_TIMEOUT`]), whatever the services and the facts they hold do.
+/// By how long after a report's start all its requests (the server's status, PuppetDB's
+/// status, metrics and queries) end: a few requests' limits ([`https::HTTP_TIMEOUT`]),
+/// whatever the services and the facts they hold do.
 pub const REPORT_DEADLINE: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Clone)]
