@@ -610,7 +610,8 @@ pub enum UntrustedProblem {
     /// Another load host's fact claims the same certname, and it is not this host's
     /// `<clone>.<host certname>`.
     CertnameClaimedTwice,
-    /// The clone's name or certname is none a clone can have.
+    /// The entry cannot be a clone: a name or a certname none a clone can have, the host's
+    /// own certname, or a second fact of one node in PuppetDB's answer.
     Malformed,
 }
 
