@@ -90,7 +90,7 @@ pub fn table(report: &Report) -> String {
     for clone in &report.clones {
         if let Some(failure) = &clone.failure {
             let first = failure.lines().next().unwrap_or_default();
-            let _ = writeln!(out, "{} failed: {}", clone.name, visible(first));
+            let _ = writeln!(out, "{} failed: {}", visible(&clone.name), visible(first));
         }
     }
     if let Some(error) = &report.systemd_error {
@@ -186,8 +186,10 @@ fn row(c: &CloneReport) -> Vec<String> {
     row
 }
 
+/// The server's lines. Its service names and states are its own text: escaped like a
+/// clone's.
 fn server_lines(out: &mut String, server: &ServerView) {
-    let _ = writeln!(out, "server: {}", server.url);
+    let _ = writeln!(out, "server: {}", visible(&server.url));
     if let Some(error) = &server.error {
         let _ = writeln!(out, "  error: {}", visible(error));
         return;
@@ -197,7 +199,7 @@ fn server_lines(out: &mut String, server: &ServerView) {
             .states
             .iter()
             .filter(|(_, s)| s.as_str() != "running")
-            .map(|(n, s)| format!("{n} {s}"))
+            .map(|(n, s)| format!("{} {}", visible(n), visible(s)))
             .collect();
         let _ = writeln!(
             out,
@@ -238,7 +240,7 @@ fn server_lines(out: &mut String, server: &ServerView) {
 }
 
 fn puppetdb_lines(out: &mut String, puppetdb: &PuppetdbView) {
-    let _ = writeln!(out, "puppetdb: {}", puppetdb.url);
+    let _ = writeln!(out, "puppetdb: {}", visible(&puppetdb.url));
     if let Some(error) = &puppetdb.error {
         let _ = writeln!(out, "  error: {}", visible(error));
         return;
@@ -348,12 +350,11 @@ fn untrusted_lines(out: &mut String, untrusted: &[UntrustedClaim]) {
     }
 }
 
-/// A label value in the exposition format: `\`, `"` and newlines escaped.
+/// A label value in the exposition format: control characters (newlines too) made
+/// visible as in a table, since clone names and PuppetDB's certnames are others' text and
+/// the file is read by people too; then `\` and `"` escaped.
 fn label(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+    visible(value).replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 /// A sample value: Prometheus takes Go's float syntax; integers print as integers.
@@ -826,7 +827,7 @@ mod tests {
 
     #[test]
     fn label_values_are_escaped() {
-        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\\\x0ad");
     }
 
     #[test]

@@ -598,3 +598,46 @@ fn reports_through_one_cache_say_what_fresh_reports_say() {
         "{c3:?}"
     );
 }
+
+/// The server under test writes its status answer: the names and states of its services
+/// reach the operator's terminal escaped.
+#[test]
+fn a_server_state_with_escape_sequences_is_shown_escaped() {
+    let mut r = sample_with_server();
+    let hostile = serde_json::json!({
+        "evil\u{1b}]0;owned\u{7}": {"state": "stopped\u{1b}[2J\u{9b}31m"},
+        "master": {"state": "running"}
+    });
+    let server = r.server.as_mut().unwrap();
+    server.states = server::summarise(&hostile).states;
+    server.url = "https://puppet:8140/\u{1b}[2J".to_owned();
+    let table = render::table(&r);
+    assert!(
+        !table.chars().any(|c| c.is_control() && c != '\n'),
+        "{table:?}"
+    );
+    assert!(
+        table.contains("services not running: evil\\x1b]0;owned\\x07 stopped\\x1b[2J\\u{9b}31m"),
+        "{table}"
+    );
+}
+
+/// PuppetDB's answers name load hosts and clones: in the textfile they are label values
+/// without control characters, whatever PuppetDB held.
+#[test]
+fn a_puppetdb_host_with_escape_sequences_is_a_label_value_without_them() {
+    let mut r = sample_with_server();
+    let fleet = r.puppetdb.as_mut().unwrap().fleet.as_mut().unwrap();
+    fleet.hosts[0].host = "load1\u{1b}]0;owned\u{7}\r# HELP fake".to_owned();
+    fleet.hosts[0].clones[0].name = "clone1\u{9b}2J".to_owned();
+    let text = render::prometheus(&r);
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("host=\"load1\\\\x1b]0;owned\\\\x07\\\\x0d# HELP fake\""),
+        "{text}"
+    );
+    assert!(text.contains("clone=\"clone1\\\\u{9b}2J\""), "{text}");
+}
