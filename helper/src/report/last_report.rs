@@ -10,6 +10,8 @@
 
 use serde::Deserialize;
 
+use super::kept;
+
 /// `$statedir` of Debian's and Ubuntu's `puppet-agent` (`$vardir/state`).
 pub const DISTRO_STATEDIR: &str = "/var/cache/puppet/state";
 /// `$statedir` of Puppet's AIO `puppet-agent`.
@@ -48,14 +50,14 @@ struct RawLog {
 }
 
 /// The first [`MAX_FAILURE_LINES`] distinct error messages of a report, each cut to its
-/// first line (Puppet's "Wrapped exception:" continuations repeat the first), joined
-/// with newlines; `None` when the report logged no error. An error says what was wrong
-/// with the file.
+/// first line (Puppet's "Wrapped exception:" continuations repeat the first) and to
+/// [`kept::MAX_FAILURE_LINE_CHARS`], joined with newlines; `None` when the report logged
+/// no error. An error says what was wrong with the file.
 pub fn failure(text: &str) -> Result<Option<String>, String> {
     let raw: Option<RawReport> = super::yaml::from_str(text).map_err(|e| {
         let message = e.to_string();
-        let first = message.lines().next().unwrap_or_default().to_owned();
-        format!("{REPORT_FILE} is not YAML Puppet wrote: {first}")
+        let first = message.lines().next().unwrap_or_default();
+        kept::error(&format!("{REPORT_FILE} is not YAML Puppet wrote: {first}"))
     })?;
     let mut lines: Vec<String> = Vec::new();
     for log in raw.and_then(|r| r.logs).unwrap_or_default() {
@@ -70,8 +72,9 @@ pub fn failure(text: &str) -> Result<Option<String>, String> {
         else {
             continue;
         };
-        if !lines.iter().any(|l| l == line) {
-            lines.push(line.to_owned());
+        let line = kept::failure_line(line);
+        if !lines.contains(&line) {
+            lines.push(line);
         }
         if lines.len() == MAX_FAILURE_LINES {
             break;

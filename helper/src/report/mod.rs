@@ -15,6 +15,7 @@
 pub mod deadline;
 pub mod fleet_trust;
 pub mod https;
+pub mod kept;
 pub mod last_report;
 pub mod puppetdb;
 pub mod puppetdb_fleet;

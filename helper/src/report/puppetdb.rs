@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 pub use crate::protocol::answers::{CommandMetrics, PuppetdbView};
 use crate::report::deadline::Deadline;
 use crate::report::https::{self, ClientIdentity};
-use crate::report::puppetdb_fleet;
 use crate::report::server::Figure;
+use crate::report::{kept, puppetdb_fleet};
 use serde_json::Value;
 
 /// PuppetDB's default TLS port, for a `--puppetdb` given as a bare host name.
@@ -215,15 +215,20 @@ impl PuppetdbView {
     }
 }
 
-/// Version, state and queue depth from the `puppetdb-status` service's answer.
+/// Version, state and queue depth from the `puppetdb-status` service's answer, the
+/// texts kept as [`kept`] says.
 pub fn status_fields(status: &Value) -> (Option<String>, Option<String>, Option<Figure>) {
-    let text = |key: &str| status.get(key).and_then(Value::as_str).map(str::to_owned);
+    let text = |key: &str| status.get(key).and_then(Value::as_str);
     let queue_depth = status
         .get("status")
         .and_then(|s| s.get("queue_depth"))
         .and_then(Value::as_number)
         .cloned();
-    (text("service_version"), text("state"), queue_depth)
+    (
+        text("service_version").map(kept::version),
+        text("state").map(kept::service),
+        queue_depth,
+    )
 }
 
 /// The figures under a Jolokia answer's `value`, or why there are none (Jolokia says
@@ -231,7 +236,7 @@ pub fn status_fields(status: &Value) -> (Option<String>, Option<String>, Option<
 fn jolokia_value(answer: &Value) -> Result<&Value, String> {
     match answer.get("value") {
         Some(value) if value.is_object() => Ok(value),
-        _ => Err(format!(
+        _ => Err(kept::error(&format!(
             "PuppetDB's metrics answered without figures (status {}): {}",
             answer
                 .get("status")
@@ -240,7 +245,7 @@ fn jolokia_value(answer: &Value) -> Result<&Value, String> {
                 .get("error")
                 .and_then(Value::as_str)
                 .unwrap_or("no error given")
-        )),
+        ))),
     }
 }
 
@@ -327,6 +332,21 @@ mod tests {
         assert_eq!(state.as_deref(), Some("running"));
         assert_eq!(queue_depth, Some(0.into()));
         assert_eq!(status_fields(&serde_json::json!({})), (None, None, None));
+    }
+
+    /// PuppetDB is a server under test too: its version, state and Jolokia's error go
+    /// into every timeline line, so a MiB of any of them is kept cut.
+    #[test]
+    fn a_puppetdb_version_state_and_error_of_1_mib_are_kept_cut() {
+        let huge = "9".repeat(1 << 20);
+        let status = serde_json::json!({"service_version": huge, "state": huge});
+        let (version, state, _) = status_fields(&status);
+        assert_eq!(version.unwrap().chars().count(), kept::MAX_VERSION_CHARS);
+        assert_eq!(state.unwrap().chars().count(), kept::MAX_SERVICE_CHARS);
+        let denied = serde_json::json!({"status": huge, "error": huge});
+        let time: Value = serde_json::from_str(PROCESSING_TIME).unwrap();
+        let e = commands(&denied, &time).unwrap_err();
+        assert!(e.chars().count() <= kept::MAX_ERROR_CHARS, "{}", e.len());
     }
 
     #[test]

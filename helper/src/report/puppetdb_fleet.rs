@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::protocol::answers::{LoadHostRuns, PuppetdbCloneRun, PuppetdbFleet, RunReport};
 use crate::report::fleet_trust::brief;
+use crate::report::kept;
 use crate::report::stats::{self, is_silent};
 use crate::report::summary::RunStatus;
 use crate::sys::time::parse_rfc3339;
@@ -92,8 +93,8 @@ pub fn report_runs(answer: &Value) -> Result<BTreeMap<String, ReportRun>, String
         let Some(certname) = row.get("certname").and_then(Value::as_str) else {
             continue;
         };
-        let text = |key: &str| row.get(key).and_then(Value::as_str).map(str::to_owned);
-        let status = text("status");
+        let text = |key: &str| row.get(key).and_then(Value::as_str);
+        let status = text("status").map(kept::service);
         let metric = |category: &str, name: &str| -> Option<f64> {
             row.get("metrics")?
                 .get("data")?
@@ -121,13 +122,13 @@ pub fn report_runs(answer: &Value) -> Result<BTreeMap<String, ReportRun>, String
                 status: known,
                 unknown_status: if known.is_none() { status } else { None },
                 noop: row.get("noop").and_then(Value::as_bool),
-                end_time: text("end_time").as_deref().and_then(parse_rfc3339),
+                end_time: text("end_time").and_then(parse_rfc3339),
                 total_time: metric("time", "total"),
                 config_retrieval_time: metric("time", "config_retrieval"),
                 failed_resources: metric("resources", "failed").map(|v| v as u64),
                 resources: metric("resources", "total").map(|v| v as u64),
-                puppet_version: text("puppet_version"),
-                config_version: text("configuration_version"),
+                puppet_version: text("puppet_version").map(kept::version),
+                config_version: text("configuration_version").map(kept::version),
                 would_change,
             },
         );

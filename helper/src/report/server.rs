@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use crate::protocol::answers::{Figure, JrubyMetrics, ServerView, Timing};
 use crate::report::deadline::Deadline;
-use crate::report::https;
+use crate::report::{https, kept};
 use serde_json::Value;
 
 /// Puppet Server's default port, for a `--server` given as a bare host name.
@@ -164,6 +164,9 @@ fn timing_where(list: Option<&Value>, key: &str, wanted: &str) -> Option<Timing>
         })
 }
 
+/// The named fields of a status answer. The services' names and states are kept as
+/// [`kept`] says (at most [`kept::MAX_SERVICES`] of them, by name): they go into every
+/// timeline line.
 pub fn summarise(json: &Value) -> Summary {
     let states = json
         .as_object()
@@ -173,8 +176,9 @@ pub fn summarise(json: &Value) -> Summary {
                 .filter_map(|(name, s)| {
                     s.get("state")
                         .and_then(Value::as_str)
-                        .map(|state| (name.clone(), state.to_owned()))
+                        .map(|state| (kept::service(name), kept::service(state)))
                 })
+                .take(kept::MAX_SERVICES)
                 .collect()
         })
         .unwrap_or_default();
@@ -201,7 +205,7 @@ pub fn summarise(json: &Value) -> Summary {
         version: service(json, "master")
             .and_then(|s| s.get("service_version"))
             .and_then(Value::as_str)
-            .map(str::to_owned),
+            .map(kept::version),
         states,
         jruby,
         compile,
@@ -277,6 +281,33 @@ mod tests {
         assert_eq!(s.catalog_requests, None);
         assert_eq!(s.version, None, "no master service, no version");
         assert_eq!(summarise(&serde_json::json!([1])), Summary::default());
+    }
+
+    /// The server under test answers with ten thousand services of long names and states
+    /// and a version of a MiB: what is kept of it, which goes into every timeline line,
+    /// stays small.
+    #[test]
+    fn a_status_answer_of_many_long_services_is_kept_bounded() {
+        let mut services = serde_json::Map::new();
+        for i in 0..10_000 {
+            services.insert(
+                format!("service-{i:05}-{}", "n".repeat(1000)),
+                serde_json::json!({"state": "s".repeat(1000)}),
+            );
+        }
+        services.insert(
+            "master".to_owned(),
+            serde_json::json!({"state": "running", "service_version": "8".repeat(1 << 20)}),
+        );
+        let s = summarise(&Value::Object(services));
+        assert_eq!(s.states.len(), kept::MAX_SERVICES);
+        for (name, state) in &s.states {
+            assert!(name.chars().count() <= kept::MAX_SERVICE_CHARS, "{name}");
+            assert!(state.chars().count() <= kept::MAX_SERVICE_CHARS, "{state}");
+        }
+        let version = s.version.unwrap();
+        assert_eq!(version.chars().count(), kept::MAX_VERSION_CHARS);
+        assert!(version.ends_with('…'));
     }
 
     #[test]

@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 pub use crate::protocol::answers::RunStatus;
 use serde::Deserialize;
 
+use super::kept;
+
 /// Where Debian's and Ubuntu's `puppet-agent` keep the summary (`$publicdir`).
 pub const DISTRO_PUBLICDIR: &str = "/var/cache/puppet/public";
 /// Where Puppet's AIO `puppet-agent` keeps it.
@@ -84,9 +86,10 @@ pub struct LastRun {
     pub failed_resources: Option<u64>,
     /// `resources.total`: the catalog's size.
     pub resources: Option<u64>,
-    /// `version.puppet`.
+    /// `version.puppet`, cut to [`kept::MAX_VERSION_CHARS`].
     pub puppet_version: Option<String>,
-    /// `version.config` (an integer timestamp by default, any string with `config_version`).
+    /// `version.config` (an integer timestamp by default, any string with
+    /// `config_version`), cut as the Puppet version.
     pub config_version: Option<String>,
     /// `resources.out_of_sync` of a noop run (one with `events.noop`).
     pub would_change: Option<u64>,
@@ -166,10 +169,10 @@ pub fn parse(text: &str) -> Result<LastRun, String> {
     let raw: Option<RawSummary> = super::yaml::from_str(text).map_err(|e| {
         let message = e.to_string();
         let first = message.lines().next().unwrap_or_default();
-        format!(
+        kept::error(&format!(
             "not YAML Puppet wrote: {}",
             first.trim_start_matches("error: ")
-        )
+        ))
     })?;
     // An empty document is no summary Puppet wrote.
     let raw = raw.ok_or_else(|| "the file is empty".to_owned())?;
@@ -186,7 +189,8 @@ pub fn parse(text: &str) -> Result<LastRun, String> {
     let noop_events = count(&raw.events, "noop").unwrap_or(0);
     let would_change =
         (noop_events > 0).then(|| count(&raw.resources, "out_of_sync").unwrap_or(noop_events));
-    let config_version = get(&raw.version, "config").and_then(Scalar::as_text);
+    let version = |key: &str| get(&raw.version, key).and_then(Scalar::as_text);
+    let config_version = version("config").as_deref().map(kept::version);
     let catalog_applied = config_version.is_some()
         && (get(&raw.time, "catalog_application").is_some()
             || count(&raw.resources, "total").unwrap_or(0) > 0);
@@ -210,7 +214,7 @@ pub fn parse(text: &str) -> Result<LastRun, String> {
         last_run: get(&raw.time, "last_run").and_then(Scalar::as_u64),
         failed_resources,
         resources: count(&raw.resources, "total"),
-        puppet_version: get(&raw.version, "puppet").and_then(Scalar::as_text),
+        puppet_version: version("puppet").as_deref().map(kept::version),
         config_version,
         would_change,
     })

@@ -641,3 +641,47 @@ fn a_puppetdb_host_with_escape_sequences_is_a_label_value_without_them() {
     );
     assert!(text.contains("clone=\"clone1\\\\u{9b}2J\""), "{text}");
 }
+
+/// The server under test serves a failing `exec` whose command line is 32 MiB: the agent
+/// logs it whole, and the report keeps the first of it.
+#[test]
+fn a_failure_line_of_32_mib_is_kept_cut() {
+    let f = Fleet::new();
+    f.clone("c1", "active", Some(FAILED));
+    let head = "logs:\n- level: err\n  message: '";
+    let tail = "'\n";
+    let line = "x".repeat(MAX_REPORT_BYTES as usize - head.len() - tail.len());
+    f.full_report("c1", &format!("{head}{line}{tail}"));
+    let failure = f.report().clones[0].failure.clone().unwrap();
+    assert_eq!(
+        failure.chars().count(),
+        kept::MAX_FAILURE_LINE_CHARS,
+        "{}",
+        failure.len()
+    );
+    assert!(failure.starts_with("xxx") && failure.ends_with('…'));
+}
+
+/// A clone's summary says its Puppet and catalog versions are 400 KiB each (two fit in a
+/// summary): each is kept cut.
+#[test]
+fn versions_of_400_kib_are_kept_cut() {
+    let f = Fleet::new();
+    let huge = "9".repeat(400 * 1024);
+    f.clone(
+        "c1",
+        "active",
+        Some(
+            &UNCHANGED
+                .replace("puppet: 7.23.0", &format!("puppet: '7.{huge}'"))
+                .replace("config: 1795318947", &format!("config: '{huge}'")),
+        ),
+    );
+    let r = f.report();
+    let run = &r.clones[0].run;
+    let version = run.puppet_version.as_deref().unwrap();
+    assert_eq!(version.chars().count(), kept::MAX_VERSION_CHARS);
+    assert!(version.starts_with("7.99") && version.ends_with('…'));
+    let config = run.config_version.as_deref().unwrap();
+    assert_eq!(config.chars().count(), kept::MAX_VERSION_CHARS);
+}

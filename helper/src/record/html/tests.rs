@@ -355,3 +355,31 @@ fn the_header_says_how_the_fleet_ran_and_against_which_versions() {
         "{page}"
     );
 }
+
+/// The versions in the header are the server's, PuppetDB's and the clones' words: on the
+/// page they are text, whatever markup or control characters they hold.
+#[test]
+fn versions_with_markup_from_the_servers_and_clones_are_text_in_the_page() {
+    let mut recording = recording();
+    let versions = recording
+        .samples
+        .last_mut()
+        .unwrap()
+        .versions
+        .as_mut()
+        .unwrap();
+    versions.server = Some("</td></tr></table><script>alert(1)</script>".to_owned());
+    versions.puppetdb = Some("8\u{1b}]0;owned\u{7}".to_owned());
+    versions.agent = BTreeMap::from([("<svg onload=alert(1)>".to_owned(), 2)]);
+    let page = page(&recording);
+    assert!(
+        !page.contains("<script") && !page.contains("<svg onload"),
+        "{page}"
+    );
+    assert!(
+        !page.chars().any(|c| c.is_control() && c != '\n'),
+        "{page:?}"
+    );
+    assert!(page.contains("&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;&lt;script&gt;"));
+    assert!(page.contains("8\\x1b]0;owned\\x07"), "{page}");
+}

@@ -240,3 +240,22 @@ fn a_failed_reports_query_leaves_the_hosts_clones_never_with_the_error() {
     let e = super::fleet(|_: &str, _: u64| Err("refused".to_owned()), 0, INTERVAL).unwrap_err();
     assert_eq!(e, "refused");
 }
+
+/// A report PuppetDB holds names versions and a status the clone's agent sent: a MiB of
+/// each is kept cut.
+#[test]
+fn versions_and_a_status_of_1_mib_in_a_report_are_kept_cut() {
+    let huge = "9".repeat(1 << 20);
+    let answer = json!([{
+        "certname": "c1.load1",
+        "status": huge,
+        "puppet_version": huge,
+        "configuration_version": huge,
+    }]);
+    let runs = report_runs(&answer).unwrap();
+    let run = &runs["c1.load1"];
+    let count = |text: &Option<String>| text.as_deref().unwrap().chars().count();
+    assert_eq!(count(&run.puppet_version), kept::MAX_VERSION_CHARS);
+    assert_eq!(count(&run.config_version), kept::MAX_VERSION_CHARS);
+    assert_eq!(count(&run.unknown_status), kept::MAX_SERVICE_CHARS);
+}
