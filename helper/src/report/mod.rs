@@ -24,9 +24,9 @@ pub mod run_cache;
 pub mod server;
 pub mod stats;
 pub mod summary;
-pub mod yaml;
 #[cfg(test)]
 pub(crate) mod test_tls;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,12 +74,18 @@ pub struct ReportRequest {
 /// [`REPORT_DEADLINE`] from now.
 pub fn report(ctx: &Context, request: &ReportRequest, now: u64) -> Result<Report> {
     let deadline = Deadline::after(REPORT_DEADLINE);
-    report_with(ctx, request, now, &mut RunCache::default(), &deadline)
+    report_with(
+        ctx,
+        request,
+        now,
+        &mut RunCache::for_one_report(),
+        &deadline,
+    )
 }
 
 /// As [`report`], reading again only the agents' files that changed since `runs` saw them
-/// (one report after another, as the recorder takes them), every request done by
-/// `deadline`.
+/// (one report after another, as the recorder takes them), and no more of them than its
+/// budget for a sample (see [`run_cache`]), every request done by `deadline`.
 pub fn report_with(
     ctx: &Context,
     request: &ReportRequest,
@@ -98,8 +104,14 @@ pub fn report_with(
     let mounts = clone::discover(layout)?;
     let (statuses, systemd_error) = clone::statuses_without_systemd_failing(ctx, &mounts)?;
     let mut confdirs: BTreeMap<String, String> = BTreeMap::new();
-    let mut clones = Vec::with_capacity(statuses.len());
-    for (mount, status) in mounts.iter().zip(statuses) {
+    runs.begin_sample();
+    let names: Vec<&str> = mounts.iter().map(|m| m.clone.as_str()).collect();
+    let mut statuses: Vec<Option<_>> = statuses.into_iter().map(Some).collect();
+    let mut reports: Vec<Option<CloneReport>> = vec![None; mounts.len()];
+    for i in runs.reading_order(&names) {
+        let (mount, Some(status)) = (&mounts[i], statuses[i].take()) else {
+            continue;
+        };
         let confdir = match confdirs.get(&status.base) {
             Some(c) => c.clone(),
             None => {
@@ -121,7 +133,7 @@ pub fn report_with(
             None
         };
         let existed_for = mount_unit_age(ctx, &status.name, now);
-        clones.push(clone_report(
+        reports[i] = Some(clone_report(
             status.name,
             status.base,
             state,
@@ -134,6 +146,7 @@ pub fn report_with(
             request.interval,
         ));
     }
+    let clones: Vec<CloneReport> = reports.into_iter().flatten().collect();
     runs.keep_only(&clones.iter().map(|c| c.name.as_str()).collect::<Vec<_>>());
     let fleet = stats::fleet(
         clones.iter().map(|c| (c.name.as_str(), &c.run)),

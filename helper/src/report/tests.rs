@@ -685,3 +685,111 @@ fn versions_of_400_kib_are_kept_cut() {
     let config = run.config_version.as_deref().unwrap();
     assert_eq!(config.chars().count(), kept::MAX_VERSION_CHARS);
 }
+
+/// Two clones rewrite a failing report of 20 MiB before every sample: together more than a
+/// sample parses. Each sample parses one of them; the other keeps what was read of it
+/// before (or says it is not read yet), and has its turn in the next sample.
+#[test]
+fn clones_rewriting_huge_reports_every_sample_cannot_make_every_sample_parse_them() {
+    let f = Fleet::new();
+    let request = ReportRequest {
+        interval: 1800,
+        server: None,
+        ca_cert: None,
+        puppetdb: None,
+        client: None,
+    };
+    let huge = |sample: u32| {
+        let head = format!("logs:\n- level: err\n  message: 'sample {sample} ");
+        format!("{head}{}'\n", "x".repeat(20 << 20))
+    };
+    f.clone("c1", "active", Some(FAILED));
+    f.clone("c2", "active", Some(FAILED));
+    let mut runs = RunCache::default();
+    let failure = |r: &Report, i: usize| r.clones[i].failure.clone().unwrap();
+    f.full_report("c1", &huge(1));
+    f.full_report("c2", &huge(1));
+    let first = report_with(
+        &f.ctx(),
+        &request,
+        NOW,
+        &mut runs,
+        &Deadline::after(REPORT_DEADLINE),
+    )
+    .unwrap();
+    assert!(failure(&first, 0).starts_with("sample 1 "));
+    assert!(failure(&first, 1).contains("not read yet"), "{first:?}");
+    // The agent writes a new report by renaming it over the old one.
+    for clone in ["c1", "c2"] {
+        let state = f
+            .layout
+            .fs(f.layout.upper_dir(clone))
+            .join("var/cache/puppet/state");
+        fs::write(state.join("new.yaml"), huge(2)).unwrap();
+        fs::rename(state.join("new.yaml"), state.join("last_run_report.yaml")).unwrap();
+    }
+    let second = report_with(
+        &f.ctx(),
+        &request,
+        NOW,
+        &mut runs,
+        &Deadline::after(REPORT_DEADLINE),
+    )
+    .unwrap();
+    assert!(failure(&second, 1).starts_with("sample 2 "));
+    assert!(
+        failure(&second, 0).starts_with("sample 1 "),
+        "c1 waits its turn"
+    );
+    // Their summaries, small, are read every sample all the same.
+    assert_eq!(second.clones[0].run.status, RunStatus::Failed);
+}
+
+/// What the recorder keeps for its whole life stays within a budget per clone, however
+/// large the lines and versions its clones' agents write: here 64 clones, each failing
+/// with three distinct lines of 512 KiB and saying its Puppet version is 200 KiB.
+#[test]
+fn many_clones_with_huge_failure_lines_keep_a_bounded_run_cache() {
+    let f = Fleet::new();
+    let clones = 64;
+    let line = |c: usize, n: usize| format!("{c} {n} {}", "x".repeat(512 << 10));
+    for c in 0..clones {
+        let name = format!("c{c}");
+        let version = format!("puppet: '7.{}'", "1".repeat(200 << 10));
+        f.clone(
+            &name,
+            "active",
+            Some(&FAILED.replace("puppet: 7.23.0", &version)),
+        );
+        let logs: String = (0..3)
+            .map(|n| format!("- level: err\n  message: '{}'\n", line(c, n)))
+            .collect();
+        f.full_report(&name, &format!("logs:\n{logs}"));
+    }
+    let mut runs = RunCache::for_one_report();
+    let request = ReportRequest {
+        interval: 1800,
+        server: None,
+        ca_cert: None,
+        puppetdb: None,
+        client: None,
+    };
+    let r = report_with(
+        &f.ctx(),
+        &request,
+        NOW,
+        &mut runs,
+        &Deadline::after(REPORT_DEADLINE),
+    )
+    .unwrap();
+    assert!(r.clones.iter().all(|c| c.failure.is_some()));
+    // Three failure lines, two versions and two paths a clone, in UTF-8.
+    let per_clone = last_report::MAX_FAILURE_LINES * (4 * kept::MAX_FAILURE_LINE_CHARS + 1)
+        + 2 * 4 * kept::MAX_VERSION_CHARS
+        + 2 * 256;
+    let kept = runs.kept_text_bytes();
+    assert!(
+        kept <= clones * per_clone,
+        "{kept} bytes kept for {clones} clones, more than {per_clone} a clone"
+    );
+}

@@ -73,6 +73,9 @@ pub enum Fresh<T = Vec<u8>> {
     Missing,
     /// Still the version the caller knows.
     Unchanged,
+    /// Another version, not read: the caller could not afford its size, or it grew past
+    /// the size afforded while it was read.
+    Postponed,
     Read {
         identity: FileIdentity,
         content: T,
@@ -101,27 +104,37 @@ impl CloneTree {
     /// The regular file at `path` (relative to the tree, a leading `/` ignored), at most
     /// `limit` bytes of it; `None` when it (or a directory on the way) does not exist.
     pub fn read(&self, path: &str, limit: u64) -> Result<Option<Vec<u8>>> {
-        Ok(match self.read_if_changed(path, limit, None)? {
-            Fresh::Missing => None,
-            Fresh::Read { content, .. } => Some(content),
-            // Nothing was known, so nothing can be unchanged; an answer, not a panic, if it were.
-            Fresh::Unchanged => {
-                return Err(Error::Internal(format!(
-                    "{path:?} in clone {:?} read as unchanged with nothing known",
-                    self.clone
-                )))
-            }
-        })
+        Ok(
+            match self.read_if_changed(path, limit, None, |_| Some(limit))? {
+                Fresh::Missing => None,
+                Fresh::Read { content, .. } => Some(content),
+                // Nothing was known and the whole limit afforded, so neither can be; an
+                // answer, not a panic, if it were.
+                Fresh::Unchanged | Fresh::Postponed => {
+                    return Err(Error::Internal(format!(
+                        "{path:?} in clone {:?} read as unchanged or postponed with nothing known",
+                        self.clone
+                    )))
+                }
+            },
+        )
     }
 
     /// As [`CloneTree::read`], but a file whose identity is still `known` is not read
     /// again ([`Fresh::Unchanged`]): for a reader that keeps what it made of the file.
     /// The identity is taken from the same descriptor the content is then read through.
+    ///
+    /// Another version is read only as far as `afford`, given its size, agrees to (at
+    /// most `limit`; `None`: not at all, [`Fresh::Postponed`]). A file that grows past
+    /// what was afforded while it is read is postponed too (or, past `limit`, refused):
+    /// a reader with a budget never reads more than it agreed to, whatever the clone
+    /// does to the file meanwhile.
     pub fn read_if_changed(
         &self,
         path: &str,
         limit: u64,
         known: Option<&FileIdentity>,
+        afford: impl FnOnce(u64) -> Option<u64>,
     ) -> Result<Fresh> {
         let Some(fd) = self.open_last(path)? else {
             return Ok(Fresh::Missing);
@@ -141,6 +154,9 @@ impl CloneTree {
         if known == Some(&identity) {
             return Ok(Fresh::Unchanged);
         }
+        let Some(afforded) = afford(identity.size).map(|bytes| bytes.min(limit)) else {
+            return Ok(Fresh::Postponed);
+        };
         // Reopened through the descriptor, not the path: the same inode that was checked.
         let reopened = format!("/proc/self/fd/{}", fd.as_raw_fd());
         let file = File::options()
@@ -149,11 +165,14 @@ impl CloneTree {
             .open(&reopened)
             .map_err(|e| self.io(&shown, e))?;
         let mut content = Vec::new();
-        file.take(limit + 1)
+        file.take(afforded + 1)
             .read_to_end(&mut content)
             .map_err(|e| self.io(&shown, e))?;
-        if content.len() as u64 > limit {
-            return Err(self.refuse(&shown, too_large(content.len() as u64, limit)));
+        if content.len() as u64 > afforded {
+            if afforded == limit {
+                return Err(self.refuse(&shown, too_large(content.len() as u64, limit)));
+            }
+            return Ok(Fresh::Postponed);
         }
         Ok(Fresh::Read { identity, content })
     }
@@ -171,10 +190,12 @@ impl CloneTree {
         path: &str,
         limit: u64,
         known: Option<&FileIdentity>,
+        afford: impl FnOnce(u64) -> Option<u64>,
     ) -> Result<Fresh<String>> {
-        Ok(match self.read_if_changed(path, limit, known)? {
+        Ok(match self.read_if_changed(path, limit, known, afford)? {
             Fresh::Missing => Fresh::Missing,
             Fresh::Unchanged => Fresh::Unchanged,
+            Fresh::Postponed => Fresh::Postponed,
             Fresh::Read { identity, content } => Fresh::Read {
                 identity,
                 content: self.text(path, content)?,
@@ -1037,6 +1058,27 @@ mod tests {
             reason,
             "etc/puppet/puppet.conf on its way is a regular file"
         );
+    }
+
+    /// A reader with a budget reads a changed file only as far as it afforded: a file it
+    /// cannot afford is not read at all, and one that holds more than was afforded (it
+    /// grew after it was measured) is not taken either.
+    #[test]
+    fn a_changed_file_is_read_only_as_far_as_it_was_afforded() {
+        let scene = Scene::new();
+        let tree = scene.tree();
+        std::fs::write(scene.at("etc/report"), vec![b'x'; 100]).unwrap();
+        let mut asked = None;
+        let refused = tree.read_if_changed("etc/report", 1000, None, |size| {
+            asked = Some(size);
+            None
+        });
+        assert!(matches!(refused, Ok(Fresh::Postponed)), "{refused:?}");
+        assert_eq!(asked, Some(100));
+        let short = tree.read_if_changed("etc/report", 1000, None, |size| Some(size - 1));
+        assert!(matches!(short, Ok(Fresh::Postponed)), "{short:?}");
+        let read = tree.read_if_changed("etc/report", 1000, None, Some);
+        assert!(matches!(read, Ok(Fresh::Read { content, .. }) if content.len() == 100));
     }
 
     #[test]
