@@ -150,6 +150,38 @@ impl CloneConfig {
     }
 }
 
+/// A setting read back from what a clone is given that is not one `clone create` or
+/// `clone configure` would write: a clone's root can rewrite what is bound into it (see
+/// [`CloneConfig`]), and a person can edit it. It is left out of what is read back, so it
+/// never reaches Puppet's change messages, the `clone_army` fact or a report, and the
+/// clone has a problem naming it ([`crate::inventory::problems::config_invalid`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The file, as named in the config dir (`puppet.conf`, `facts.d/clone_army.json`).
+    pub file: String,
+    /// The setting in it (`certname`), or what the file holds (`facts`).
+    pub setting: &'static str,
+    /// Why, in the words of the rule it was written with; never the value itself, which
+    /// may be megabytes of anything.
+    pub reason: String,
+}
+
+impl Refused {
+    /// A refusal by one of the checks `create` and `configure` make: its reason, without
+    /// the value it quotes.
+    pub fn by(file: &str, setting: &'static str, error: Error) -> Self {
+        let reason = match error {
+            Error::InvalidArgument { reason, .. } | Error::InvalidName { reason, .. } => reason,
+            other => other.kind().to_owned(),
+        };
+        Refused {
+            file: file.to_owned(),
+            setting,
+            reason,
+        }
+    }
+}
+
 /// Where a clone's settings are read back from: its config dir, or, for a clone an
 /// older clone-army made (settings in its upper layer), that layer, read through
 /// [`crate::sys::confined`]. `clone list` and `clone configure` ask this, never the clone.

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::config::{CloneConfig, SettingsSource, FACTS_DIR};
+use super::config::{CloneConfig, Refused, SettingsSource, FACTS_DIR};
 use crate::protocol::error::{Error, Result};
+use crate::sys::table::truncate;
 use crate::systemd::units::header;
 
 /// The facts file and the generated facts' script, by their names in the facts directory.
@@ -18,7 +19,9 @@ pub const GENERATED_SCRIPT: &str = "clone_army_generated";
 pub const MAX_GENERATED_FACTS: u32 = 9999;
 /// The share of generated facts that change every run, at most (all of them).
 pub const MAX_CHURN_PERCENT: u32 = 100;
-const MAX_FACTS_FILE_BYTES: u64 = 1024 * 1024;
+/// The most a facts file holds: `--facts-file` as given, and the file clone-army writes
+/// from it (which is what a clone's facts are read back from).
+pub const MAX_FACTS_FILE_BYTES: u64 = 1024 * 1024;
 pub const MAX_FACT_NAME: usize = 128;
 pub const MAX_FACT_STRING: usize = 4096;
 
@@ -57,7 +60,8 @@ pub fn load(path: &Path) -> Result<Facts> {
     validate(value).map_err(|reason| invalid("facts-file", &shown, reason))
 }
 
-/// The object, or why it is refused (saying what is allowed).
+/// The object, or why it is refused (saying what is allowed): flat facts with plain names
+/// that, as clone-army writes them, take at most [`MAX_FACTS_FILE_BYTES`].
 pub fn validate(value: Value) -> std::result::Result<Facts, String> {
     let Value::Object(facts) = value else {
         return Err("allowed: one JSON object of facts".to_owned());
@@ -69,8 +73,10 @@ pub fn validate(value: Value) -> std::result::Result<Facts, String> {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
         if !name_ok {
+            // A name is quoted as far as a name may go: it may be a clone's megabyte.
             return Err(format!(
-                "fact name {name:?} is invalid; allowed: 1 to {MAX_FACT_NAME} characters of a-z, 0-9 and '_'"
+                "fact name {:?} is invalid; allowed: 1 to {MAX_FACT_NAME} characters of a-z, 0-9 and '_'",
+                truncate(name, MAX_FACT_NAME + 1)
             ));
         }
         match value {
@@ -83,7 +89,20 @@ pub fn validate(value: Value) -> std::result::Result<Facts, String> {
             }
         }
     }
+    let written = rendered(&facts).len() as u64;
+    if written > MAX_FACTS_FILE_BYTES {
+        return Err(format!(
+            "the facts take {written} bytes as clone-army writes them; allowed: at most {MAX_FACTS_FILE_BYTES}"
+        ));
+    }
     Ok(facts)
+}
+
+/// The facts file as clone-army writes it. (A map of JSON values always serializes.)
+fn rendered(facts: &Facts) -> String {
+    let mut text = serde_json::to_string_pretty(facts).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// Writes the facts file (removes it for no facts). Returns whether it changed.
@@ -92,10 +111,7 @@ pub fn apply_facts(config: &CloneConfig, facts: &Facts) -> Result<bool> {
     if facts.is_empty() {
         return config.remove_file(&name);
     }
-    let mut text = serde_json::to_string_pretty(facts)
-        .map_err(|e| Error::Internal(format!("facts do not serialize: {e}")))?;
-    text.push('\n');
-    config.write(&name, &text, 0o644)
+    config.write(&name, &rendered(facts), 0o644)
 }
 
 /// Generated facts: how many, and the share (percent) that change on every run.
@@ -171,32 +187,73 @@ pub fn apply_generated(config: &CloneConfig, generated: &Generated) -> Result<bo
     config.write(&name, &generated_script(generated), 0o755)
 }
 
-/// What the clone is given: its facts (`{}` when none, or when they are not facts this
-/// helper would write) and its generated facts (`None` when there is no script of ours).
-pub fn read_back(source: &dyn SettingsSource) -> Result<(Facts, Option<Generated>)> {
-    let facts = source
-        .facts_file(FACTS_JSON)?
-        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .and_then(|value| validate(value).ok())
-        .unwrap_or_default();
-    let generated = source.facts_file(GENERATED_SCRIPT)?.and_then(|text| {
+/// What the clone is given, read back with the rules it was written with: its facts
+/// (`{}` when none), its generated facts (`None` when there is no script of ours), and what
+/// is refused of either (a file the clone rewrote or a person edited).
+#[derive(Debug, Default)]
+pub struct ReadBack {
+    pub facts: Facts,
+    pub generated: Option<Generated>,
+    pub refused: Vec<Refused>,
+}
+
+pub fn read_back(source: &dyn SettingsSource) -> Result<ReadBack> {
+    let mut read = ReadBack::default();
+    let facts_file = format!("{FACTS_DIR}/{FACTS_JSON}");
+    if let Some(text) = source.facts_file(FACTS_JSON)? {
+        let facts = if text.len() as u64 > MAX_FACTS_FILE_BYTES {
+            Err(format!(
+                "it is {} bytes; allowed: at most {MAX_FACTS_FILE_BYTES}",
+                text.len()
+            ))
+        } else {
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| format!("it is not JSON ({e})"))
+                .and_then(validate)
+        };
+        match facts {
+            Ok(facts) => read.facts = facts,
+            Err(reason) => read.refused.push(Refused {
+                file: facts_file,
+                setting: "facts",
+                reason,
+            }),
+        }
+    }
+    if let Some(text) = source.facts_file(GENERATED_SCRIPT)? {
         let ours = text
             .lines()
             .nth(1)
             .is_some_and(crate::systemd::units::is_ours);
-        let get = |key: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key)?.strip_prefix('=')?.parse::<u32>().ok())
-        };
-        ours.then(|| {
-            Some(Generated {
-                count: get("count")?,
-                churn_percent: get("churn_percent")?,
-            })
-        })
-        .flatten()
-    });
-    Ok((facts, generated))
+        if ours {
+            let get = |key: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(key)?.strip_prefix('=')?.parse::<u32>().ok())
+            };
+            let script = format!("{FACTS_DIR}/{GENERATED_SCRIPT}");
+            match (get("count"), get("churn_percent")) {
+                (Some(count), Some(churn_percent)) => {
+                    match Generated::validate(Some(count), Some(churn_percent)) {
+                        Ok(()) => {
+                            read.generated = Some(Generated {
+                                count,
+                                churn_percent,
+                            })
+                        }
+                        Err(e) => read
+                            .refused
+                            .push(Refused::by(&script, "generated facts", e)),
+                    }
+                }
+                _ => read.refused.push(Refused {
+                    file: script,
+                    setting: "generated facts",
+                    reason: "its count= or churn_percent= is not a number".to_owned(),
+                }),
+            }
+        }
+    }
+    Ok(read)
 }
 
 #[cfg(test)]
@@ -222,6 +279,25 @@ mod tests {
         }
         let message = validate(json!({"a.b": 1})).unwrap_err();
         assert!(message.contains("allowed: "), "{message}");
+    }
+
+    /// The facts file is read back with the rule it is written with: facts that would
+    /// take more than a facts file as clone-army writes them are refused on the way in,
+    /// and a name is never quoted past a name's length.
+    #[test]
+    fn facts_are_at_most_a_facts_file_as_written() {
+        let many = |n: usize| -> Value {
+            Value::Object(
+                (0..n)
+                    .map(|i| (format!("f_{i}"), "v".repeat(4000).into()))
+                    .collect(),
+            )
+        };
+        assert!(validate(many(200)).is_ok());
+        let refused = validate(many(300)).unwrap_err();
+        assert!(refused.contains("allowed: at most 1048576"), "{refused}");
+        let long = validate(json!({"A".repeat(1 << 20): 1})).unwrap_err();
+        assert!(long.len() < 400, "{}", long.len());
     }
 
     #[test]
@@ -329,8 +405,9 @@ mod tests {
             &[("role".to_owned(), "web".into())].into_iter().collect()
         )
         .unwrap());
-        let (facts, read) = read_back(&config).unwrap();
-        assert_eq!(read, Some(generated));
-        assert_eq!(facts["role"], "web");
+        let read = read_back(&config).unwrap();
+        assert_eq!(read.generated, Some(generated));
+        assert_eq!(read.facts["role"], "web");
+        assert!(read.refused.is_empty());
     }
 }

@@ -155,11 +155,10 @@ pub fn move_over(layout: &Layout, clone: &str, confdir: &str) -> Result<bool> {
         };
         run_mode::apply(&config, &run, run_mode::puppet_bin(confdir))?;
     }
-    let (facts, generated) = facts::read_back(&legacy)?;
-    facts::apply_facts(&config, &facts)?;
-    if let Some(generated) = generated
-        .filter(|g| facts::Generated::validate(Some(g.count), Some(g.churn_percent)).is_ok())
-    {
+    // Only what the rules take is read back: the rest is dropped, as a default.
+    let read = facts::read_back(&legacy)?;
+    facts::apply_facts(&config, &read.facts)?;
+    if let Some(generated) = read.generated {
         facts::apply_generated(&config, &generated)?;
     }
     let apply_source = legacy

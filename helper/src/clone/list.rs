@@ -109,20 +109,28 @@ fn describe_with_states(
             }
         };
         let source = settings_of(layout, &mount, &confdir)?;
-        let settings = source
+        // What the clone is given is read back with the rules it was written with:
+        // anything else is a problem of the clone, not a value of it.
+        let (settings, mut refused) = source
             .puppet_conf()?
             .as_deref()
-            .map(puppet_conf::parse)
+            .map(puppet_conf::read_back)
             .unwrap_or_default();
-        let shape = super::shape::describe(layout, &mount.clone, source.as_ref())?;
+        let (shape, refused_shape) = super::shape::describe(layout, &mount.clone, source.as_ref())?;
+        refused.extend(refused_shape);
         drop(source);
         let unit = layout.service_unit_name(&mount.clone);
         let state = state_of(ctx, &mount.clone, states);
-        let problems = problems::of_clone(
+        let mut problems = problems::of_clone(
             layout,
             &mount,
             settings.server.as_deref(),
             settings.certname.as_deref(),
+        );
+        problems.extend(
+            refused
+                .iter()
+                .map(|r| problems::config_invalid(&mount.clone, &r.file, r.setting, &r.reason)),
         );
         clones.push(CloneInfo {
             problems,

@@ -4,6 +4,9 @@
 //! `serverport = P` after the server when a port is given (`clone list` reads it back);
 //! [`update`] keeps any other lines a person added.
 
+use super::config::{Refused, PUPPET_CONF};
+use crate::sys::names::validate_hostname;
+
 /// The ports a server can be asked on (0 is none).
 pub const SERVER_PORTS: std::ops::RangeInclusive<u16> = 1..=u16::MAX;
 
@@ -23,8 +26,8 @@ pub fn render(server: Option<&str>, server_port: Option<u16>, certname: &str) ->
 }
 
 /// `server`, `serverport` and `certname` from `[main]` (or before any section, which
-/// Puppet reads as main). The file is bound into the clone, so a `serverport` that is no
-/// port is read as none.
+/// Puppet reads as main). The file is bound into the clone, whose root can rewrite it:
+/// [`read_back`] takes only what `clone create` would write.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct AgentSettings {
     pub server: Option<String>,
@@ -32,8 +35,65 @@ pub struct AgentSettings {
     pub certname: Option<String>,
 }
 
-pub fn parse(content: &str) -> AgentSettings {
-    let mut settings = AgentSettings::default();
+/// `server`, `serverport` and `certname` as `clone list` reports them: each only when it
+/// is one `clone create` takes (a host name; a port of [`SERVER_PORTS`]), the others
+/// refused with the rule's reason.
+pub fn read_back(content: &str) -> (AgentSettings, Vec<Refused>) {
+    let raw = raw_settings(content);
+    let mut refused = Vec::new();
+    let mut host = |setting: &'static str, value: Option<String>| {
+        let value = value?;
+        match validate_hostname(setting, &value) {
+            Ok(()) => Some(value),
+            Err(e) => {
+                refused.push(Refused::by(PUPPET_CONF, setting, e));
+                None
+            }
+        }
+    };
+    let server = host("server", raw.server);
+    let certname = host("certname", raw.certname);
+    let server_port = raw.server_port.and_then(|port| {
+        let port = port.parse().ok().filter(|p| SERVER_PORTS.contains(p));
+        if port.is_none() {
+            refused.push(Refused {
+                file: PUPPET_CONF.to_owned(),
+                setting: "serverport",
+                reason: format!(
+                    "it is no port; allowed: {} to {}",
+                    SERVER_PORTS.start(),
+                    SERVER_PORTS.end()
+                ),
+            });
+        }
+        port
+    });
+    // In the order clone-army writes them.
+    refused.sort_by_key(|r| {
+        ["server", "serverport", "certname"]
+            .iter()
+            .position(|s| *s == r.setting)
+    });
+    (
+        AgentSettings {
+            server,
+            server_port,
+            certname,
+        },
+        refused,
+    )
+}
+
+/// The three settings' values as they are written, not checked.
+#[derive(Debug, Default)]
+struct RawSettings {
+    server: Option<String>,
+    server_port: Option<String>,
+    certname: Option<String>,
+}
+
+fn raw_settings(content: &str) -> RawSettings {
+    let mut settings = RawSettings::default();
     let mut in_main = true;
     for line in content.lines() {
         let line = line.trim();
@@ -45,18 +105,30 @@ pub fn parse(content: &str) -> AgentSettings {
             continue;
         }
         if let Some((key, value)) = line.split_once('=') {
-            let value = value.trim().to_owned();
+            let value = Some(value.trim().to_owned());
             match key.trim() {
-                "server" => settings.server = Some(value),
-                "serverport" => {
-                    settings.server_port = value.parse().ok().filter(|p| SERVER_PORTS.contains(p))
-                }
-                "certname" => settings.certname = Some(value),
+                "server" => settings.server = value,
+                "serverport" => settings.server_port = value,
+                "certname" => settings.certname = value,
                 _ => {}
             }
         }
     }
     settings
+}
+
+/// The settings as they are written (a `serverport` that is no port read as none), for
+/// readers that check what they use themselves; `clone list` reads with [`read_back`].
+pub fn parse(content: &str) -> AgentSettings {
+    let raw = raw_settings(content);
+    AgentSettings {
+        server: raw.server,
+        server_port: raw
+            .server_port
+            .and_then(|p| p.parse().ok())
+            .filter(|p| SERVER_PORTS.contains(p)),
+        certname: raw.certname,
+    }
 }
 
 /// Sets `server`, `serverport` and/or `certname` in `[main]`, keeping every other line.
@@ -259,6 +331,30 @@ mod tests {
         }
         assert_eq!(parse("serverport=1\n").server_port, Some(1));
         assert_eq!(parse("serverport = 65535\n").server_port, Some(65535));
+    }
+
+    #[test]
+    fn read_back_takes_only_what_create_writes() {
+        let text = render(Some("puppet.example.com"), Some(8141), "c1.load");
+        assert_eq!(read_back(&text), (parse(&text), Vec::new()));
+        let huge = "x".repeat(1 << 20);
+        let (settings, refused) = read_back(&format!(
+            "server = a b\nserverport = 0\ncertname = {huge}\n"
+        ));
+        assert_eq!(settings, AgentSettings::default());
+        let said: Vec<(&str, &str)> = refused
+            .iter()
+            .map(|r| (r.file.as_str(), r.setting))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("puppet.conf", "server"),
+                ("puppet.conf", "serverport"),
+                ("puppet.conf", "certname")
+            ]
+        );
+        assert!(refused.iter().all(|r| r.reason.len() < 300), "{refused:?}");
     }
 
     #[test]

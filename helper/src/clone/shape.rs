@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::agent_noop;
 use super::apply_source;
-use super::config::{CloneConfig, SettingsSource};
+use super::config::{CloneConfig, Refused, SettingsSource};
 use super::facts::{self, Facts, Generated};
 use super::limits::{self, Limits, LimitsChange};
 use super::nspawn_settings::NspawnSettings;
@@ -117,7 +117,7 @@ impl Current {
         Ok(Current {
             run: run_mode::read_back(source)?.settings(),
             limits: limits::read(layout, clone)?,
-            generated: facts::read_back(source)?.1,
+            generated: facts::read_back(source)?.generated,
             agent_noop: source
                 .puppet_conf()?
                 .as_deref()
@@ -240,12 +240,21 @@ impl Plan {
     }
 }
 
-/// The shape `clone list` reports, read from the files alone.
-pub fn describe(layout: &Layout, clone: &str, source: &dyn SettingsSource) -> Result<CloneShape> {
+/// The shape `clone list` reports, read from the files alone, and what of them was
+/// refused (see [`Refused`]).
+pub fn describe(
+    layout: &Layout,
+    clone: &str,
+    source: &dyn SettingsSource,
+) -> Result<(CloneShape, Vec<Refused>)> {
     let run = run_mode::read_back(source)?;
     let limits = limits::read(layout, clone)?;
-    let (facts, generated) = facts::read_back(source)?;
-    Ok(CloneShape {
+    let facts::ReadBack {
+        facts,
+        generated,
+        refused,
+    } = facts::read_back(source)?;
+    let shape = CloneShape {
         run_mode: run.run_mode,
         runinterval: run.runinterval,
         splay: run.splay,
@@ -262,5 +271,6 @@ pub fn describe(layout: &Layout, clone: &str, source: &dyn SettingsSource) -> Re
             .puppet_conf()?
             .as_deref()
             .is_some_and(agent_noop::read),
-    })
+    };
+    Ok((shape, refused))
 }

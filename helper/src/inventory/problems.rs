@@ -1,5 +1,7 @@
 //! Stale state: what a crash, a hand-removed directory or a hand-removed unit leaves
-//! behind, found while listing, each with the one command line that fixes it.
+//! behind, found while listing, each with the one command line that fixes it; and a
+//! setting a clone is given that is not one clone-army writes (its root can rewrite what
+//! is bound into it), reported instead of its value.
 //!
 //! Only reported, never repaired here: listing must not change anything, and the fixes
 //! remove data (an upper layer) or unmount, which a person or Puppet should decide on.
@@ -22,6 +24,7 @@ pub const KINDS: &[&str] = &[
     "work-dir-missing",
     "incomplete",
     "orphan-mount",
+    "config-invalid",
 ];
 
 /// Problems of one clone that has its mount unit: its base, upper or work dir is gone.
@@ -120,6 +123,22 @@ pub fn of_clone(
         });
     }
     problems
+}
+
+/// A setting of what a clone is given (`setting` in `file` of its config dir) that is not
+/// one `clone create` or `clone configure` writes, refused for `reason`. Its value is never
+/// quoted: a clone's root can rewrite what is bound into it, with megabytes of anything.
+pub fn config_invalid(clone: &str, file: &str, setting: &str, reason: &str) -> Problem {
+    Problem {
+        kind: "config-invalid".into(),
+        message: format!(
+            "clone {clone:?}: its {setting} in {file} is not one clone-army writes ({reason}), \
+             so it is left out; its root may have rewritten it, or a person did. \
+             `clone-army clone configure` writes it again; a clone whose root rewrote it is \
+             best removed and made again"
+        ),
+        fix: format!("clone-army clone remove -- {}", shell_word(clone)),
+    }
 }
 
 /// Overlay mounts of clone-army's (upper or lower dir under the state dir) at

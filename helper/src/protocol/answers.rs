@@ -238,10 +238,12 @@ pub struct CloneShape {
     pub agent_noop: bool,
 }
 
-/// Stale state (a crash's leftovers, a hand-removed directory) and how to fix it.
+/// Stale state (a crash's leftovers, a hand-removed directory), or a setting a clone is
+/// given that is not one clone-army writes, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
-    /// `upper-dir-missing`, `work-dir-missing`, `base-missing` or `orphan-mount`.
+    /// One of the kinds `clone-army schema` lists: `upper-dir-missing`,
+    /// `work-dir-missing`, `base-missing`, `incomplete`, `orphan-mount`, `config-invalid`.
     pub kind: String,
     pub message: String,
     /// The exact command line that fixes it, to run as root.

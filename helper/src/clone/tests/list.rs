@@ -172,3 +172,92 @@ fn a_clones_directories_never_pass_for_a_base() {
     assert_eq!(error.kind(), "invalid-name");
     assert!(f.path("/var/lib/puppet-clone-army/c1-overlay/etc").exists());
 }
+
+/// What a clone's problems say, by kind, for `clone`.
+fn problems_of<'a>(
+    list: &'a crate::protocol::answers::CloneList,
+    clone: &str,
+) -> Vec<&'a crate::protocol::answers::Problem> {
+    let c = list.clones.iter().find(|c| c.name == clone).unwrap();
+    c.problems.iter().collect()
+}
+
+/// A clone's root can remount what is bound into it read-write and rewrite its
+/// puppet.conf: a certname, server or port that `clone create` refuses is not listed as
+/// the clone's (it would reach Puppet's change messages and the `clone_army` fact), but
+/// is a problem of that clone, which does not quote it.
+#[test]
+fn a_certname_rewritten_in_the_clone_is_a_problem_not_a_value() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    f.create("c2", false);
+    let huge = "a".repeat((4 << 20) - 200);
+    fs::write(
+        f.path(&format!("{CONFIG_C1}/puppet.conf")),
+        format!("[main]\nserver = evil\u{1b}[2J.example\nserverport = 99999\ncertname = {huge}\n"),
+    )
+    .unwrap();
+    let listed = list(&f.ctx()).unwrap();
+    let c1 = &listed.clones[0];
+    assert_eq!(
+        (c1.certname.as_deref(), c1.server.as_deref(), c1.server_port),
+        (None, None, None)
+    );
+    let problems = problems_of(&listed, "c1");
+    let kinds: Vec<&str> = problems.iter().map(|p| p.kind.as_str()).collect();
+    assert_eq!(kinds, ["config-invalid"; 3]);
+    for (problem, setting) in problems.iter().zip(["server", "serverport", "certname"]) {
+        assert!(
+            problem.message.contains(&format!("its {setting} ")),
+            "{problem:?}"
+        );
+        assert!(problem.message.len() < 1024, "{}", problem.message.len());
+        assert!(!problem.message.contains('\u{1b}'), "{problem:?}");
+        assert_eq!(problem.fix, "clone-army clone remove -- c1");
+    }
+    let c2 = &listed.clones[1];
+    assert_eq!(c2.certname.as_deref(), Some("c2.load.example.com"));
+    assert!(c2.problems.is_empty(), "{:?}", c2.problems);
+}
+
+/// The same for the facts a clone is given: a facts file the clone rewrote with more
+/// facts than `--facts-file` takes, and a generated facts script with a count out of its
+/// range, are problems, and the clone is listed without them.
+#[test]
+fn facts_rewritten_in_the_clone_are_a_problem_not_a_value() {
+    use crate::clone::facts::{FACTS_JSON, GENERATED_SCRIPT};
+    let f = Fixture::new();
+    let facts = f.root().join("facts.json");
+    fs::write(&facts, r#"{"role": "web"}"#).unwrap();
+    f.create_shaped(
+        "c1",
+        ShapeRequest {
+            facts_file: Some(facts),
+            generated_facts: Some(500),
+            churn_percent: Some(15),
+            ..ShapeRequest::default()
+        },
+    );
+    let in_facts = |name: &str| f.path(&format!("{CONFIG_C1}/facts.d/{name}"));
+    // 3 MiB of facts each of which the rule takes: more than a facts file holds.
+    let many: serde_json::Map<String, serde_json::Value> = (0..800)
+        .map(|i| (format!("fact_{i}"), "v".repeat(4000).into()))
+        .collect();
+    fs::write(in_facts(FACTS_JSON), serde_json::to_string(&many).unwrap()).unwrap();
+    let script = fs::read_to_string(in_facts(GENERATED_SCRIPT)).unwrap();
+    fs::write(
+        in_facts(GENERATED_SCRIPT),
+        script.replace("\ncount=500\n", "\ncount=4294967295\n"),
+    )
+    .unwrap();
+    let listed = list(&f.ctx()).unwrap();
+    let shape = &listed.clones[0].shape;
+    assert!(shape.facts.is_empty(), "{} facts", shape.facts.len());
+    assert_eq!((shape.generated_facts, shape.churn_percent), (0, None));
+    let problems = problems_of(&listed, "c1");
+    let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+    assert_eq!(problems.len(), 2, "{messages:?}");
+    assert!(problems.iter().all(|p| p.kind == "config-invalid"));
+    assert!(messages[0].contains(FACTS_JSON), "{messages:?}");
+    assert!(messages[1].contains(GENERATED_SCRIPT), "{messages:?}");
+}
