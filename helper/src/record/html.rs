@@ -16,6 +16,8 @@ use crate::record::read::Recording;
 use crate::record::sample::{Sample, StepMark};
 use crate::record::shape::{counted, FleetShape, Versions};
 use crate::sys::confined::{HostFile, HostFileError};
+use crate::sys::table::truncate;
+use crate::sys::time::rfc3339_utc;
 
 /// The run at a glance: the same figures head the page and make `--format json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,8 +68,9 @@ pub fn summary(recording: &Recording) -> RunSummary {
     RunSummary {
         samples: samples.len(),
         skipped_lines: recording.skipped,
-        first: samples.first().map(|s| s.at.clone()),
-        last: last.map(|s| s.at.clone()),
+        // From the seconds, not the sample's own text: the timeline file is read as given.
+        first: samples.first().map(|s| rfc3339_utc(s.t)),
+        last: last.map(|s| rfc3339_utc(s.t)),
         seconds: match (samples.first(), last) {
             (Some(a), Some(b)) => b.t - a.t,
             _ => 0,
@@ -379,8 +382,21 @@ pub fn page(recording: &Recording) -> String {
     out
 }
 
-/// The summary as (name, value) rows, for the page's table and the text one.
+/// The most of a summary row's value shown, in the page and in the text table: room for a
+/// fleet with a dozen agent versions and every run mode. The versions and run modes are
+/// the clones' and the servers' words, read back from a timeline as it was given.
+pub const MAX_ROW_CHARS: usize = 1024;
+
+/// The summary as (name, value) rows, for the page's table and the text one; each value
+/// at most [`MAX_ROW_CHARS`] characters.
 pub fn summary_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
+    full_rows(s)
+        .into_iter()
+        .map(|(name, value)| (name, truncate(&value, MAX_ROW_CHARS)))
+        .collect()
+}
+
+fn full_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
     let runs: Vec<String> = s
         .runs
         .iter()
