@@ -14,7 +14,8 @@ use std::cell::Cell;
 use proptest::prelude::*;
 use serde_json::Value;
 
-use clone_army::clone::puppet_conf;
+use clone_army::clone::{facts, puppet_conf};
+use clone_army::record::read as timeline;
 use clone_army::report::{last_report, puppetdb, puppetdb_fleet, server, summary};
 
 struct Counting;
@@ -297,10 +298,48 @@ proptest! {
         )
     ) {
         let text = lines.join("\n");
-        let (peak, _) = peak_of(|| {
-            (puppet_conf::parse(&text), puppet_conf::section(&text, "main"))
+        let (peak, (read_back, _, _)) = peak_of(|| {
+            (puppet_conf::read_back(&text), puppet_conf::parse(&text), puppet_conf::section(&text, "main"))
         });
-        assert_within_budget("puppet_conf::parse", text.len(), peak);
+        assert_within_budget("puppet_conf::read_back", text.len(), peak);
+        // What is taken back is only ever a host name, never the clone's text as it is.
+        let (settings, _) = read_back;
+        for value in [settings.server, settings.certname].into_iter().flatten() {
+            assert!(value.len() <= 253 && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.".contains(&b)), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn hostile_facts_neither_panic_nor_grow(text in json_text()) {
+        let (peak, _) = peak_of(|| {
+            serde_json::from_str::<Value>(&text).map(facts::validate)
+        });
+        assert_within_budget("facts::validate", text.len(), peak);
+    }
+
+    /// A timeline whose lines are samples with hostile strings, other JSON, or no JSON at
+    /// all: read whole, every line that is no sample skipped and counted.
+    #[test]
+    fn a_hostile_timeline_neither_panics_nor_grows(
+        lines in proptest::collection::vec(
+            prop_oneof![
+                json_text(),
+                hostile_string().prop_map(|at| format!(
+                    "{{\"timeline\":1,\"t\":1,\"at\":{}}}",
+                    serde_json::to_string(&at).unwrap()
+                )),
+            ],
+            0..20,
+        )
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("timeline.jsonl");
+        let text = lines.join("\n");
+        std::fs::write(&path, &text).unwrap();
+        let (peak, read) = peak_of(|| timeline::read(&path));
+        assert_within_budget("record::read", text.len(), peak);
+        let recording = read.unwrap();
+        assert_eq!(recording.samples.len() + recording.skipped, lines.iter().filter(|l| !l.trim().is_empty()).count());
     }
 }
 
