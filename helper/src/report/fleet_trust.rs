@@ -141,6 +141,20 @@ pub fn load_hosts(answer: &Value) -> Result<LoadHosts, String> {
     let mut by_node: BTreeMap<String, usize> = BTreeMap::new();
     let mut facts: Vec<Fact> = Vec::new();
     for fact in rows.iter().filter_map(Fact::of_row) {
+        // A node's certname goes into the reports query and the answer like its clones'.
+        if validate_hostname("certname", fact.node).is_err() {
+            untrusted.push(UntrustedClaim {
+                node: quoted(fact.node),
+                clone: None,
+                certname: None,
+                problem: UntrustedProblem::Malformed,
+                message: format!(
+                    "a node whose certname is not a host name (allowed: {HOSTNAME_RULE}) \
+                     sent a {FACT} fact; it is not read"
+                ),
+            });
+            continue;
+        }
         if by_node.contains_key(&key(fact.node)) {
             untrusted.push(UntrustedClaim {
                 node: fact.node.to_owned(),

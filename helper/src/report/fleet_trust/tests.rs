@@ -314,3 +314,24 @@ fn a_second_fact_of_one_node_is_not_read() {
         [("load1.example.com", None, UntrustedProblem::Malformed)]
     );
 }
+
+/// A node whose certname carries markup or a megabyte of text is no load host: its name
+/// would go into the reports query and onto the operator's screen.
+#[test]
+fn a_node_whose_certname_is_no_host_name_is_not_read() {
+    let hostile = format!("<b>{}</b>\u{1b}[2J", "x".repeat(1 << 20));
+    let answer = json!([
+        row(&hostile, &[("c1", "c1.load1.example.com")]),
+        row("load1.example.com", &[("c2", "c2.load1.example.com")]),
+    ]);
+    let found = load_hosts(&answer).unwrap();
+    assert_eq!(
+        trusted(&found),
+        [("load1.example.com", vec![("c2", "c2.load1.example.com")])]
+    );
+    assert_eq!(found.untrusted.len(), 1);
+    let refused = &found.untrusted[0];
+    assert_eq!(refused.problem, UntrustedProblem::Malformed);
+    assert!(refused.node.len() < 1024, "{}", refused.node.len());
+    assert!(!refused.node.contains('\u{1b}'), "{}", refused.node);
+}
