@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::step::{one_decimal, Bounds, StepResult};
 use crate::protocol::error::{Error, Result};
+use crate::sys::escape::visible;
 use crate::sys::table::{Table, NONE};
 
 /// The baseline's format version, its first field.
@@ -279,7 +280,7 @@ pub fn table(report: &RampReport) -> String {
         "ramp{}: +{} clones every {} s (settle {} s, hold {} s) at interval {} s, from {} running\n{}{}\n",
         b.label
             .as_deref()
-            .map(|l| format!(" {l}"))
+            .map(|l| format!(" {}", visible(l)))
             .unwrap_or_default(),
         b.step,
         b.settle + b.hold,
@@ -288,7 +289,7 @@ pub fn table(report: &RampReport) -> String {
         b.interval,
         b.running_before,
         steps.render(),
-        b.verdict.summary
+        visible(&b.verdict.summary)
     );
     if let Some(c) = &report.comparison {
         let mut rows = Table::new(&[
@@ -319,12 +320,12 @@ pub fn table(report: &RampReport) -> String {
             c.against
                 .label
                 .as_deref()
-                .map(|l| format!(" {l}"))
+                .map(|l| format!(" {}", visible(l)))
                 .unwrap_or_default(),
-            c.against.started_at,
+            visible(&c.against.started_at),
             rows.render(),
-            c.against.verdict.summary,
-            b.verdict.summary
+            visible(&c.against.verdict.summary),
+            visible(&b.verdict.summary)
         ));
     }
     out

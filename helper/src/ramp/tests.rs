@@ -458,3 +458,33 @@ fn two_baselines_line_up_by_the_clones_each_step_ran() {
     assert!(text.contains("old: sustained 20 agents"), "{text}");
     assert!(text.contains("new: sustained 40 agents"), "{text}");
 }
+
+/// A baseline file is read as given: a label, a start time or a verdict with escape
+/// sequences in it reaches the terminal escaped.
+#[test]
+fn a_baseline_with_escape_sequences_is_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let never = AtomicBool::new(false);
+    let mut old = ramp(
+        &mut fleet_of(20, 0),
+        &request(dir.path().join("old.json")),
+        &clock(None),
+        &never,
+    )
+    .unwrap()
+    .baseline;
+    let mut new = old.clone();
+    new.label = Some("\u{1b}]0;new\u{7}".to_owned());
+    old.label = Some("\u{1b}[2Jold".to_owned());
+    old.started_at = "\u{9b}31m".to_owned();
+    old.verdict.summary = "\u{1b}[8mhidden".to_owned();
+    new.verdict.summary = "\rsustained".to_owned();
+    let compared = baseline::compare(&new, old);
+    let text = baseline::table(&baseline::RampReport {
+        baseline: new,
+        comparison: Some(compared),
+    });
+    for raw in ['\u{1b}', '\u{9b}', '\u{7}', '\r'] {
+        assert!(!text.contains(raw), "{raw:?} in {text:?}");
+    }
+}
