@@ -230,8 +230,15 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       end
       on_sandbox!(SandboxHarness::HELPER, 'clone', 'start', '--', 'clone2', timeout: 300)
       expect(wait_for(timeout: 120) { running?(['clone2']) }).to be_truthy, diagnostics
-      result = on_sandbox!('systemctl', '-M', 'clone2', 'show', '-p', 'Result', '-p', 'ExecMainStatus',
-                           'clone-army-stale-locks.service', timeout: 30)
+      # Running means machined registered the clone; its own bus answers a moment later,
+      # and on a busy host that moment can be seconds.
+      result = nil
+      answered = wait_for(timeout: 120) do
+        result = on_sandbox('systemctl', '-M', 'clone2', 'show', '-p', 'Result', '-p', 'ExecMainStatus',
+                            'clone-army-stale-locks.service', timeout: 30)
+        result.exitstatus.zero?
+      end
+      expect(answered).to be_truthy, result.to_s
       expect(result.stdout.lines.map(&:strip)).to include('Result=success', 'ExecMainStatus=0'), result.to_s
       locks.each { |lock| expect(on_sandbox('test', '-e', lock, timeout: 30).exitstatus).to eq(1), lock }
       run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone2', '--timeout', '300', '--',
