@@ -122,6 +122,7 @@ fn sample(i: u64) -> Sample {
             mem_total_bytes: Some(1 << 34),
             mem_available_bytes: Some(1 << 33),
             cpu_busy: Some(0.5),
+            cpus_busy: vec![(0, 0.25), (1, 0.75)],
         },
         versions: Some(Versions {
             agent: (0..8).map(|k| (hostile(i as usize + k), 1)).collect(),

@@ -251,6 +251,7 @@ mod tests {
             mem_total_bytes: Some(1 << 30),
             mem_available_bytes: Some(1 << 29),
             cpu: Some(CpuTimes { busy, total }),
+            ..Default::default()
         }
     }
 

@@ -59,6 +59,7 @@ fn recording() -> Recording {
                 mem_total_bytes: Some(1000),
                 mem_available_bytes: Some(250),
                 cpu: Some(CpuTimes { busy, total: t }),
+                ..Default::default()
             };
             sampler.sample(&report, reading, 30)
         })
