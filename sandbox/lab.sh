@@ -21,6 +21,13 @@
 # server) and runs them with agent_noop => true: real catalogs, compiled and
 # evaluated, nothing changed in the clones.
 #
+# On a machine of two or more CPUs the lab's Puppet Server, PuppetDB and
+# PostgreSQL run on the first half of them and the clones on the rest
+# (sandbox.sh's SERVER_CPUS and CLONE_CPUS; LAB_SPLIT_CPUS=no runs everything
+# on every CPU): the knee `lab.sh ramp` finds is then the server's, not the
+# clones' share of one CPU pool, and each CPU's busy share in the samples says
+# which side was busy.
+#
 # Look around: bash sandbox/sandbox.sh exec lab machinectl list
 #              bash sandbox/sandbox.sh exec lab bash
 set -euo pipefail
@@ -42,6 +49,23 @@ if [ -n "$LAB_ROLE" ]; then per_clone=60; else per_clone=10; fi
 CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + per_clone * CLONES))}
 SIGNED_DIR=/etc/puppet/puppetserver/ca/signed
 LAB_RECORD_EVERY=${LAB_RECORD_EVERY:-5}
+LAB_SPLIT_CPUS=${LAB_SPLIT_CPUS:-yes}
+case $LAB_SPLIT_CPUS in
+  yes | no) ;;
+  *) die "LAB_SPLIT_CPUS must be yes or no, not '$LAB_SPLIT_CPUS'" ;;
+esac
+# The server's CPUs and the clones' (CPU lists, as sandbox.sh takes them), given or
+# split here: 0 .. n/2-1 for the server, the rest for the clones.
+lab_cpus() {
+  local n
+  n=$(nproc)
+  if [ "$LAB_SPLIT_CPUS" = yes ] && ((n >= 2)); then
+    export SERVER_CPUS=${SERVER_CPUS:-$(cpu_range 0 $((n / 2 - 1)))}
+    export CLONE_CPUS=${CLONE_CPUS:-$(cpu_range $((n / 2)) $((n - 1)))}
+  fi
+}
+cpu_range() { if (($1 == $2)); then echo "$1"; else echo "$1-$2"; fi; }
+lab_cpus
 # The Debian packages of the modules each role uses (their dependencies come along).
 declare -A ROLE_PACKAGES=(
   [web]="puppet-module-puppetlabs-apache puppet-module-puppetlabs-apt puppet-module-aboe-chrony"

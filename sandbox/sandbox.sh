@@ -30,6 +30,11 @@
 # (e.g. `make test` on 127.0.0.1 and another suite on 127.0.0.3).
 # SERVER_ALIASES (puppet2) are further names for the server, in /etc/hosts and
 # in its certificate's dns_alt_names (a server change can point clones at one).
+# SERVER_CPUS and CLONE_CPUS (empty: no pinning), CPU lists such as 0 or 1-3,
+# pin Puppet Server, PuppetDB and PostgreSQL, and the clones, to CPUs of their
+# own (systemd's CPUAffinity=, which the clones' processes inherit), so the
+# server's CPU is not the clones' and each CPU's busy share in the recorder's
+# samples says whose it was.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sandbox/lib.sh
@@ -51,6 +56,8 @@ SERVER_HEAP=${SERVER_HEAP:-1g}
 SERVER_NAME=${SERVER_NAME:-puppet}
 SERVER_ADDR=${SERVER_ADDR:-127.0.0.1}
 SERVER_ALIASES=${SERVER_ALIASES:-puppet2}
+SERVER_CPUS=${SERVER_CPUS:-}
+CLONE_CPUS=${CLONE_CPUS:-}
 [[ $SERVER_ADDR =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || {
   echo "SERVER_ADDR must be a loopback IPv4 address (127.x.y.z), not '$SERVER_ADDR'" >&2
   exit 2
@@ -368,6 +375,11 @@ cmd_server() {
   require_up "$name" >/dev/null
   [[ $SERVER_JRUBIES =~ ^[1-9][0-9]*$ ]] || die "SERVER_JRUBIES must be a positive number, not '$SERVER_JRUBIES'"
   [[ $SERVER_HEAP =~ ^[1-9][0-9]*[kmgKMG]$ ]] || die "SERVER_HEAP must look like 1g or 768m, not '$SERVER_HEAP'"
+  local cpus
+  for cpus in SERVER_CPUS CLONE_CPUS; do
+    [[ -z ${!cpus} || ${!cpus} =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+      die "$cpus must be a CPU list such as 0, 1-3 or 0,2 (or empty), not '${!cpus}'"
+  done
   # The sandboxes share this machine's network: one Puppet Server at a time
   # (the lab and the acceptance suite cannot run together).
   if port_8140_taken "$SERVER_ADDR"; then
@@ -411,6 +423,7 @@ EOF
     [ "$SANDBOX_PUPPETDB" != yes ] || printf 'storeconfigs = true\nstoreconfigs_backend = puppetdb\n' >>"$root/etc/puppet/puppet.conf"
   fi
   [ "$SANDBOX_PUPPETDB" != yes ] || configure_puppetdb "$root"
+  pin_cpus "$name" "$root"
 
   started=$SECONDS
   log "starting puppetserver in sandbox $name (up to ${SERVER_TIMEOUT}s)"
@@ -421,6 +434,28 @@ EOF
     journal_and_die "$name" "puppetserver in sandbox $name did not answer on https://$SERVER_ADDR:8140 within ${SERVER_TIMEOUT}s" puppetserver
   log "puppetserver in sandbox $name answers after $((SECONDS - started)) s"
   [ "$SANDBOX_PUPPETDB" != yes ] || start_puppetdb "$name"
+}
+
+# The server's services and the clones on CPUs of their own (SERVER_CPUS,
+# CLONE_CPUS), as drop-ins in the sandbox's /etc/systemd/system, before any of
+# them starts. postgresql@.service is the unit Debian's clusters run as.
+pin_cpus() {
+  local name=$1 root=$2 unit cpus
+  for unit in puppetserver.service puppetdb.service postgresql@.service puppet-clone-army@.service; do
+    cpus=$SERVER_CPUS
+    [ "$unit" != puppet-clone-army@.service ] || cpus=$CLONE_CPUS
+    local dropin=$root/etc/systemd/system/$unit.d/50-sandbox-cpus.conf
+    if [ -z "$cpus" ]; then
+      rm -f "$dropin"
+      continue
+    fi
+    mkdir -p "${dropin%/*}"
+    printf "# Written by clone_army's sandbox/sandbox.sh: this unit's CPUs.\n[Service]\nCPUAffinity=%s\n" \
+      "$cpus" >"$dropin"
+  done
+  exec_in "$name" systemctl daemon-reload
+  [ -z "$SERVER_CPUS$CLONE_CPUS" ] ||
+    log "sandbox $name: Puppet Server, PuppetDB and PostgreSQL on CPUs ${SERVER_CPUS:-any}, clones on CPUs ${CLONE_CPUS:-any}"
 }
 
 # PuppetDB's and PostgreSQL's settings, and the server's use of PuppetDB (it
