@@ -16,7 +16,8 @@ use serde::Serialize;
 use crate::base::{Os, PuppetSource};
 use crate::clone::puppet_conf::SERVER_PORTS;
 use crate::clone::run_mode::{
-    RunMode, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL, MIN_RUNINTERVAL,
+    Phasing, RunMode, DEFAULT_PHASING, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL,
+    MIN_RUNINTERVAL,
 };
 use crate::clone::{apply_source, facts, limits, secrets};
 use crate::exec;
@@ -30,6 +31,8 @@ pub struct Schema {
     pub names: NameRules,
     pub apply_source: PathRule,
     pub run_modes: Choice,
+    /// The rules that turn a clone's phase index into the offset of its runs.
+    pub phasings: Choice,
     pub os: Vec<&'static str>,
     pub puppet_sources: Choice,
     /// Inclusive ranges of the integer flags, by the class's and type's attribute name.
@@ -182,6 +185,10 @@ pub fn schema() -> Schema {
         run_modes: Choice {
             values: RunMode::value_variants().iter().map(|m| m.name()).collect(),
             default: RunMode::Daemon.name(),
+        },
+        phasings: Choice {
+            values: Phasing::value_variants().iter().map(|p| p.name()).collect(),
+            default: DEFAULT_PHASING.name(),
         },
         os: Os::value_variants().iter().map(|os| os.as_str()).collect(),
         puppet_sources: Choice {

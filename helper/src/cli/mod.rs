@@ -464,12 +464,15 @@ pub struct ShapeArgs {
     /// Random delay of up to this many seconds before each run [default on create: 0].
     #[arg(long, value_name = "SECONDS")]
     pub splay: Option<u64>,
-    /// This clone's phase: it runs at offset I·T/N within each interval T (with --phase-count).
+    /// This clone's phase, 0 to N-1: its place in the fleet, which --phasing turns into the offset of its runs in each interval (with --phase-count).
     #[arg(long, value_name = "I", requires = "phase_count")]
     pub phase_index: Option<u32>,
-    /// The number of phases (clones) the interval is divided into (with --phase-index).
+    /// The number of phases (clones) in the fleet (with --phase-index).
     #[arg(long, value_name = "N", requires = "phase_index")]
     pub phase_count: Option<u32>,
+    /// How the phase becomes the offset in each interval T: prefix-even T·vdc(I) (the van der Corput sequence 0, 1/2, 1/4, 3/4, ...: clones 0 to n-1 run evenly spread for every n) or fleet-even I·T/N (even only when all N run) [default on create: prefix-even].
+    #[arg(long, value_enum, value_name = "RULE")]
+    pub phasing: Option<crate::clone::run_mode::Phasing>,
     /// MemoryMax of the clone's service: bytes or a K/M/G/T size, e.g. 512M; none to unset.
     #[arg(long, value_name = "SIZE")]
     pub memory_max: Option<String>,
@@ -522,6 +525,7 @@ impl ShapeArgs {
             splay: self.splay,
             phase_index: self.phase_index,
             phase_count: self.phase_count,
+            phasing: self.phasing,
             memory_max: self.memory_max,
             cpu_quota: self.cpu_quota,
             tasks_max: self.tasks_max,

@@ -145,6 +145,7 @@ pub fn move_over(layout: &Layout, clone: &str, confdir: &str) -> Result<bool> {
             runinterval: Some(run.runinterval),
             splay: Some(run.splay),
             phase: Some((run.phase_index, run.phase_count)),
+            phasing: Some(run.phasing),
         };
         let run = match change.validate() {
             Ok(()) => run,

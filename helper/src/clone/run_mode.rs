@@ -21,16 +21,22 @@
 //! stay; a mask in the unit directory that comes first keeps them from running). `clone
 //! list` reads the mode back from these files; nothing else records it.
 //!
-//! Phasing: clone `i` of `N` starts its runs at `i·T/N` seconds into each interval `T`,
-//! so the server sees an even stream of runs instead of a herd at boot.
+//! Phasing: clone `i` of `N` starts its runs at an offset into each interval `T`
+//! (counted from the clone's start), so the server sees an even stream of runs instead
+//! of a herd at boot. [`Phasing`] is the rule that turns `i` into the offset, here and
+//! nowhere else: `prefix-even` spreads every prefix of the fleet (clones `0..n`, for any
+//! `n`) evenly, which is what a fleet started or grown step by step needs; `fleet-even`
+//! (`i·T/N`) spreads only the whole fleet evenly, and is what a timer that names no rule
+//! was written with.
 
 use std::path::Path;
 
+use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 use super::config::{CloneConfig, SettingsSource, CLONE_UNITS_DIR, UNITS_DIR};
 use crate::clone::puppet_conf;
-pub use crate::protocol::answers::RunMode;
+pub use crate::protocol::answers::{Phasing, RunMode};
 use crate::protocol::error::{Error, Result};
 use crate::systemd::units::{header, is_ours};
 
@@ -51,6 +57,59 @@ pub const MIN_RUNINTERVAL: u64 = 60;
 pub const MAX_RUNINTERVAL: u64 = 7 * 86_400;
 /// Clones per phase set; far beyond what one host runs.
 pub const MAX_PHASE_COUNT: u32 = 100_000;
+/// What `clone create` phases by when `--phasing` is not given.
+pub const DEFAULT_PHASING: Phasing = Phasing::PrefixEven;
+/// What a timer that names no rule (written before rules had names) was phased by.
+pub const UNNAMED_PHASING: Phasing = Phasing::FleetEven;
+
+impl Phasing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phasing::PrefixEven => "prefix-even",
+            Phasing::FleetEven => "fleet-even",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Phasing::value_variants()
+            .iter()
+            .copied()
+            .find(|p| p.name() == name)
+    }
+
+    /// Seconds into each interval of `runinterval` seconds at which phase `index` of
+    /// `count` runs, rounded down.
+    ///
+    /// `prefix-even` is `runinterval · vdc(index)`, where vdc is the base-2 van der
+    /// Corput sequence: `index`'s binary digits mirrored behind the point (0, 1/2, 1/4,
+    /// 3/4, 1/8, 5/8, ...). Each index halves one of the largest gaps the earlier ones
+    /// left, so the first `n` offsets, for every `n`, leave gaps of `T/2^k` and
+    /// `T/2^(k-1)` only (`2^(k-1) < n ≤ 2^k`): never more than twice the even gap `T/n`,
+    /// never less than half of it. `count` plays no part, so a fleet that grows or
+    /// shrinks keeps every clone's offset. `fleet-even` is `index · runinterval / count`.
+    pub fn offset(self, runinterval: u64, index: u32, count: u32) -> u64 {
+        match self {
+            Phasing::PrefixEven => {
+                let (numerator, denominator) = radical_inverse(index);
+                // runinterval < 2^20 and numerator < 2^32: the product fits in u64.
+                runinterval * numerator / denominator
+            }
+            Phasing::FleetEven => runinterval * u64::from(index) / u64::from(count.max(1)),
+        }
+    }
+}
+
+/// `index`'s base-2 radical inverse as the fraction `numerator / denominator`, the
+/// denominator the power of two just above `index` (1 for 0): 6 = 110b → 0.011b = 3/8.
+fn radical_inverse(index: u32) -> (u64, u64) {
+    let digits = u32::BITS - index.leading_zeros();
+    let mirrored = if digits == 0 {
+        0
+    } else {
+        index.reverse_bits() >> (u32::BITS - digits)
+    };
+    (u64::from(mirrored), 1u64 << digits)
+}
 
 // The run units, by their names in a unit directory.
 /// The agent's `puppet.service`, as the distribution ships it (at [`PUPPET_UNIT_FILE`]).
@@ -77,6 +136,7 @@ pub struct RunSettings {
     pub splay: u64,
     pub phase_index: u32,
     pub phase_count: u32,
+    pub phasing: Phasing,
 }
 
 impl Default for RunSettings {
@@ -87,14 +147,16 @@ impl Default for RunSettings {
             splay: 0,
             phase_index: 0,
             phase_count: 1,
+            phasing: DEFAULT_PHASING,
         }
     }
 }
 
 impl RunSettings {
-    /// Seconds into each interval at which this clone runs: `i·T/N`, rounded down.
+    /// Seconds into each interval at which this clone runs, by its [`Phasing`].
     pub fn offset(&self) -> u64 {
-        self.runinterval * u64::from(self.phase_index) / u64::from(self.phase_count.max(1))
+        self.phasing
+            .offset(self.runinterval, self.phase_index, self.phase_count)
     }
 }
 
@@ -106,6 +168,7 @@ pub struct RunChange {
     pub splay: Option<u64>,
     /// Index and count come together (clap requires both).
     pub phase: Option<(u32, u32)>,
+    pub phasing: Option<Phasing>,
 }
 
 impl RunChange {
@@ -162,6 +225,7 @@ impl RunChange {
             splay: self.splay.unwrap_or(current.splay),
             phase_index,
             phase_count,
+            phasing: self.phasing.unwrap_or(current.phasing),
         }
     }
 }
@@ -175,6 +239,7 @@ pub struct RunReadBack {
     pub splay: Option<u64>,
     pub phase_index: Option<u32>,
     pub phase_count: Option<u32>,
+    pub phasing: Option<Phasing>,
 }
 
 impl RunReadBack {
@@ -186,6 +251,7 @@ impl RunReadBack {
             splay: self.splay.unwrap_or(defaults.splay),
             phase_index: self.phase_index.unwrap_or(defaults.phase_index),
             phase_count: self.phase_count.unwrap_or(defaults.phase_count),
+            phasing: self.phasing.unwrap_or(defaults.phasing),
         })
     }
 }
@@ -336,7 +402,7 @@ pub fn agent_timer(settings: &RunSettings) -> String {
     format!(
         "{header}\
 [Unit]
-Description=Puppet {what} runs every {t} s, phase {i} of {n} (clone-army {mode} mode)
+Description=Puppet {what} runs every {t} s, phase {i} of {n}, {phasing} (clone-army {mode} mode)
 
 [Timer]
 OnActiveSec={offset}
@@ -346,6 +412,7 @@ AccuracySec=1s
 Unit=clone-army-agent.service
 X-CloneArmyPhaseIndex={i}
 X-CloneArmyPhaseCount={n}
+X-CloneArmyPhasing={phasing}
 X-CloneArmyRunMode={mode}
 
 [Install]
@@ -361,6 +428,7 @@ WantedBy=timers.target
         t = settings.runinterval,
         i = settings.phase_index,
         n = settings.phase_count,
+        phasing = settings.phasing.name(),
         offset = settings.offset(),
         splay = settings.splay,
     )
@@ -378,7 +446,7 @@ pub fn phase_timer(settings: &RunSettings) -> String {
     format!(
         "{header}\
 [Unit]
-Description=Start the Puppet agent daemon {offset} s after boot, phase {i} of {n} (clone-army)
+Description=Start the Puppet agent daemon {offset} s after boot, phase {i} of {n}, {phasing} (clone-army)
 
 [Timer]
 OnActiveSec={offset}
@@ -386,6 +454,7 @@ AccuracySec=1s
 Unit=clone-army-agent-phase.service
 X-CloneArmyPhaseIndex={i}
 X-CloneArmyPhaseCount={n}
+X-CloneArmyPhasing={phasing}
 
 [Install]
 WantedBy=timers.target
@@ -393,6 +462,7 @@ WantedBy=timers.target
         header = header(),
         i = settings.phase_index,
         n = settings.phase_count,
+        phasing = settings.phasing.name(),
         offset = settings.offset(),
     )
 }
@@ -434,6 +504,12 @@ pub fn read_back(source: &dyn SettingsSource) -> Result<RunReadBack> {
             unit_key(text, "X-CloneArmyPhaseCount"),
         )
     };
+    // A timer without the key was written before rules had names, by the only rule
+    // there was; a value this helper does not know is no rule it can name.
+    let phasing_of = |text: &str| match unit_value(text, "X-CloneArmyPhasing") {
+        None => Some(UNNAMED_PHASING),
+        Some(name) => Phasing::from_name(name),
+    };
     Ok(match (masked, timer, phase) {
         (true, Some(timer), _) => {
             let (phase_index, phase_count) = phase_of(&timer);
@@ -448,6 +524,7 @@ pub fn read_back(source: &dyn SettingsSource) -> Result<RunReadBack> {
                 splay: unit_key(&timer, "RandomizedDelaySec"),
                 phase_index: phase_index.and_then(|v| u32::try_from(v).ok()),
                 phase_count: phase_count.and_then(|v| u32::try_from(v).ok()),
+                phasing: phasing_of(&timer),
             }
         }
         (true, None, _) => RunReadBack {
@@ -478,6 +555,7 @@ pub fn read_back(source: &dyn SettingsSource) -> Result<RunReadBack> {
                 splay,
                 phase_index: phase_index.and_then(|v| u32::try_from(v).ok()),
                 phase_count: phase_count.and_then(|v| u32::try_from(v).ok()),
+                phasing: phasing_of(&phase),
             }
         }
         (false, _, None) => RunReadBack::default(),
@@ -512,23 +590,138 @@ mod tests {
             splay: 30,
             phase_index: 3,
             phase_count: 10,
+            phasing: Phasing::PrefixEven,
         }
     }
 
     #[test]
-    fn offsets_spread_the_clones_evenly_over_the_interval() {
-        let offsets: Vec<u64> = (0..4)
-            .map(|i| {
-                RunSettings {
-                    phase_index: i,
-                    phase_count: 4,
-                    ..RunSettings::default()
+    fn offsets_follow_the_rule_the_clone_is_phased_by() {
+        let offsets =
+            |phasing: Phasing| -> Vec<u64> { (0..8).map(|i| phasing.offset(1600, i, 8)).collect() };
+        assert_eq!(
+            offsets(Phasing::PrefixEven),
+            [0, 800, 400, 1200, 200, 1000, 600, 1400]
+        );
+        assert_eq!(
+            offsets(Phasing::FleetEven),
+            [0, 200, 400, 600, 800, 1000, 1200, 1400]
+        );
+        // The count plays no part in prefix-even, and offsets are rounded down.
+        assert_eq!(Phasing::PrefixEven.offset(1800, 3, 4), 1350);
+        assert_eq!(Phasing::PrefixEven.offset(1800, 3, 99_999), 1350);
+        assert_eq!(Phasing::PrefixEven.offset(1800, 6, 10), 675);
+        assert_eq!(Phasing::FleetEven.offset(1800, 3, 10), 540);
+        let last = MAX_PHASE_COUNT - 1;
+        assert!(
+            Phasing::PrefixEven.offset(MAX_RUNINTERVAL, last, MAX_PHASE_COUNT) < MAX_RUNINTERVAL
+        );
+        assert_eq!(phased().offset(), 1350);
+        assert_eq!(RunSettings::default().offset(), 0);
+    }
+
+    /// Runs per `window` seconds at their worst, over the whole cycle of `interval`: the
+    /// most offsets any window `[a, a + window)` holds, `a` anywhere, a window that passes
+    /// the interval's end going on at its start (the runs repeat every interval).
+    struct Busiest {
+        interval: u64,
+        window: u64,
+        /// Offsets in each window, by the second it opens at.
+        in_window: Vec<usize>,
+        most: usize,
+    }
+
+    impl Busiest {
+        fn new(interval: u64, window: u64) -> Self {
+            Busiest {
+                interval,
+                window,
+                in_window: vec![0; interval as usize],
+                most: 0,
+            }
+        }
+
+        /// One more run at `offset`: the windows opening up to `window - 1` s before it
+        /// hold it.
+        fn add(&mut self, offset: u64) {
+            for back in 0..self.window {
+                let opens = (offset + self.interval - back % self.interval) % self.interval;
+                let held = &mut self.in_window[opens as usize];
+                *held += 1;
+                self.most = self.most.max(*held);
+            }
+        }
+    }
+
+    /// The most runs of `n` evenly phased clones a window may hold: twice the even
+    /// share `n · window / interval`, the share rounded up to whole runs and taken as at
+    /// least one run. A window holds runs whole, so below one run per window (n < 150
+    /// at 1800 s) the even share is one run and the bound two: two clones may run
+    /// within `window` seconds of each other, never three. Rounding up the share keeps
+    /// the bound at twice a number a window can hold (at 120 s, 25 clones are 2.5 runs
+    /// a window: the bound is 6).
+    fn bound(n: u64, interval: u64, window: u64) -> usize {
+        2 * (n * window).div_ceil(interval).max(1) as usize
+    }
+
+    /// For every fleet of 1 to 1000 clones and every prefix of it (clones 0 to n-1,
+    /// as a ramp or a wave of starts runs them), the busiest 12 s of the interval and
+    /// its bound where it is passed first.
+    fn first_bunched_prefix(phasing: Phasing, interval: u64) -> Option<(u32, u32, usize, usize)> {
+        const WINDOW: u64 = 12;
+        for fleet in 1..=1000u32 {
+            let mut busiest = Busiest::new(interval, WINDOW);
+            for index in 0..fleet {
+                busiest.add(phasing.offset(interval, index, fleet));
+                let n = u64::from(index) + 1;
+                let bound = bound(n, interval, WINDOW);
+                if busiest.most > bound {
+                    return Some((fleet, index + 1, busiest.most, bound));
                 }
-                .offset()
-            })
-            .collect();
-        assert_eq!(offsets, [0, 450, 900, 1350]);
-        assert_eq!(phased().offset(), 540);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn every_prefix_of_a_prefix_even_fleet_runs_evenly_at_1800_and_120_s() {
+        for interval in [1800, 120] {
+            assert_eq!(
+                first_bunched_prefix(Phasing::PrefixEven, interval),
+                None,
+                "at {interval} s"
+            );
+        }
+    }
+
+    /// The same check on `i·T/N`: the first clones of a large fleet run seconds apart.
+    #[test]
+    fn the_first_clones_of_a_fleet_even_fleet_run_in_a_bunch() {
+        // The first 3 of 21 clones at 120 s run at 0, 5 and 11 s: three runs in 12 s
+        // where two are the bound (and the even share one); so do the first 3 of 301
+        // at 1800 s.
+        assert_eq!(
+            first_bunched_prefix(Phasing::FleetEven, 120),
+            Some((21, 3, 3, 2))
+        );
+        assert_eq!(
+            first_bunched_prefix(Phasing::FleetEven, 1800),
+            Some((301, 3, 3, 2))
+        );
+    }
+
+    #[test]
+    fn the_busiest_window_wraps_around_the_interval() {
+        let mut busiest = Busiest::new(120, 12);
+        for offset in [115, 119, 3] {
+            busiest.add(offset);
+        }
+        assert_eq!(busiest.most, 3);
+        busiest.add(60);
+        assert_eq!(busiest.most, 3);
+        assert_eq!(bound(1, 1800, 12), 2);
+        assert_eq!(bound(150, 1800, 12), 2);
+        assert_eq!(bound(151, 1800, 12), 4);
+        assert_eq!(bound(25, 120, 12), 6);
     }
 
     #[test]

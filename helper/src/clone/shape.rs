@@ -2,7 +2,7 @@
 //! `clone configure` take them and `clone list` reads them back.
 //!
 //! `create` gives the whole shape (an absent flag means its default: daemon mode, 1800 s,
-//! no splay, phase 0 of 1, no limits, no facts); `configure` changes only what its flags
+//! no splay, phase 0 of 1 prefix-even, no limits, no facts); `configure` changes only what its flags
 //! name. Every value is validated before the lock is taken or anything is written.
 
 use std::path::{Path, PathBuf};
@@ -26,6 +26,7 @@ pub struct ShapeRequest {
     pub splay: Option<u64>,
     pub phase_index: Option<u32>,
     pub phase_count: Option<u32>,
+    pub phasing: Option<run_mode::Phasing>,
     pub memory_max: Option<String>,
     pub cpu_quota: Option<String>,
     pub tasks_max: Option<String>,
@@ -61,6 +62,7 @@ impl ShapeRequest {
             runinterval: self.runinterval,
             splay: self.splay,
             phase,
+            phasing: self.phasing,
         };
         run.validate()?;
         let limits = LimitsChange::parse(
@@ -260,6 +262,7 @@ pub fn describe(
         splay: run.splay,
         phase_index: run.phase_index,
         phase_count: run.phase_count,
+        phasing: run.phasing,
         memory_max: limits.memory_max,
         cpu_quota: limits.cpu_quota,
         tasks_max: limits.tasks_max,

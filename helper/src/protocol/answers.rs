@@ -215,6 +215,10 @@ pub struct CloneShape {
     pub splay: Option<u64>,
     pub phase_index: Option<u32>,
     pub phase_count: Option<u32>,
+    /// How the phase index becomes the runs' offset in the interval; `null` as above, or
+    /// when the timer names a rule this helper does not know.
+    #[serde(default)]
+    pub phasing: Option<Phasing>,
     /// `MemoryMax=` of the limits drop-in, as given (`512M`); `null` when unset.
     pub memory_max: Option<String>,
     /// `CPUQuota=`, e.g. `50%`; `null` when unset.
@@ -776,6 +780,19 @@ pub enum RunMode {
     Apply,
 }
 
+/// How a clone's phase index `I` (of `N`) becomes the offset of its runs in each
+/// interval `T` (the arithmetic is `Phasing::offset` in clone/run_mode.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phasing {
+    /// `floor(T·vdc(I))`, vdc the base-2 van der Corput sequence (0, 1/2, 1/4, 3/4,
+    /// 1/8, ...): whenever clones 0 to n-1 run, for any n, their runs are spread evenly.
+    PrefixEven,
+    /// `floor(I·T/N)`: perfectly even when all N clones run, bunched in the first n/N of
+    /// the interval when only the first n do.
+    FleetEven,
+}
+
 // --- answered by clone (clone/start.rs) --------------------
 
 /// `clone start`'s answer.
@@ -849,6 +866,7 @@ mod tests {
                 splay: Some(0),
                 phase_index: Some(3),
                 phase_count: Some(10),
+                phasing: Some(Phasing::PrefixEven),
                 memory_max: Some("512M".into()),
                 cpu_quota: Some("50%".into()),
                 tasks_max: Some(4096),

@@ -1,7 +1,7 @@
 //! Clones an older clone-army made: listed from their upper layer, moved over untouched.
 
 use super::*;
-use crate::clone::run_mode::{agent_service, agent_timer, RunMode, RunSettings};
+use crate::clone::run_mode::{agent_service, agent_timer, Phasing, RunMode, RunSettings};
 
 /// The files of a tree, with their kinds and contents (or link targets).
 fn tree(root: &Path) -> BTreeMap<String, String> {
@@ -46,17 +46,21 @@ fn legacy_clone(f: &Fixture, name: &str) -> PathBuf {
         splay: 5,
         phase_index: 2,
         phase_count: 3,
+        phasing: Phasing::FleetEven,
     };
+    // clone-army 0.3 named no phasing rule: it had only `i·T/N`.
+    let timer: String = agent_timer(&settings)
+        .lines()
+        .filter(|line| !line.starts_with("X-CloneArmyPhasing="))
+        .map(|line| format!("{line}\n"))
+        .collect();
     for (path, text) in [
         (
             "etc/puppet/puppet.conf",
             format!("[main]\nserver = old.example.com\ncertname = {name}.old\nlog_level = info\n"),
         ),
         ("etc/hostname", format!("{name}.old\n")),
-        (
-            "etc/systemd/system/clone-army-agent.timer",
-            agent_timer(&settings),
-        ),
+        ("etc/systemd/system/clone-army-agent.timer", timer),
         (
             "etc/systemd/system/clone-army-agent.service",
             agent_service("/usr/bin/puppet", &settings),
@@ -93,6 +97,8 @@ fn a_legacy_clone_is_listed_from_its_upper_layer_and_moved_over_untouched() {
         ),
         (Some(600), Some(5), Some(2))
     );
+    // A timer that names no rule was phased `i·T/N`, and keeps that offset when moved.
+    assert_eq!(listed.shape.phasing, Some(Phasing::FleetEven));
     assert_eq!(listed.shape.facts["role"], "old");
 
     // Any mutating call moves every legacy clone over before the template changes.
@@ -108,6 +114,11 @@ fn a_legacy_clone_is_listed_from_its_upper_layer_and_moved_over_untouched() {
         .contains("BindReadOnly=/etc/hosts\n"));
     let after = describe_one(&f.ctx(), "old1").unwrap();
     assert_eq!(after.shape, listed.shape);
+    let timer = f.read(&format!("{config}/systemd/clone-army-agent.timer"));
+    assert!(
+        timer.contains("OnActiveSec=400\n") && timer.contains("X-CloneArmyPhasing=fleet-even\n"),
+        "{timer}"
+    );
     assert_eq!(after.server, listed.server);
     // Nothing in the clone's own tree was changed or removed.
     assert_eq!(tree(&upper), before);

@@ -13,6 +13,7 @@ fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
     assert_eq!(shape.runinterval, Some(600));
     assert_eq!(shape.splay, Some(20));
     assert_eq!((shape.phase_index, shape.phase_count), (Some(1), Some(4)));
+    assert_eq!(shape.phasing, Some(Phasing::PrefixEven));
 
     assert_eq!(
         f.link_in_units(PUPPET_SERVICE).as_deref(),
@@ -25,7 +26,12 @@ fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
         ))
     );
     let timer = fs::read_to_string(f.in_units(AGENT_TIMER)).unwrap();
-    assert!(timer.contains("\nOnActiveSec=150\n"), "{timer}");
+    // Phase 1 is the second of the sequence: half an interval in.
+    assert!(timer.contains("\nOnActiveSec=300\n"), "{timer}");
+    assert!(
+        timer.contains("\nX-CloneArmyPhasing=prefix-even\n"),
+        "{timer}"
+    );
     assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
         .unwrap()
         .contains("ExecStart=/usr/bin/puppet agent --onetime --no-daemonize --verbose\n"));
@@ -594,4 +600,78 @@ fn run_mode_of_a_running_clone_changes_on_the_host_only() {
     assert!(f.in_units(super::run_mode::AGENT_TIMER).exists());
     assert!(!f.path("/var/lib/machines/c1/etc").exists());
     assert_eq!(fs::read_dir(f.path(UPPER_C1)).unwrap().count(), 0);
+}
+
+#[test]
+fn the_phasing_rule_alone_moves_the_offset_and_is_kept_by_other_changes() {
+    use super::run_mode::*;
+    let f = Fixture::new();
+    f.create_shaped("c1", timer_shape());
+    let fleet_even = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            phasing: Some(Phasing::FleetEven),
+            ..ShapeRequest::default()
+        },
+    );
+    assert!(fleet_even.changed);
+    let shape = &fleet_even.clone.shape;
+    assert_eq!(
+        (shape.phase_index, shape.phase_count, shape.phasing),
+        (Some(1), Some(4), Some(Phasing::FleetEven))
+    );
+    let timer = || fs::read_to_string(f.in_units(AGENT_TIMER)).unwrap();
+    assert!(timer().contains("\nOnActiveSec=150\n"), "{}", timer());
+
+    // A new interval keeps the rule; the offset follows the interval.
+    let longer = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            runinterval: Some(900),
+            ..ShapeRequest::default()
+        },
+    );
+    assert_eq!(longer.clone.shape.phasing, Some(Phasing::FleetEven));
+    assert!(timer().contains("\nOnActiveSec=225\n"), "{}", timer());
+
+    // So does a daemon: its phase timer names the rule too.
+    let daemon = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Daemon),
+            phasing: Some(Phasing::PrefixEven),
+            ..ShapeRequest::default()
+        },
+    );
+    assert_eq!(daemon.clone.shape.phasing, Some(Phasing::PrefixEven));
+    let phase_timer = fs::read_to_string(f.in_units(PHASE_TIMER)).unwrap();
+    assert!(phase_timer.contains("\nOnActiveSec=450\n"), "{phase_timer}");
+}
+
+/// The clone can rewrite the units it is given: a rule name clone-army never wrote is
+/// read as no rule, never passed on as it stands.
+#[test]
+fn a_timer_naming_an_unknown_phasing_rule_reads_as_none() {
+    use super::run_mode::*;
+    let f = Fixture::new();
+    f.create_shaped("c1", timer_shape());
+    let path = f.in_units(AGENT_TIMER);
+    let planted = fs::read_to_string(&path).unwrap().replace(
+        "X-CloneArmyPhasing=prefix-even",
+        "X-CloneArmyPhasing=\u{1b}[2Jherd",
+    );
+    fs::write(&path, planted).unwrap();
+    let listed = list(&f.ctx()).unwrap();
+    let shape = &listed.clones[0].shape;
+    assert_eq!(shape.phasing, None);
+    assert_eq!((shape.phase_index, shape.runinterval), (Some(1), Some(600)));
+    // The next configure writes the rule again, as on create.
+    let again = f.configure_shape(
+        "c1",
+        ShapeRequest {
+            splay: Some(0),
+            ..ShapeRequest::default()
+        },
+    );
+    assert_eq!(again.clone.shape.phasing, Some(DEFAULT_PHASING));
 }
