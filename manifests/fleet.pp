@@ -90,9 +90,11 @@ class clone_army::fleet (
         agent_noop         => $clone_army::agent_noop,
         runinterval        => $clone_army::runinterval,
         splay              => $clone_army::splay,
-        # Clone i of N runs at (i - 1) * T / N into each interval T.
+        # Clone i of N is phase i - 1 of N; the helper's phasing rule
+        # turns that into the offset of its runs in each interval.
         phase_index        => $index - 1,
         phase_count        => $num_clones,
+        phasing            => $clone_army::phasing,
         memory_max         => $memory_max,
         cpu_quota          => $cpu_quota,
         tasks_max          => $tasks_max,

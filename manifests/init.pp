@@ -225,16 +225,36 @@
 #
 # @param runinterval
 #   Seconds between two runs of each clone's agent, 60 to 604800 (7 days).
-#   Runs are phased: clone i of N runs at `floor((i - 1) * runinterval / N)`
-#   seconds into each interval, so that the server sees an even stream of
-#   N runs per interval rather than a herd; a clone's first run comes
-#   within one interval of its start. Not used in `manual` mode. A shorter
-#   interval lowers the CPU bound of the capacity (see `num_clones`).
+#   Runs are phased (see `phasing`): each clone runs at its own offset into
+#   each interval, counted from its start, so that the server sees an even
+#   stream of N runs per interval rather than a herd; a clone's first run
+#   comes within one interval of its start. Not used in `manual` mode. A
+#   shorter interval lowers the CPU bound of the capacity (see `num_clones`).
 #
 # @param splay
 #   Up to this many seconds, at random, added to the phased runs (0: none),
 #   0 to 604800. In `timer` mode to every run; in `daemon` mode once, when
 #   the agent starts (Puppet's `splay`/`splaylimit`).
+#
+# @param phasing
+#   How clone i's runs are placed in each interval T (the helper's rules,
+#   `clone-army schema`'s `phasings`).
+#   - `prefix-even`: clone i runs at `floor(T * vdc(i - 1))` seconds into
+#     the interval, where vdc is the base-2 van der Corput sequence (0, 1/2,
+#     1/4, 3/4, 1/8, 5/8, ...): clone1 at 0, clone2 at T/2, clone3 at T/4,
+#     clone4 at 3T/4, ... Whenever `clone1` .. `clone<n>` run, for any n,
+#     their runs are spread within a factor of two of evenly (no 12 s of the
+#     interval holds more than twice the even share), so a fleet grown a
+#     step at a time (`clone-army ramp run`, which starts stopped clones in
+#     name order, its steps whole intervals apart) loads the server evenly
+#     at every step, and changing `num_clones` moves no clone's runs.
+#   - `fleet-even`: clone i of N runs at `floor((i - 1) * T / N)`: exactly
+#     even when all N run, but bunched into the first n/N of the interval
+#     while only n do, and moved for every clone when N changes (the only
+#     rule before the rules had names).
+#   Offsets count from each clone's start, so clones started in `ramp_up`
+#   waves are shifted by their wave's delay. A change reaches a running
+#   clone at its next start; it restarts nothing. Not used in `manual` mode.
 #
 # @param fleet_facts
 #   External facts every clone's agent sends (a Hash of names to strings,
@@ -359,6 +379,7 @@ class clone_army (
   Boolean $agent_noop = false,
   Integer[60, 604800] $runinterval = 1800,
   Integer[0, 604800] $splay = 0,
+  Clone_army::Phasing $phasing = 'prefix-even',
   Clone_army::Facts $fleet_facts = {},
   Hash[Clone_army::Name, Clone_army::Facts] $clone_facts = {},
   Integer[0, 9999] $generated_facts = 0,

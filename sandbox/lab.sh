@@ -226,8 +226,9 @@ cmd_up() {
   sandbox server "$NAME"
   install_role
 
-  # Clone i of N first runs at its phase offset (i-1)*T/N within the interval T,
-  # so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every check-in.
+  # Each clone first runs at its phase offset within the interval T (the class's
+  # phasing), so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every
+  # check-in.
   local record="record => true, record_every => $LAB_RECORD_EVERY"
   [ "$SANDBOX_PUPPETDB" != yes ] || record+=", record_puppetdb => 'https://$SERVER_NAME:$PUPPETDB_TLS_PORT'"
   local noop=''
@@ -277,8 +278,13 @@ cmd_down() {
 
 # The knee of the lab's server: clones up to RAMP_CLONES (default 40) beside the
 # lab's own are made stopped, shaped as the lab's (run interval, agent_noop),
-# timer mode phased over all of them, and `clone-army ramp run` starts them
-# RAMP_STEP (default 10) a step, each step settling and holding one run interval,
+# timer mode phased prefix-even (clone i at T*vdc(i-1), so that clone1 .. cloneN
+# run evenly spread for every N), the lab's own clones are stopped, and
+# `clone-army ramp run` starts all of them in name order, RAMP_STEP (default 10)
+# a step, the steps whole intervals apart (a clone's phase counts from its start:
+# clones started on that rhythm keep the running ones evenly spread at every
+# step, which clones started by `lab.sh up` would not), each step settling and
+# holding one run interval,
 # until a step's p95 run time passes RAMP_MAX_P95 s (default 30), its failed runs
 # RAMP_MAX_ERROR_RATE % (default 1) or the JRuby wait RAMP_MAX_JRUBY_WAIT ms
 # (default 1000), or its runs fall below RAMP_MIN_THROUGHPUT % of those due (default
@@ -286,7 +292,7 @@ cmd_down() {
 # baseline and the timeline stay in the sandbox (their paths are printed).
 cmd_ramp() {
   require_root
-  local total=${RAMP_CLONES:-40} step=${RAMP_STEP:-10} listed base domain noop have i lines=''
+  local total=${RAMP_CLONES:-40} step=${RAMP_STEP:-10} listed base domain noop have i lines='' running
   listed=$(EXEC_TIMEOUT=120 inside clone-army clone list)
   base=$(jq -er '.result.clones[0].base' <<<"$listed") || die "the lab has no clone: run lab.sh up first"
   domain=$(jq -er '.result.clones[0].certname | sub("^[^.]*[.]"; "")' <<<"$listed")
@@ -297,13 +303,20 @@ cmd_ramp() {
     lines+=$(jq -cn --arg n "clone$i" --arg base "$base" --arg server "$SERVER_NAME" --arg c "clone$i.$domain" \
       --arg interval "$LAB_RUNINTERVAL" --arg index $((i - 1)) --arg count "$total" --arg noop "$noop" \
       '[$n, "--base", $base, "--server", $server, "--certname", $c, "--run-mode", "timer",
-        "--runinterval", $interval, "--phase-index", $index, "--phase-count", $count, "--agent-noop", $noop]')$'\n'
+        "--runinterval", $interval, "--phase-index", $index, "--phase-count", $count,
+        "--phasing", "prefix-even", "--agent-noop", $noop]')$'\n'
   done
   if [ -n "$lines" ]; then
     # shellcheck disable=SC2016 # $1 is the inner shell's
     inside sh -c 'cat > "$1"' sh "$RAMP_CLONE_LIST" <<<"$lines"
     EXEC_TIMEOUT=600 inside clone-army clone create-many "$RAMP_CLONE_LIST" >/dev/null ||
       die "clone create-many of the ramp's clones failed"
+  fi
+  running=$(jq -r '[.result.clones[] | select(.state == "running") | .name] | join(" ")' <<<"$listed")
+  if [ -n "$running" ]; then
+    log "ramp: stopping the running clones ($running), so that the ramp starts every clone on its rhythm"
+    # shellcheck disable=SC2086 # clone names, one word each
+    EXEC_TIMEOUT=600 inside clone-army clone stop $running >/dev/null || die "clone stop of the running clones failed"
   fi
   log "ramp: +$step clones a step up to $total, each step $((2 * LAB_RUNINTERVAL)) s"
   EXEC_TIMEOUT=$((4 * LAB_RUNINTERVAL * (total / step + 2) + 600)) inside clone-army ramp run \

@@ -517,7 +517,7 @@ describe 'clone_army' do
       it 'gives every clone the defaults: daemon mode, phased over the fleet, no limits, no facts' do
         [1, 2, 3].each do |index|
           is_expected.to contain_clone_army_clone("clone#{index}").with(
-            run_mode: 'daemon', runinterval: 1800, splay: 0, phase_index: index - 1, phase_count: 3,
+            run_mode: 'daemon', runinterval: 1800, splay: 0, phase_index: index - 1, phase_count: 3, phasing: 'prefix-even',
             memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0,
             churn_percent: 0, ramp_up: 0
           )
@@ -530,7 +530,7 @@ describe 'clone_army' do
             server: 'puppet.example.com', num_clones: 2, run_mode: 'timer', runinterval: 900, splay: 30,
             fleet_facts: { 'role' => 'web', 'tier' => 3 }, clone_facts: { 'clone2' => { 'role' => 'db', 'canary' => true } },
             generated_facts: 500, churn_percent: 15, memory_max: '256M', cpu_quota: '50%', tasks_max: 512, ramp_up: 60,
-            agent_noop: true
+            agent_noop: true, phasing: 'fleet-even'
           }
         end
 
@@ -538,7 +538,7 @@ describe 'clone_army' do
 
         it 'passes them to every clone, its own facts merged over the fleet\'s' do
           is_expected.to contain_clone_army_clone('clone1').with(
-            run_mode: 'timer', runinterval: 900, splay: 30, phase_index: 0, phase_count: 2, memory_max: '256M',
+            run_mode: 'timer', runinterval: 900, splay: 30, phase_index: 0, phase_count: 2, phasing: 'fleet-even', memory_max: '256M',
             cpu_quota: '50%', tasks_max: 512, facts: { 'role' => 'web', 'tier' => 3 }, generated_facts: 500,
             churn_percent: 15, ramp_up: 60, agent_noop: true
           )
@@ -551,7 +551,7 @@ describe 'clone_army' do
       {
         run_mode: 'cron', runinterval: 59, splay: -1, generated_facts: 10_000, churn_percent: 101, ramp_up: -1,
         memory_max: '512m', cpu_quota: '0%', tasks_max: 0, fleet_facts: { 'Role' => 'web' },
-        clone_facts: { 'Clone1' => {} }, agent_noop: 'yes'
+        clone_facts: { 'Clone1' => {} }, agent_noop: 'yes', phasing: 'even'
       }.each do |parameter, bad|
         context "with #{parameter} => #{bad.inspect}" do
           let(:params) { { server: 'puppet.example.com', num_clones: 1, parameter => bad } }

@@ -51,6 +51,7 @@ Puppet::Type.newtype(:clone_army_clone) do
         runinterval     => 1800,
         phase_index     => 2,
         phase_count     => 10,
+        phasing         => 'prefix-even',
         memory_max      => '512M',
         cpu_quota       => '50%',
         facts           => { 'role' => 'web' },
@@ -248,7 +249,7 @@ Puppet::Type.newtype(:clone_army_clone) do
       all clones are evaluated, every clone to restart is stopped with one
       `clone-army clone stop` and started again in waves over `ramp_up`. The
       same holds for `runinterval`, `splay` and `certname` (the provider's
-      `restart_on` list); a new phase, limit or facts alone restart nothing.
+      `restart_on` list); a new phase, phasing, limit or facts alone restart nothing.
       A clone made before run modes existed is reported with no mode
       (`absent`).
     DOC
@@ -292,20 +293,48 @@ Puppet::Type.newtype(:clone_army_clone) do
   DOC
 
   schedule_property.call(:phase_index, <<-DOC)
-    The clone's place among `phase_count` clones (0 to `phase_count` - 1):
-    its runs come at `floor(phase_index * runinterval / phase_count)`
-    seconds into each interval, counted from the clone's start, so that a
-    fleet started together sends its runs as an even stream rather than a
-    herd. Class clone_army gives clone i of N the index i - 1. A change
-    reaches a running clone at its next start (it restarts nothing). Not
-    used in `manual` mode.
+    The clone's place among `phase_count` clones (0 to `phase_count` - 1),
+    which `phasing` turns into the offset of its runs in each interval,
+    counted from the clone's start, so that a fleet started together sends
+    its runs as an even stream rather than a herd. Class clone_army gives
+    clone i of N the index i - 1. A change reaches a running clone at its
+    next start (it restarts nothing). Not used in `manual` mode.
   DOC
 
   schedule_property.call(:phase_count, <<-DOC)
-    How many phases the interval is divided into, 1 to 100000 (with
-    `phase_index`; class clone_army uses the fleet's size). Not used in
+    How many clones the fleet has, 1 to 100000 (with `phase_index`; class
+    clone_army uses the fleet's size): `phase_index` is below it, and
+    `phasing => 'fleet-even'` divides the interval by it. Not used in
     `manual` mode.
   DOC
+
+  newproperty(:phasing) do
+    desc <<-DOC
+      How `phase_index` becomes the offset of the clone's runs in each
+      interval T (the helper's rule; `clone-army schema`'s `phasings`):
+
+      * `prefix-even`: `floor(T * vdc(phase_index))`, where vdc is the
+        base-2 van der Corput sequence (0, 1/2, 1/4, 3/4, 1/8, 5/8, ...):
+        whenever clones 0 to n - 1 run, for any n, their runs are spread
+        within a factor of two of evenly, so a fleet started or grown a step
+        at a time in index order is evenly loaded at every step, and a
+        change of `phase_count` moves no clone's runs. The helper's default.
+      * `fleet-even`: `floor(phase_index * T / phase_count)`: exactly even
+        when all `phase_count` clones run, bunched into the first n/N of the
+        interval when only the first n do. A clone made before the rules had
+        names reports this one.
+
+      A change reaches a running clone at its next start (it restarts
+      nothing). Not used in `manual` mode.
+    DOC
+    newvalues(*PuppetX::CloneArmy::Shape::PHASINGS)
+
+    def insync?(is)
+      return true if resource.shape_value(:run_mode) == :manual
+
+      super(is)
+    end
+  end
 
   newproperty(:apply_source) do
     desc <<-DOC

@@ -124,6 +124,7 @@ module PuppetX
         splay: '--splay',
         phase_index: '--phase-index',
         phase_count: '--phase-count',
+        phasing: '--phasing',
         memory_max: '--memory-max',
         cpu_quota: '--cpu-quota',
         tasks_max: '--tasks-max',

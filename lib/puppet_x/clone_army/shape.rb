@@ -14,11 +14,14 @@ module PuppetX
       # The shape properties of clone_army_clone, in the order their flags
       # are passed to `clone create` / `clone configure`.
       PROPERTIES = [
-        :run_mode, :runinterval, :splay, :phase_index, :phase_count, :memory_max, :cpu_quota, :tasks_max,
+        :run_mode, :runinterval, :splay, :phase_index, :phase_count, :phasing, :memory_max, :cpu_quota, :tasks_max,
         :facts, :generated_facts, :churn_percent, :apply_source, :agent_noop
       ].freeze
 
       RUN_MODES = Schema.fetch('run_modes', 'values').map(&:to_sym).freeze
+
+      # The rules that turn a phase index into the offset of its runs.
+      PHASINGS = Schema.fetch('phasings', 'values').map(&:to_sym).freeze
 
       NONE = Schema.fetch('limits', 'none')
 
@@ -29,6 +32,7 @@ module PuppetX
       # What `clone create` sets when a flag is not given.
       CREATE_DEFAULTS = {
         run_mode: Schema.fetch('run_modes', 'default').to_sym,
+        phasing: Schema.fetch('phasings', 'default').to_sym,
         memory_max: NONE, cpu_quota: NONE, tasks_max: NONE, facts: {}, apply_source: nil, agent_noop: :false
       }.merge(
         [:runinterval, :splay, :phase_index, :phase_count, :generated_facts, :churn_percent]
@@ -37,7 +41,7 @@ module PuppetX
 
       # Properties that only mean something while the clone has a schedule:
       # the helper reads them back as null in manual mode.
-      SCHEDULE = [:runinterval, :splay, :phase_index, :phase_count].freeze
+      SCHEDULE = [:runinterval, :splay, :phase_index, :phase_count, :phasing].freeze
 
       MEMORY_SUFFIXES = Schema.fetch('limits', 'memory_suffixes')
       MEMORY = %r{\A([1-9][0-9]{0,#{Schema.fetch('limits', 'memory_max_digits') - 1}})([#{MEMORY_SUFFIXES.join}]?)\z}.freeze
@@ -171,6 +175,7 @@ module PuppetX
         shape[:facts] = clone['facts'].is_a?(Hash) ? clone['facts'] : {}
         [:memory_max, :cpu_quota, :tasks_max].each { |name| shape[name] = read.call(name, NONE) }
         (SCHEDULE + [:churn_percent, :apply_source]).each { |name| shape[name] = read.call(name, :absent) }
+        shape[:phasing] = shape[:phasing].to_sym
         # An older helper, which has no noop, leaves it out: its clones run for real.
         shape[:agent_noop] = clone['agent_noop'] == true ? :true : :false
         shape

@@ -34,9 +34,10 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # all clones are evaluated), because the clone reads them only when it
   # boots: its systemd reads the run units, its hostname is the certname,
   # its nspawn binds the apply source.
-  # A phase alone does not: every clone's phase_count moves whenever the
-  # fleet grows or shrinks, and restarting the whole fleet for that would be
-  # the herd phasing avoids. A new run mode that needs a restart extends
+  # A phase or phasing alone does not: every clone's phase_count moves
+  # whenever the fleet grows or shrinks (and a new phasing moves every
+  # clone's offset), and restarting the whole fleet for that would be the
+  # herd phasing avoids. A new run mode that needs a restart extends
   # this list (and only this list).
   def self.restart_on
     @restart_on ||= [:run_mode, :runinterval, :splay, :certname, :apply_source]

@@ -253,6 +253,11 @@ describe Puppet::Type.type(:clone_army_clone) do
       expect { clone(run_mode: 'cron') }.to raise_error(Puppet::ResourceError, %r{Invalid value "cron"})
     end
 
+    it 'takes phasing prefix-even or fleet-even, the helper\'s rules' do
+      ['prefix-even', 'fleet-even'].each { |rule| expect(clone(phasing: rule)[:phasing]).to eq(rule.to_sym) }
+      expect { clone(phasing: 'even') }.to raise_error(Puppet::ResourceError, %r{Invalid value "even"})
+    end
+
     it 'takes agent_noop as a boolean, and nothing else' do
       expect(clone(agent_noop: true)[:agent_noop]).to eq(:true)
       expect(clone(agent_noop: false)[:agent_noop]).to eq(:false)
@@ -367,6 +372,13 @@ describe Puppet::Type.type(:clone_army_clone) do
         allow(provider).to receive(:run_mode).and_return(:manual)
         expect(insync(:splay, 60, :absent)).to be true
         expect(insync(:phase_index, 1, :absent, phase_count: 2)).to be true
+        expect(insync(:phasing, 'prefix-even', :absent)).to be true
+      end
+
+      it 'takes a clone phased by another rule, or by none it names, as out of sync' do
+        expect(insync(:phasing, 'prefix-even', :'fleet-even', run_mode: 'timer')).to be false
+        expect(insync(:phasing, 'prefix-even', :absent, run_mode: 'timer')).to be false
+        expect(insync(:phasing, 'prefix-even', :'prefix-even', run_mode: 'timer')).to be true
       end
 
       it 'takes churn_percent as in sync without generated facts' do

@@ -65,6 +65,13 @@ describe PuppetX::CloneArmy::Schema do
     expect(PuppetX::CloneArmy::Shape::RUN_MODES.map(&:to_s)).to eq(schema.dig('run_modes', 'values'))
   end
 
+  it 'has Clone_army::Phasing, the type and the class take the helper\'s phasing rules and default' do
+    expect(enum_values.call(alias_body.call('phasing'))).to eq(schema.dig('phasings', 'values'))
+    expect(PuppetX::CloneArmy::Shape::PHASINGS.map(&:to_s)).to eq(schema.dig('phasings', 'values'))
+    init = File.read(File.expand_path('../../../../manifests/init.pp', __dir__))
+    expect(init).to include("Clone_army::Phasing $phasing = '#{schema.dig('phasings', 'default')}',")
+  end
+
   it 'has Clone_army::Puppet_source list the helper\'s agent sources' do
     expect(enum_values.call(alias_body.call('puppet_source'))).to eq(schema.dig('puppet_sources', 'values'))
   end

@@ -336,11 +336,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'reads it from clone list, nulls as none or absent' do
       expect(described_class.from_helper(listed[0])).to include(
-        run_mode: :timer, runinterval: 1800, splay: 0, phase_index: 0, phase_count: 2, memory_max: '1G',
+        run_mode: :timer, runinterval: 1800, splay: 0, phase_index: 0, phase_count: 2, phasing: :'prefix-even', memory_max: '1G',
         cpu_quota: '50%', tasks_max: 4096, facts: { 'role' => 'web', 'tier' => 3 }, generated_facts: 500, churn_percent: 15
       )
       expect(described_class.from_helper(listed[1])).to include(
-        run_mode: :manual, runinterval: :absent, splay: :absent, phase_index: :absent, phase_count: :absent,
+        run_mode: :manual, runinterval: :absent, splay: :absent, phase_index: :absent, phase_count: :absent, phasing: :absent,
         memory_max: 'none', cpu_quota: 'none', tasks_max: 'none', facts: {}, generated_facts: 0, churn_percent: :absent,
         apply_source: :absent
       )
@@ -348,7 +348,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'takes a clone of an older helper, without the fields, as having no shape' do
       clone = JSON.parse(helper_fixture('clone_list.json'))['result']['clones'].first
-      expect(described_class.from_helper(clone)).to include(run_mode: :absent, runinterval: :absent, memory_max: 'none', facts: {})
+      expect(described_class.from_helper(clone)).to include(run_mode: :absent, runinterval: :absent, phasing: :absent, memory_max: 'none',
+                                                            facts: {})
       # No noop in an older helper: its clones run for real.
       expect(described_class.from_helper(clone)).to include(agent_noop: :false)
     end
@@ -361,7 +362,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     describe 'on create' do
       let(:shaped) do
         full.merge(ensure: 'stopped', run_mode: 'timer', runinterval: 1800, splay: 60, phase_index: 2, phase_count: 10,
-                   memory_max: '512M', cpu_quota: 50, tasks_max: 512, facts: { 'role' => 'web' },
+                   phasing: 'fleet-even', memory_max: '512M', cpu_quota: 50, tasks_max: 512, facts: { 'role' => 'web' },
                    generated_facts: 500, churn_percent: 15)
       end
 
@@ -374,7 +375,8 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect_create_many(nil, answer: answer) do |lines|
           facts_file = lines[0][lines[0].index('--facts-file') + 1]
           expect(lines).to eq([create_args('clone3', ['--run-mode', 'timer', '--runinterval', '1800',
-                                                      '--splay', '60', '--phase-index', '2', '--phase-count', '10', '--memory-max', '512M',
+                                                      '--splay', '60', '--phase-index', '2', '--phase-count', '10',
+                                                      '--phasing', 'fleet-even', '--memory-max', '512M',
                                                       '--cpu-quota', '50%', '--tasks-max', '512', '--facts-file', facts_file,
                                                       '--generated-facts', '500', '--churn-percent', '15'])])
           expect(JSON.parse(File.read(facts_file))).to eq('role' => 'web')
@@ -387,6 +389,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect(File.exist?(File.dirname(seen[:file]))).to be false
         expect(resource.provider.run_mode).to eq(:timer)
         expect(resource.provider.phase_index).to eq(2)
+        expect(resource.provider.phasing).to eq(:'fleet-even')
       end
 
       it 'passes agent_noop as the flag the helper takes' do
@@ -422,6 +425,12 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         provider.phase_index = 1
         expect_helper(['clone', 'configure', '--phase-index', '1', '--phase-count', '2', '--', 'clone1'],
                       'clone_configure_shape.json')
+        provider.flush
+      end
+
+      it 'passes a new phasing alone, the phase as it is' do
+        provider.phasing = :'fleet-even'
+        expect_helper(['clone', 'configure', '--phasing', 'fleet-even', '--', 'clone1'], 'clone_configure_shape.json')
         provider.flush
       end
 
@@ -617,10 +626,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       end
     end
 
-    it 'does not restart for a new phase, limit or facts' do
+    it 'does not restart for a new phase, phasing, limit or facts' do
       provider = provider_of(listed[0])
       provider.phase_index = 1
       provider.phase_count = 3
+      provider.phasing = :'fleet-even'
       provider.memory_max = '512M'
       provider.generated_facts = 5
       allow(PuppetX::CloneArmy::Runner).to receive(:run).and_return(helper_output('clone_configure_shape.json'))
