@@ -192,9 +192,10 @@ pub struct RecordArgs {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum RampVerb {
-    /// Start `--step` more of the stopped clones every `--hold` seconds (in name order, the
-    /// running ones as the floor) until a step crosses a bound, no stopped clone is left,
-    /// or SIGTERM or SIGINT; answer with the baseline (each step's figures and the verdict).
+    /// Start `--step` more of the stopped clones every `--settle` + `--hold` seconds, rounded
+    /// up to whole intervals (in name order, the running ones as the floor) until a step
+    /// crosses a bound, no stopped clone is left, or SIGTERM or SIGINT; answer with the
+    /// baseline (each step's figures and the verdict).
     Run(RampArgs),
     /// A baseline `ramp run` wrote, as the curve and its verdict; with --against, side by
     /// side with another (two server versions, two tunings).
@@ -216,8 +217,9 @@ pub struct RampArgs {
     /// Clones started a step.
     #[arg(long, value_name = "N")]
     pub step: usize,
-    /// Seconds after a step's clones start before its window opens, so that their first
-    /// runs (certificate request, first plugin sync) are over (default: --interval).
+    /// Seconds after a step's start began before its window opens, so that its clones have
+    /// booted and their first runs (certificate request, first plugin sync) are over
+    /// (default: --interval).
     #[arg(long, value_name = "S")]
     pub settle: Option<u64>,
     /// Seconds each step's window stays open: its runs are judged (at least --interval;
@@ -230,7 +232,8 @@ pub struct RampArgs {
     /// The most clones to run, those running before included (default: every clone).
     #[arg(long, value_name = "N")]
     pub max_clones: Option<usize>,
-    /// Seconds over which a step's clones are started, in waves (as `clone start --ramp-up`).
+    /// Seconds over which a step's clones are started, in waves (as `clone start --ramp-up`);
+    /// each wave's runs are shifted by its delay, so the runs are spread less evenly.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub spread: u64,
     /// Bound: the p95 of a step's run times, seconds.

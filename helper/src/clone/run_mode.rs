@@ -256,6 +256,18 @@ impl RunReadBack {
     }
 }
 
+/// The most runs of `n` evenly phased clones the tests let any `window` seconds hold:
+/// twice the even share `n · window / interval`, the share rounded up to whole runs and
+/// taken as at least one run. A window holds runs whole, so up to one run per window
+/// (n ≤ 150 at 1800 s, n ≤ 10 at 120 s, with 12 s windows) the even share is one run and
+/// the bound two: two clones may run within `window` seconds of each other, never three.
+/// Rounding the share up keeps the bound at twice a number a window can hold (at 120 s,
+/// 25 clones are 2.5 runs a window: the bound is 6).
+#[cfg(test)]
+pub(crate) fn even_share_bound(n: u64, interval: u64, window: u64) -> usize {
+    2 * (n * window).div_ceil(interval).max(1) as usize
+}
+
 /// The agent binary in a base whose puppet.conf lives in `confdir`: Puppet's AIO
 /// packages keep both under /opt and /etc/puppetlabs, Debian's and Ubuntu's in /usr/bin.
 pub fn puppet_bin(confdir: &str) -> &'static str {
@@ -652,17 +664,6 @@ mod tests {
         }
     }
 
-    /// The most runs of `n` evenly phased clones a window may hold: twice the even
-    /// share `n · window / interval`, the share rounded up to whole runs and taken as at
-    /// least one run. A window holds runs whole, so below one run per window (n < 150
-    /// at 1800 s) the even share is one run and the bound two: two clones may run
-    /// within `window` seconds of each other, never three. Rounding up the share keeps
-    /// the bound at twice a number a window can hold (at 120 s, 25 clones are 2.5 runs
-    /// a window: the bound is 6).
-    fn bound(n: u64, interval: u64, window: u64) -> usize {
-        2 * (n * window).div_ceil(interval).max(1) as usize
-    }
-
     /// For every fleet of 1 to 1000 clones and every prefix of it (clones 0 to n-1,
     /// as a ramp or a wave of starts runs them), the busiest 12 s of the interval and
     /// its bound where it is passed first.
@@ -673,7 +674,7 @@ mod tests {
             for index in 0..fleet {
                 busiest.add(phasing.offset(interval, index, fleet));
                 let n = u64::from(index) + 1;
-                let bound = bound(n, interval, WINDOW);
+                let bound = even_share_bound(n, interval, WINDOW);
                 if busiest.most > bound {
                     return Some((fleet, index + 1, busiest.most, bound));
                 }
@@ -718,10 +719,10 @@ mod tests {
         assert_eq!(busiest.most, 3);
         busiest.add(60);
         assert_eq!(busiest.most, 3);
-        assert_eq!(bound(1, 1800, 12), 2);
-        assert_eq!(bound(150, 1800, 12), 2);
-        assert_eq!(bound(151, 1800, 12), 4);
-        assert_eq!(bound(25, 120, 12), 6);
+        assert_eq!(even_share_bound(1, 1800, 12), 2);
+        assert_eq!(even_share_bound(150, 1800, 12), 2);
+        assert_eq!(even_share_bound(151, 1800, 12), 4);
+        assert_eq!(even_share_bound(25, 120, 12), 6);
     }
 
     #[test]

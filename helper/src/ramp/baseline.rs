@@ -283,7 +283,7 @@ pub fn table(report: &RampReport) -> String {
             .map(|l| format!(" {}", visible(l)))
             .unwrap_or_default(),
         b.step,
-        b.settle + b.hold,
+        super::step_period(b.settle, b.hold, b.interval),
         b.settle,
         b.hold,
         b.interval,

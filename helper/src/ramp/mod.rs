@@ -11,6 +11,13 @@
 //! running. Every step goes to the baseline file ([`baseline`]) as it ends, and every
 //! sample, marked with its step, to the timeline when one is given, so `report --from`
 //! draws the ramp like any recorded run.
+//!
+//! The steps start whole run intervals apart ([`step_period`]), so that the runs stay
+//! spread at every step: a clone's phase offset counts from its start, and name order is
+//! phase order for the class's `clone1` .. `cloneN` (phase `i - 1`), so with the
+//! `prefix-even` phasing every step's fleet is a prefix the rule spreads evenly. Clones
+//! that were running before the ramp keep whatever start they had: start the ramp from
+//! a stopped fleet for even arrivals at every step.
 
 pub mod baseline;
 pub mod step;
@@ -222,6 +229,21 @@ pub fn validate(request: &RampRequest) -> Result<()> {
     Ok(())
 }
 
+/// Seconds from one step's start to the next: its settle and hold, rounded up to whole run
+/// intervals. Clones started a whole number of intervals apart keep, against each
+/// other, the offsets their phasing gave them; started at any other distance, a step's
+/// clones would be shifted against the earlier steps' by it, and a step's lateness would
+/// add up over the ramp. Where settle and hold are not whole intervals, the ramp waits,
+/// without sampling, from the window's end to the next step.
+pub fn step_period(settle: u64, hold: u64, interval: u64) -> u64 {
+    // Saturating: a baseline file read back may hold any figures.
+    let interval = interval.max(1);
+    settle
+        .saturating_add(hold)
+        .div_ceil(interval)
+        .saturating_mul(interval)
+}
+
 /// The order clones are added in: by name, a trailing number compared as a number.
 fn name_order(name: &str) -> (&str, u64, &str) {
     let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
@@ -291,11 +313,22 @@ pub fn ramp(
     let mut ended_by = "clones";
     // The clones the ramp started whose first run has not been seen yet.
     let mut awaiting_first: HashSet<String> = HashSet::new();
+    let period = step_period(request.settle, request.hold, interval);
+    let first_step = clock.now();
     for (index, chunk) in queue.chunks(request.step).enumerate() {
         let number = index as u32 + 1;
+        // Due on the first step's rhythm: a step that comes late (its last sample took
+        // time) is late alone, and the next one is due on time again.
+        let due = first_step.saturating_add((index as u64).saturating_mul(period));
+        if !wait_until(clock, due, stop) {
+            ended_by = "signal";
+            break;
+        }
+        // The settle counts from here, the boots in it: the clones' phases count from
+        // their start, which this is on the rhythm, not from when the start returns.
+        let started = clock.now();
         let failed = fleet.start(chunk, request.spread)?;
         awaiting_first.extend(chunk.iter().filter(|c| !failed.contains(c)).cloned());
-        let started = clock.now();
         let window_from = started + request.settle;
         let mut window = StepWindow::new(number, chunk.len(), failed, started, window_from);
         let mark = StepMark {
@@ -305,7 +338,7 @@ pub fn ramp(
         // The runs of this first sample finished before the step's clones ran, and those
         // until `window_from` while the new clones made their first runs: none are the
         // step's.
-        let (first, runs) = fleet.sample(started)?;
+        let (first, runs) = fleet.sample(clock.now())?;
         split_first_runs(runs, &mut awaiting_first);
         append(&mut timeline, first, mark)?;
         let mut taken = 0u64;

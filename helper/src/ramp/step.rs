@@ -86,8 +86,8 @@ pub struct StepResult {
     /// Clones this step started, and those of them that did not start.
     pub added: usize,
     pub start_failed: Vec<String>,
-    /// When the step's clones had been started (RFC 3339 and epoch s); its window opened
-    /// the baseline's `settle` seconds later.
+    /// When the start of the step's clones began (RFC 3339 and epoch s), on the ramp's
+    /// rhythm of whole intervals; its window opened the baseline's `settle` seconds later.
     pub started_at: String,
     pub t: u64,
     /// Seconds the window covered, from its opening to its last sample.

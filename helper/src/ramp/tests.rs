@@ -4,22 +4,28 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::*;
+use crate::clone::run_mode::{even_share_bound, Phasing};
 use crate::protocol::answers::{ReportState, RunStatus};
 use crate::record::host::HostReading;
 use crate::record::sample::fixtures;
 use crate::record::sample::Sampler;
-use crate::record::test_clock::clock;
+use crate::record::test_clock::{clock, TestClock};
 
 const INTERVAL: u64 = 120;
 
-/// Clones that each run every `INTERVAL` seconds from when they were started, at a
-/// phase set by their number; a run takes `seconds_per_clone` × the clones running (a
+/// Clones that each run every `INTERVAL` seconds from when they were started, at the
+/// offset their place among the names is given by `phasing` (phase `i` of the names'
+/// count, as the class gives `clone<i+1>`); a start takes `boot` seconds of the clock
+/// (when one is given), and the clones' phases count from its end, as their timers start
+/// when they have booted; a run takes `seconds_per_clone` × the clones running (a
 /// clone's first run 30 s more, as a certificate request and the first plugin sync do),
 /// and fails once more than `fails_above` run. Once more than `skips_above` run, every
 /// other clone runs only every second interval, as when a timer finds the last run still
 /// going and skips one.
-struct ModelFleet {
+struct ModelFleet<'c> {
     clones: Vec<(String, Option<u64>)>,
+    phasing: Phasing,
+    boot: Option<(&'c TestClock, u64)>,
     seconds_per_clone: f64,
     fails_above: usize,
     skips_above: usize,
@@ -31,7 +37,7 @@ struct ModelFleet {
     starts: Vec<Vec<String>>,
 }
 
-impl ModelFleet {
+impl ModelFleet<'_> {
     fn new(names: &[&str], running: usize) -> Self {
         ModelFleet {
             clones: names
@@ -39,6 +45,8 @@ impl ModelFleet {
                 .enumerate()
                 .map(|(i, n)| ((*n).to_owned(), (i < running).then_some(0)))
                 .collect(),
+            phasing: Phasing::PrefixEven,
+            boot: None,
             seconds_per_clone: 0.5,
             fails_above: usize::MAX,
             skips_above: usize::MAX,
@@ -52,9 +60,29 @@ impl ModelFleet {
     fn running(&self) -> usize {
         self.clones.iter().filter(|c| c.1.is_some()).count()
     }
+
+    /// When clone `i`, started at `started`, makes its first run.
+    fn first_run(&self, i: usize, started: u64) -> u64 {
+        let count = self.clones.len() as u32;
+        started + self.phasing.offset(INTERVAL, i as u32, count)
+    }
+
+    /// When the runs that started in `(from, to]` started (every clone runs each
+    /// interval: the model's skipping is not modelled here).
+    fn run_starts(&self, from: u64, to: u64) -> Vec<u64> {
+        assert_eq!(self.skips_above, usize::MAX);
+        let mut starts: Vec<u64> = (0..self.clones.len())
+            .filter_map(|i| Some(self.first_run(i, self.clones[i].1?)))
+            .filter(|first| *first <= to)
+            .flat_map(|first| (0..=(to - first) / INTERVAL).map(move |k| first + k * INTERVAL))
+            .filter(|t| *t > from)
+            .collect();
+        starts.sort_unstable();
+        starts
+    }
 }
 
-impl Fleet for ModelFleet {
+impl Fleet for ModelFleet<'_> {
     fn clones(&mut self) -> Result<Vec<(String, bool)>> {
         Ok(self
             .clones
@@ -65,6 +93,10 @@ impl Fleet for ModelFleet {
 
     fn start(&mut self, names: &[String], _spread: u64) -> Result<Vec<String>> {
         self.starts.push(names.to_vec());
+        if let Some((clock, boot)) = self.boot {
+            clock.sleep(std::time::Duration::from_secs(boot));
+            self.now = clock.now();
+        }
         let mut failed = Vec::new();
         for name in names {
             if self.broken.contains(name) {
@@ -91,7 +123,7 @@ impl Fleet for ModelFleet {
             .iter()
             .enumerate()
             .map(|(i, (name, started))| {
-                let first = started.map(|s| s + (i as u64 * 7) % INTERVAL);
+                let first = started.map(|s| self.first_run(i, s));
                 let period = if running > self.skips_above && i % 2 == 1 {
                     2 * INTERVAL
                 } else {
@@ -124,7 +156,7 @@ impl Fleet for ModelFleet {
 }
 
 /// clone1 to cloneN, `running` of them running.
-fn fleet_of(n: usize, running: usize) -> ModelFleet {
+fn fleet_of(n: usize, running: usize) -> ModelFleet<'static> {
     let names: Vec<String> = (1..=n).map(|i| format!("clone{i}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     ModelFleet::new(&refs, running)
@@ -200,6 +232,108 @@ fn it_stops_at_the_first_step_past_a_bound_and_names_the_last_one_within() {
             step: 2,
             clones: 20
         })
+    );
+}
+
+/// The busiest `WINDOW` seconds of each step's window, and their bound for the clones
+/// the step ran ([`even_share_bound`]): `(clones, runs in the window, busiest, bound)`.
+fn busiest_of_each_step(
+    fleet: &ModelFleet,
+    baseline: &Baseline,
+) -> Vec<(usize, usize, usize, usize)> {
+    const WINDOW: u64 = 12;
+    baseline
+        .steps
+        .iter()
+        .map(|step| {
+            let from = step.t + baseline.settle;
+            let starts = fleet.run_starts(from, from + baseline.hold);
+            let busiest = (0..starts.len())
+                .map(|i| starts[i..].partition_point(|t| *t < starts[i] + WINDOW))
+                .max()
+                .unwrap_or(0);
+            let bound = even_share_bound(step.clones as u64, INTERVAL, WINDOW);
+            (step.clones, starts.len(), busiest, bound)
+        })
+        .collect()
+}
+
+/// Each step's clones take 6 s to boot, so a step ends a little after its hold; starting
+/// the next one when the last ended would shift every step's clones against the ones
+/// before by those seconds, and their runs would bunch. On the ramp's rhythm of whole
+/// intervals, the prefix-even phasing keeps every step's window evenly loaded.
+#[test]
+fn every_steps_window_holds_its_runs_evenly_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let never = AtomicBool::new(false);
+    for (clones, step) in [(40, 10), (20, 2), (12, 1)] {
+        let clock = clock(None);
+        let mut fleet = fleet_of(clones, 0);
+        fleet.boot = Some((&clock, 6));
+        let mut req = request(dir.path().join(format!("{clones}-{step}.json")));
+        req.step = step;
+        req.bounds.p95_seconds = Some(1000.0);
+        let done = ramp(&mut fleet, &req, &clock, &never).unwrap();
+        assert_eq!(done.baseline.steps.len(), clones / step);
+        // Each step starts two intervals (settle and hold) after the one before.
+        for pair in done.baseline.steps.windows(2) {
+            assert_eq!(pair[1].t - pair[0].t, 2 * INTERVAL);
+        }
+        for (running, runs, busiest, bound) in busiest_of_each_step(&fleet, &done.baseline) {
+            assert_eq!(runs, running, "{clones} by {step}: one run of each clone");
+            assert!(
+                busiest <= bound,
+                "{clones} by {step}: at {running} clones the busiest 12 s held {busiest} runs, more than {bound}"
+            );
+        }
+    }
+}
+
+/// The same ramp with the clones phased `i·T/N` over the whole fleet: at its first step
+/// the ten clones run within the first quarter of the interval.
+#[test]
+fn a_fleet_phased_over_its_final_size_bunches_its_first_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let never = AtomicBool::new(false);
+    let clock = clock(None);
+    let mut fleet = fleet_of(40, 0);
+    fleet.phasing = Phasing::FleetEven;
+    let mut req = request(dir.path().join("ramp.json"));
+    req.bounds.p95_seconds = Some(1000.0);
+    let done = ramp(&mut fleet, &req, &clock, &never).unwrap();
+    let steps = busiest_of_each_step(&fleet, &done.baseline);
+    // 10 clones 3 s apart: four in 12 s where the even share is one and the bound two.
+    assert_eq!(steps[0], (10, 10, 4, 2));
+    assert_eq!(steps[3], (40, 40, 4, 8));
+}
+
+/// Steps whose settle and hold are no whole intervals wait for the next one, so their
+/// clones keep the phases of those before.
+#[test]
+fn steps_start_whole_intervals_apart() {
+    assert_eq!(step_period(120, 120, 120), 240);
+    assert_eq!(step_period(60, 150, 120), 240);
+    assert_eq!(step_period(1800, 1800, 1800), 3600);
+    // A baseline read back may hold anything: no overflow, no division by zero.
+    assert_eq!(step_period(u64::MAX, 1, 120), u64::MAX);
+    assert_eq!(step_period(60, 60, 0), 120);
+    let dir = tempfile::tempdir().unwrap();
+    let never = AtomicBool::new(false);
+    let mut fleet = fleet_of(30, 0);
+    let mut req = request(dir.path().join("ramp.json"));
+    req.settle = 30;
+    req.hold = 150;
+    req.bounds.p95_seconds = Some(1000.0);
+    let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
+    let starts: Vec<u64> = done.baseline.steps.iter().map(|s| s.t).collect();
+    assert_eq!(starts, [1000, 1240, 1480]);
+    let text = baseline::table(&baseline::RampReport {
+        baseline: done.baseline,
+        comparison: None,
+    });
+    assert!(
+        text.contains("+10 clones every 240 s (settle 30 s, hold 150 s)"),
+        "{text}"
     );
 }
 
