@@ -341,7 +341,9 @@ pub fn ramp(
         let (first, runs) = fleet.sample(clock.now())?;
         split_first_runs(runs, &mut awaiting_first);
         append(&mut timeline, first, mark)?;
-        let mut taken = 0u64;
+        // Samples fall due every `every` seconds from the step's start; those that fell
+        // due while its clones were starting are skipped, not taken in a burst.
+        let mut taken = clock.now().saturating_sub(started) / request.every;
         let signalled = loop {
             taken += 1;
             let due = started + taken * request.every;

@@ -289,6 +289,31 @@ fn every_steps_window_holds_its_runs_evenly_spread() {
     }
 }
 
+/// A step whose clones take 25 s to start samples from then on its 10 s rhythm: the
+/// samples due while they started are skipped, not taken at once.
+#[test]
+fn samples_due_while_the_clones_start_are_skipped_not_taken_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let never = AtomicBool::new(false);
+    let clock = clock(None);
+    let mut fleet = fleet_of(20, 0);
+    fleet.boot = Some((&clock, 25));
+    let mut req = request(dir.path().join("ramp.json"));
+    req.timeline = Some(dir.path().join("ramp.jsonl"));
+    req.bounds.p95_seconds = Some(1000.0);
+    let done = ramp(&mut fleet, &req, &clock, &never).unwrap();
+    let times: Vec<u64> = std::fs::read_to_string(req.timeline.as_ref().unwrap())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Sample>(l).unwrap().t)
+        .collect();
+    let first = done.baseline.steps[0].t;
+    let mut want = vec![first + 25];
+    want.extend((3..=24).map(|k| first + k * 10));
+    assert_eq!(times[..23], want[..]);
+    assert_eq!(times[23], first + 2 * INTERVAL + 25);
+}
+
 /// The same ramp with the clones phased `i·T/N` over the whole fleet: at its first step
 /// the ten clones run within the first quarter of the interval.
 #[test]
