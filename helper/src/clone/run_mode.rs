@@ -88,14 +88,14 @@ impl Phasing {
     /// never less than half of it. `count` plays no part, so a fleet that grows or
     /// shrinks keeps every clone's offset. `fleet-even` is `index · runinterval / count`.
     pub fn offset(self, runinterval: u64, index: u32, count: u32) -> u64 {
-        match self {
-            Phasing::PrefixEven => {
-                let (numerator, denominator) = radical_inverse(index);
-                // runinterval < 2^20 and numerator < 2^32: the product fits in u64.
-                runinterval * numerator / denominator
-            }
-            Phasing::FleetEven => runinterval * u64::from(index) / u64::from(count.max(1)),
-        }
+        // In u128: a run interval read back from a clone's units is any u64, and the
+        // offset (below the interval) always fits back.
+        let (numerator, denominator) = match self {
+            Phasing::PrefixEven => radical_inverse(index),
+            Phasing::FleetEven => (u64::from(index), u64::from(count.max(1))),
+        };
+        let offset = u128::from(runinterval) * u128::from(numerator) / u128::from(denominator);
+        u64::try_from(offset).unwrap_or(runinterval)
     }
 }
 
@@ -626,6 +626,11 @@ mod tests {
         let last = MAX_PHASE_COUNT - 1;
         assert!(
             Phasing::PrefixEven.offset(MAX_RUNINTERVAL, last, MAX_PHASE_COUNT) < MAX_RUNINTERVAL
+        );
+        assert_eq!(Phasing::PrefixEven.offset(u64::MAX, 1, 2), u64::MAX / 2);
+        assert_eq!(
+            Phasing::FleetEven.offset(u64::MAX, 3, 4),
+            u64::MAX / 4 * 3 + 2
         );
         assert_eq!(phased().offset(), 1350);
         assert_eq!(RunSettings::default().offset(), 0);
