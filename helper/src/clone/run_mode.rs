@@ -34,7 +34,7 @@ use std::path::Path;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-use super::config::{CloneConfig, SettingsSource, CLONE_UNITS_DIR, UNITS_DIR};
+use super::config::{CloneConfig, Refused, SettingsSource, CLONE_UNITS_DIR, UNITS_DIR};
 use crate::clone::puppet_conf;
 pub use crate::protocol::answers::{Phasing, RunMode};
 use crate::protocol::error::{Error, Result};
@@ -572,6 +572,60 @@ pub fn read_back(source: &dyn SettingsSource) -> Result<RunReadBack> {
         }
         (false, _, None) => RunReadBack::default(),
     })
+}
+
+/// The run settings read back, held to the ranges `clone create` writes them in: a value
+/// outside them (a clone's root can rewrite its bound run units and puppet.conf) is left
+/// out and named as refused, as puppet.conf's and the facts' are.
+pub fn checked(read: RunReadBack) -> (RunReadBack, Vec<Refused>) {
+    let mut read = read;
+    let mut refused = Vec::new();
+    let file = match read.run_mode {
+        Some(RunMode::Daemon) => "run units and puppet.conf",
+        _ => "run units",
+    };
+    let mut refuse = |setting: &'static str, change: RunChange| match change.validate() {
+        Ok(()) => true,
+        Err(e) => {
+            refused.push(Refused::by(file, setting, e));
+            false
+        }
+    };
+    if let Some(t) = read.runinterval {
+        if !refuse(
+            "runinterval",
+            RunChange {
+                runinterval: Some(t),
+                ..RunChange::default()
+            },
+        ) {
+            read.runinterval = None;
+        }
+    }
+    if let Some(s) = read.splay {
+        if !refuse(
+            "splay",
+            RunChange {
+                splay: Some(s),
+                ..RunChange::default()
+            },
+        ) {
+            read.splay = None;
+        }
+    }
+    if let (Some(index), Some(count)) = (read.phase_index, read.phase_count) {
+        if !refuse(
+            "phase",
+            RunChange {
+                phase: Some((index, count)),
+                ..RunChange::default()
+            },
+        ) {
+            read.phase_index = None;
+            read.phase_count = None;
+        }
+    }
+    (read, refused)
 }
 
 /// An integer-valued `Key=` of a unit file (the last one wins, as in systemd).

@@ -249,13 +249,14 @@ pub fn describe(
     clone: &str,
     source: &dyn SettingsSource,
 ) -> Result<(CloneShape, Vec<Refused>)> {
-    let run = run_mode::read_back(source)?;
+    let (run, mut refused) = run_mode::checked(run_mode::read_back(source)?);
     let limits = limits::read(layout, clone)?;
     let facts::ReadBack {
         facts,
         generated,
-        refused,
+        refused: facts_refused,
     } = facts::read_back(source)?;
+    refused.extend(facts_refused);
     let shape = CloneShape {
         run_mode: run.run_mode,
         runinterval: run.runinterval,

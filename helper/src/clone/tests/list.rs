@@ -261,3 +261,46 @@ fn facts_rewritten_in_the_clone_are_a_problem_not_a_value() {
     assert!(messages[0].contains(FACTS_JSON), "{messages:?}");
     assert!(messages[1].contains(GENERATED_SCRIPT), "{messages:?}");
 }
+
+/// A clone's root rewrites its bound timer: an interval, a splay and a phase no create
+/// would write are left out and named, not passed on to Puppet and the fact.
+#[test]
+fn run_settings_rewritten_in_the_clone_are_a_problem_not_a_value() {
+    use crate::clone::run_mode::{RunMode, AGENT_TIMER};
+    let f = Fixture::new();
+    f.create_shaped(
+        "c1",
+        ShapeRequest {
+            run_mode: Some(RunMode::Timer),
+            runinterval: Some(1800),
+            phase_index: Some(2),
+            phase_count: Some(10),
+            ..ShapeRequest::default()
+        },
+    );
+    let path = f.in_units(AGENT_TIMER);
+    let timer = fs::read_to_string(&path).unwrap();
+    fs::write(
+        &path,
+        format!(
+            "{timer}OnUnitActiveSec=18446744073709551615\nRandomizedDelaySec=99999999\n\
+             X-CloneArmyPhaseIndex=12\n"
+        ),
+    )
+    .unwrap();
+    let listed = list(&f.ctx()).unwrap();
+    let shape = &listed.clones[0].shape;
+    assert_eq!(shape.run_mode, Some(RunMode::Timer));
+    assert_eq!(
+        (shape.runinterval, shape.splay, shape.phase_index, shape.phase_count),
+        (None, None, None, None)
+    );
+    let problems = problems_of(&listed, "c1");
+    let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+    assert_eq!(problems.len(), 3, "{messages:?}");
+    assert!(problems.iter().all(|p| p.kind == "config-invalid"));
+    for setting in ["runinterval", "splay", "phase"] {
+        assert!(messages.iter().any(|m| m.contains(setting)), "{setting}: {messages:?}");
+    }
+    assert!(messages.iter().all(|m| !m.contains("18446744073709551615")), "{messages:?}");
+}
