@@ -292,7 +292,12 @@ fn run_settings_rewritten_in_the_clone_are_a_problem_not_a_value() {
     let shape = &listed.clones[0].shape;
     assert_eq!(shape.run_mode, Some(RunMode::Timer));
     assert_eq!(
-        (shape.runinterval, shape.splay, shape.phase_index, shape.phase_count),
+        (
+            shape.runinterval,
+            shape.splay,
+            shape.phase_index,
+            shape.phase_count
+        ),
         (None, None, None, None)
     );
     let problems = problems_of(&listed, "c1");
@@ -300,7 +305,13 @@ fn run_settings_rewritten_in_the_clone_are_a_problem_not_a_value() {
     assert_eq!(problems.len(), 3, "{messages:?}");
     assert!(problems.iter().all(|p| p.kind == "config-invalid"));
     for setting in ["runinterval", "splay", "phase"] {
-        assert!(messages.iter().any(|m| m.contains(setting)), "{setting}: {messages:?}");
+        assert!(
+            messages.iter().any(|m| m.contains(setting)),
+            "{setting}: {messages:?}"
+        );
     }
-    assert!(messages.iter().all(|m| !m.contains("18446744073709551615")), "{messages:?}");
+    assert!(
+        messages.iter().all(|m| !m.contains("18446744073709551615")),
+        "{messages:?}"
+    );
 }
