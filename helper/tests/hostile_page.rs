@@ -102,18 +102,13 @@ fn sample(i: u64) -> Sample {
         runs: RunsSample {
             count: (i % 3) as usize,
             by_status: statuses,
-            total_time: Distribution {
-                count: 4,
-                p50: Some(3.0),
-                p95: Some(4.0 + i as f64),
-                max: Some(5.0 + i as f64),
-            },
-            config_retrieval_time: Distribution {
-                count: 4,
-                p50: Some(1.0),
-                p95: Some(1.5),
-                max: Some(2.0),
-            },
+            total_time: Distribution::from_figures(
+                20,
+                Some(3.0),
+                Some(4.0 + i as f64),
+                Some(5.0 + i as f64),
+            ),
+            config_retrieval_time: Distribution::from_figures(20, Some(1.0), Some(1.5), Some(2.0)),
         },
         server: Some(server_view(i)),
         puppetdb: Some(puppetdb_view(i)),

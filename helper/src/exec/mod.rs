@@ -326,7 +326,7 @@ fn summarize(entries: &[ExecEntry], wall: Duration, request: &ExecRequest) -> Ex
         not_run: entries.iter().filter(never_ran).count(),
         timed_out: entries.iter().filter(|e| e.timed_out).count(),
         p50_seconds: stats::percentile(&ran, 50.0),
-        p95_seconds: stats::percentile(&ran, 95.0),
+        p95_seconds: stats::p95(&ran),
         max_seconds: stats::percentile(&ran, 100.0),
         wall_seconds: stats::seconds(wall),
         concurrency: request.concurrency,

@@ -1,5 +1,16 @@
 //! The burst's summary figures.
 
+use crate::protocol::answers::P95_MIN_VALUES;
+
+/// The nearest-rank p95 of `values` where there are at least [`P95_MIN_VALUES`] of them:
+/// below that it would be their maximum, which the summary gives as such.
+pub fn p95(values: &[f64]) -> Option<f64> {
+    if values.len() < P95_MIN_VALUES {
+        return None;
+    }
+    percentile(values, 95.0)
+}
+
 /// The `p`th percentile (0 < p <= 100) of `values` by the nearest-rank method: the
 /// smallest value at least `p` % of the values are less than or equal to. `None` for no
 /// values. Nearest-rank always answers one of the measured values, never an interpolation.
@@ -32,6 +43,14 @@ mod tests {
         assert_eq!(percentile(&values, 100.0), Some(20.0));
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 50.0), Some(2.0));
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 95.0), Some(4.0));
+    }
+
+    #[test]
+    fn a_burst_over_fewer_than_twenty_clones_has_no_p95() {
+        let nineteen: Vec<f64> = (1..=19).map(f64::from).collect();
+        assert_eq!(p95(&nineteen), None);
+        let twenty: Vec<f64> = (1..=20).rev().map(f64::from).collect();
+        assert_eq!(p95(&twenty), Some(19.0));
     }
 
     #[test]

@@ -43,7 +43,12 @@ pub fn table(result: &ExecResult) -> String {
         out,
         "seconds: p50 {}, p95 {}, max {}; wall {:.2}; concurrency {}, timeout {} s",
         secs(s.p50_seconds),
-        secs(s.p95_seconds),
+        match (s.p95_seconds, s.count - s.not_run) {
+            (Some(v), _) => format!("{v:.2}"),
+            (None, 0) => NONE.to_owned(),
+            // Too few for a p95: the max beside it is the slow end.
+            (None, ran) => format!("max({ran})"),
+        },
         secs(s.max_seconds),
         s.wall_seconds,
         s.concurrency,
@@ -151,7 +156,7 @@ mod tests {
                 not_run: 1,
                 timed_out: 1,
                 p50_seconds: Some(3.21),
-                p95_seconds: Some(600.01),
+                p95_seconds: None,
                 max_seconds: Some(600.01),
                 wall_seconds: 600.2,
                 concurrency: 10,

@@ -345,7 +345,8 @@ pub struct ExecSummary {
     /// Of `failed`, those killed after `timeout_seconds`.
     pub timed_out: usize,
     /// Nearest-rank percentiles and maximum of `seconds` over the clones where the command
-    /// started; `null` when it started nowhere.
+    /// started; `null` when it started nowhere, and the p95 `null` too where it started in
+    /// fewer than [`P95_MIN_VALUES`] clones (the max is the slow end then).
     pub p50_seconds: Option<f64>,
     pub p95_seconds: Option<f64>,
     pub max_seconds: Option<f64>,
@@ -677,14 +678,122 @@ pub struct CommandMetrics {
 
 // --- answered by report (report/stats.rs) --------------------
 
-/// p50, p95 and max of one figure over the clones that have it.
+/// The fewest values a p95 is taken over. A nearest-rank p95 of fewer than 20 values is
+/// their maximum, so below this a distribution gives no p95 and its [`Tail`] says "max of
+/// n" instead of passing the maximum off as a percentile.
+pub const P95_MIN_VALUES: usize = 20;
+
+/// p50, p95 and max of one figure over the values that have it (the clones' last runs,
+/// the runs of a sample or of a ramp's step).
+///
+/// Read back from a file, the p95 rule is applied again: a p95 over fewer than
+/// [`P95_MIN_VALUES`] values written by an older helper is read as none, and the tail is
+/// taken from the figures, not from what the file says it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "DistributionFields")]
 pub struct Distribution {
-    /// How many clones the figures are taken over.
+    /// How many values the figures are taken over.
     pub count: usize,
     pub p50: Option<f64>,
+    /// `null` with fewer than [`P95_MIN_VALUES`] values.
     pub p95: Option<f64>,
     pub max: Option<f64>,
+    /// The slow end: the p95 where there is one, else the max of the values; `null`
+    /// without values.
+    pub tail: Option<Tail>,
+}
+
+/// The slow end of a distribution, and which figure it is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tail {
+    pub of: TailOf,
+    pub value: f64,
+}
+
+/// Which figure a [`Tail`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TailOf {
+    /// The 95th percentile (at least [`P95_MIN_VALUES`] values).
+    P95,
+    /// The maximum, of fewer values than a p95 needs.
+    Max,
+}
+
+impl Distribution {
+    /// The figures as given, with the p95 rule applied: no p95 below [`P95_MIN_VALUES`]
+    /// values, and the tail that follows.
+    pub fn from_figures(
+        count: usize,
+        p50: Option<f64>,
+        p95: Option<f64>,
+        max: Option<f64>,
+    ) -> Self {
+        let p95 = p95.filter(|_| count >= P95_MIN_VALUES);
+        let tail = match (p95, max) {
+            (Some(value), _) => Some(Tail {
+                of: TailOf::P95,
+                value,
+            }),
+            (None, Some(value)) => Some(Tail {
+                of: TailOf::Max,
+                value,
+            }),
+            (None, None) => None,
+        };
+        Distribution {
+            count,
+            p50,
+            p95,
+            max,
+            tail,
+        }
+    }
+
+    /// The tail's value.
+    pub fn tail_value(&self) -> Option<f64> {
+        self.tail.map(|t| t.value)
+    }
+
+    /// What the tail is, for people: `p95`, or `max of 12` when there are too few values.
+    pub fn tail_name(&self) -> String {
+        match self.tail.map(|t| t.of) {
+            Some(TailOf::Max) => format!("max of {}", self.count),
+            _ => "p95".to_owned(),
+        }
+    }
+
+    /// The p95 as a table cell: the value as `format` writes it, `max(12)` when there are
+    /// too few values for one (the max is beside it), `-` without values.
+    pub fn p95_cell(&self, format: impl Fn(f64) -> String) -> String {
+        match (self.p95, self.count) {
+            (Some(v), _) => format(v),
+            (None, 0) => "-".to_owned(),
+            (None, n) => format!("max({n})"),
+        }
+    }
+}
+
+impl Default for Distribution {
+    /// The distribution of no values.
+    fn default() -> Self {
+        Distribution::from_figures(0, None, None, None)
+    }
+}
+
+/// A distribution as a file holds it, before the p95 rule is applied again.
+#[derive(Deserialize)]
+struct DistributionFields {
+    count: usize,
+    p50: Option<f64>,
+    p95: Option<f64>,
+    max: Option<f64>,
+}
+
+impl From<DistributionFields> for Distribution {
+    fn from(f: DistributionFields) -> Self {
+        Distribution::from_figures(f.count, f.p50, f.p95, f.max)
+    }
 }
 
 // --- answered by report (report/summary.rs) --------------------

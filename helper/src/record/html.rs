@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::answers::{Figure, RunStatus};
+use crate::protocol::answers::{Figure, RunStatus, P95_MIN_VALUES};
 use crate::record::chart::{html_text, line_chart, tick_label, Mark, Series};
 use crate::record::read::Recording;
 use crate::record::sample::{Sample, StepMark};
@@ -230,10 +230,13 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
         line_chart(span, &marks, id, title, unit, series)
     };
     let successful = RunStatus::is_success;
+    // A sample's p95 is drawn only where it had enough runs for one: below that it would
+    // be the max, drawn beside it.
+    let p95_name = format!("p95 (of {P95_MIN_VALUES} runs or more)");
     let distribution = |pick: fn(&Sample) -> &crate::protocol::answers::Distribution| {
         vec![
             Series::new("p50", P50, of(samples, |s| pick(s).p50)),
-            Series::new("p95", P95, of(samples, |s| pick(s).p95)),
+            Series::new(&p95_name, P95, of(samples, |s| pick(s).p95)),
             Series::new("max", MAX, of(samples, |s| pick(s).max)),
         ]
     };

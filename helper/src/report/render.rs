@@ -70,9 +70,9 @@ fn age(value: Option<u64>) -> String {
 
 fn distribution_line(name: &str, d: &Distribution) -> String {
     format!(
-        "{name}: p50 {} s, p95 {} s, max {} s (over {} clones)",
+        "{name}: p50 {} s, p95 {}, max {} s (over {} clones)",
         seconds(d.p50),
-        seconds(d.p95),
+        d.p95_cell(|v| format!("{} s", seconds(Some(v)))),
         seconds(d.max),
         d.count
     )

@@ -1,8 +1,11 @@
 //! Fleet figures: nearest-rank percentiles and silent clones.
+//!
+//! A p95 is taken only over [`P95_MIN_VALUES`] values or more: a nearest-rank p95 of
+//! fewer is their maximum, which a reader would take for a percentile.
 
 use std::collections::BTreeMap;
 
-pub use crate::protocol::answers::Distribution;
+pub use crate::protocol::answers::{Distribution, Tail, TailOf, P95_MIN_VALUES};
 use crate::protocol::answers::{FleetReport, RunReport, RunStatus};
 
 /// The fleet's figures over its clones' last runs, wherever they were read (the clones'
@@ -37,13 +40,22 @@ impl Distribution {
     pub fn of(values: impl IntoIterator<Item = f64>) -> Self {
         let mut sorted: Vec<f64> = values.into_iter().filter(|v| v.is_finite()).collect();
         sorted.sort_by(f64::total_cmp);
-        Distribution {
-            count: sorted.len(),
-            p50: nearest_rank(&sorted, 50),
-            p95: nearest_rank(&sorted, 95),
-            max: sorted.last().copied(),
-        }
+        Distribution::from_figures(
+            sorted.len(),
+            nearest_rank(&sorted, 50),
+            p95(&sorted),
+            sorted.last().copied(),
+        )
     }
+}
+
+/// The 95th percentile of `sorted` (ascending) by nearest rank, where there are at least
+/// [`P95_MIN_VALUES`] values; `None` below that.
+pub fn p95(sorted: &[f64]) -> Option<f64> {
+    if sorted.len() < P95_MIN_VALUES {
+        return None;
+    }
+    nearest_rank(sorted, 95)
 }
 
 /// The nearest-rank percentile: the smallest value such that at least `percent` % of the
@@ -96,7 +108,6 @@ mod tests {
         let d = Distribution::of([3.0, f64::NAN, 1.0, 2.0]);
         assert_eq!(d.count, 3);
         assert_eq!(d.p50, Some(2.0));
-        assert_eq!(d.p95, Some(3.0));
         assert_eq!(d.max, Some(3.0));
         let empty = Distribution::of([]);
         assert_eq!(
@@ -105,9 +116,52 @@ mod tests {
                 count: 0,
                 p50: None,
                 p95: None,
-                max: None
+                max: None,
+                tail: None,
             }
         );
+        assert_eq!(empty.p95_cell(|v| v.to_string()), "-");
+    }
+
+    #[test]
+    fn a_p95_of_fewer_than_twenty_values_is_called_the_max_of_n() {
+        let nineteen = Distribution::of((1..=19).map(f64::from));
+        assert_eq!(nineteen.p95, None);
+        assert_eq!(
+            nineteen.tail,
+            Some(Tail {
+                of: TailOf::Max,
+                value: 19.0
+            })
+        );
+        assert_eq!(nineteen.tail_name(), "max of 19");
+        assert_eq!(nineteen.p95_cell(|v| format!("{v:.1}")), "max(19)");
+        let json = serde_json::to_value(&nineteen).unwrap();
+        assert_eq!(json["p95"], serde_json::Value::Null);
+        assert_eq!(
+            json["tail"],
+            serde_json::json!({"of": "max", "value": 19.0})
+        );
+
+        let twenty = Distribution::of((1..=P95_MIN_VALUES).map(|v| v as f64));
+        assert_eq!(twenty.p95, Some(19.0));
+        assert_eq!(twenty.tail_value(), Some(19.0));
+        assert_eq!(twenty.tail_name(), "p95");
+        assert_eq!(twenty.p95_cell(|v| format!("{v:.1}")), "19.0");
+    }
+
+    /// A file an older helper wrote holds the maximum of a few values as their p95: it
+    /// is read as the max of n it is.
+    #[test]
+    fn a_p95_of_few_values_read_from_an_old_file_is_read_as_the_max() {
+        let old: Distribution =
+            serde_json::from_str(r#"{"count": 3, "p50": 2.0, "p95": 3.0, "max": 3.0}"#).unwrap();
+        assert_eq!((old.p95, old.tail_name()), (None, "max of 3".to_owned()));
+        let enough: Distribution = serde_json::from_str(
+            r#"{"count": 40, "p50": 2.0, "p95": 3.0, "max": 4.0, "tail": {"of": "max", "value": 4.0}}"#,
+        )
+        .unwrap();
+        assert_eq!(enough.tail_value(), Some(3.0));
     }
 
     #[test]
