@@ -538,6 +538,40 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             "max-jruby-wait",
             "give --server too",
         ),
+        (
+            &["--step", "10", "--max-p95", "30", "--resolution", "0%"][..],
+            "resolution",
+            "clones (1 or more, e.g. 5) or a share of the level",
+        ),
+        (
+            &["--step", "10", "--max-p95", "30", "--start-at", "soon"][..],
+            "start-at",
+            "an RFC 3339 time",
+        ),
+        (
+            &["--step", "10", "--max-p95", "30", "--start-at", "1"][..],
+            "start-at",
+            "every load host must start before the first step",
+        ),
+        (
+            &["--step", "10", "--max-p95", "30", "--repeat", "0"][..],
+            "repeat",
+            "1 to 10 windows a step",
+        ),
+        (
+            &[
+                "--step",
+                "10",
+                "--interval",
+                "120",
+                "--max-hold",
+                "60",
+                "--max-p95",
+                "30",
+            ][..],
+            "max-hold",
+            "at least the hold (120 s)",
+        ),
     ] {
         table.push((
             ramp(extra),

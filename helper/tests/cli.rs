@@ -201,6 +201,14 @@ fn ramp_report_shows_a_baseline_and_lays_two_side_by_side() {
     assert_eq!(output.status.code(), Some(2));
     let error = failure(&output);
     assert_eq!(error.field.as_deref(), Some("against"));
+
+    // Several baselines merge only when they keep their run times (format 2) and were
+    // keyed to one start time: these keep none.
+    let output = run(dir.path(), &["ramp", "report", new_s, old_s]);
+    assert_eq!(output.status.code(), Some(2));
+    let error = failure(&output);
+    assert_eq!(error.field.as_deref(), Some("baseline"));
+    assert!(error.message.contains("keeps no run times"), "{error:?}");
 }
 
 #[test]

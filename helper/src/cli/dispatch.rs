@@ -292,7 +292,7 @@ fn dispatch(cli: Cli) -> Result<Answer> {
         Command::Ramp { verb } => match verb {
             RampVerb::Run(args) => {
                 record::stop_on_signals()?;
-                let request = args.into_request();
+                let request = args.into_request()?;
                 let mut fleet = ramp::HostFleet::new(&ctx, &request);
                 json(ramp::ramp(
                     &mut fleet,

@@ -192,10 +192,11 @@ pub struct RecordArgs {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum RampVerb {
-    /// Start `--step` more of the stopped clones every `--settle` + `--hold` seconds, rounded
-    /// up to whole intervals (in name order, the running ones as the floor) until a step
-    /// crosses a bound, no stopped clone is left, or SIGTERM or SIGINT; answer with the
-    /// baseline (each step's figures and the verdict).
+    /// Start `--step` more of the stopped clones every `--settle` + `--hold` seconds (more
+    /// where a window holds on for a p95), rounded up to whole intervals (in name order,
+    /// the running ones as the floor) until a step crosses a bound, then bisect the knee to
+    /// `--resolution`; or until no stopped clone is left, or SIGTERM or SIGINT. Answer with
+    /// the baseline (each step's figures and the verdict).
     Run(RampArgs),
     /// A baseline `ramp run` wrote, as the curve and its verdict; with --against, side by
     /// side with another (two server versions, two tunings).
@@ -236,6 +237,25 @@ pub struct RampArgs {
     /// each wave's runs are shifted by its delay, so the runs are spread less evenly.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub spread: u64,
+    /// Windows each step holds one after another, judged together; the table and the
+    /// baseline give each figure's spread (min/median/max) over them (1 to 10).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: usize,
+    /// The longest a window holds so that its runs reach a p95 (20 runs), seconds
+    /// (default: 4 run intervals, or --hold if longer); a step that needs more says so.
+    #[arg(long, value_name = "S")]
+    pub max_hold: Option<u64>,
+    /// After the first step past a bound, bisect between it and the last step within
+    /// until the bracket is this narrow: clones (5) or a share of the level (10%, the
+    /// default).
+    #[arg(long, value_name = "N|P%")]
+    pub resolution: Option<String>,
+    /// Key the steps to this wall-clock time (RFC 3339 or seconds since the epoch): step
+    /// k begins at it + (k-1) x (settle + hold x repeat, rounded up to whole intervals), so
+    /// load hosts started together step together and `ramp report A B ...` merges them.
+    /// Coarse steps only, each holding --hold.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
     /// Bound: the p95 of a step's run times, seconds.
     #[arg(long, value_name = "S")]
     pub max_p95: Option<f64>,
@@ -255,8 +275,10 @@ pub struct RampArgs {
 
 #[derive(Debug, Args)]
 pub struct RampReportArgs {
-    /// The baseline to report.
-    pub baseline: PathBuf,
+    /// The baseline to report; several: the baselines of load hosts that stepped
+    /// together (`ramp run --start-at`), merged into one verdict.
+    #[arg(required = true, num_args = 1..)]
+    pub baseline: Vec<PathBuf>,
     /// An earlier baseline to lay it beside, step by step.
     #[arg(long, value_name = "BASELINE")]
     pub against: Option<PathBuf>,
@@ -266,18 +288,44 @@ pub struct RampReportArgs {
 }
 
 impl RampArgs {
-    pub fn into_request(self) -> crate::ramp::RampRequest {
+    /// The request, its defaults filled in; a `--resolution` or `--start-at` that does
+    /// not parse is `invalid-argument` naming it.
+    pub fn into_request(self) -> crate::protocol::error::Result<crate::ramp::RampRequest> {
+        use crate::ramp::{bisect, schedule};
         let report = self.views.into_request();
-        crate::ramp::RampRequest {
+        let hold = self.hold.unwrap_or(report.interval);
+        let resolution = match self.resolution {
+            None => bisect::DEFAULT_RESOLUTION,
+            Some(text) => {
+                text.parse()
+                    .map_err(|reason| crate::protocol::error::Error::InvalidArgument {
+                        field: "resolution",
+                        value: text.clone(),
+                        reason,
+                    })?
+            }
+        };
+        let start_at = self
+            .start_at
+            .as_deref()
+            .map(schedule::parse_start_at)
+            .transpose()?;
+        Ok(crate::ramp::RampRequest {
             output: self.output,
             timeline: self.timeline,
             label: self.label,
             step: self.step,
             settle: self.settle.unwrap_or(report.interval),
-            hold: self.hold.unwrap_or(report.interval),
+            hold,
             every: self.every,
             max_clones: self.max_clones,
             spread: self.spread,
+            repeat: self.repeat,
+            max_hold: self
+                .max_hold
+                .unwrap_or_else(|| schedule::default_max_hold(hold, report.interval)),
+            resolution,
+            start_at,
             bounds: crate::ramp::step::Bounds {
                 p95_seconds: self.max_p95,
                 error_percent: self.max_error_rate,
@@ -285,7 +333,7 @@ impl RampArgs {
                 min_throughput_percent: self.min_throughput,
             },
             report,
-        }
+        })
     }
 }
 

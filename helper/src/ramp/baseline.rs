@@ -5,13 +5,21 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::step::{one_decimal, Bounds, StepResult};
+use super::bisect;
+use super::limit::{self, Limit};
+use super::step::{one_decimal, Bounds, Phase, StepResult};
+use super::usl::{self, UslFit};
 use crate::protocol::error::{Error, Result};
 use crate::sys::escape::visible;
 use crate::sys::table::{Table, NONE};
 
-/// The baseline's format version, its first field.
-pub const BASELINE_VERSION: u32 = 1;
+/// The baseline's format version, its first field. Version 2 added the run times a step
+/// keeps (so baselines merge), repeats, refinement, the knee, whose limit it was and the
+/// scalability fit; version 1 files are still read (without them, they do not merge).
+pub const BASELINE_VERSION: u32 = 2;
+
+/// The oldest baseline format this helper reads.
+pub const OLDEST_BASELINE_VERSION: u32 = 1;
 
 /// What a ramp found, written after every step (so a ramp that is stopped keeps its
 /// steps) and at its end.
@@ -34,8 +42,39 @@ pub struct Baseline {
     pub running_before: usize,
     /// The server's version, as its status service gave it.
     pub server_version: Option<String>,
+    /// Windows each step held one after another (`--repeat`).
+    #[serde(default = "one")]
+    pub repeat: usize,
+    /// The longest a window held to reach a p95 (`--max-hold`); 0 in a version 1 file.
+    #[serde(default)]
+    pub max_hold: u64,
+    /// The bracket bisection narrowed the knee to (`--resolution`: clones, or `10%` of
+    /// the level); `null` for a coarse-only ramp (steps keyed to `--start-at`).
+    #[serde(default)]
+    pub resolution: Option<String>,
+    /// The wall-clock time the steps were keyed to (`--start-at`), RFC 3339.
+    #[serde(default)]
+    pub start_at: Option<String>,
+    /// The load hosts whose baselines this one merges; empty for one host's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_hosts: Vec<LoadHost>,
     pub steps: Vec<StepResult>,
     pub verdict: Verdict,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// A load host's baseline in a merged one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadHost {
+    /// The file it was read from, and its label.
+    pub file: String,
+    pub label: Option<String>,
+    pub steps: usize,
+    pub ended_by: String,
+    pub summary: String,
 }
 
 /// Where the load held and where it gave.
@@ -49,8 +88,44 @@ pub struct Verdict {
     pub sustained: Option<Level>,
     /// The first step that crossed a bound; `null` when none did.
     pub first_degraded: Option<Level>,
+    /// Where the knee lies: between the level sustained and the first past the bounds.
+    #[serde(default)]
+    pub knee: Option<Knee>,
+    /// Whether the load host or the server gave first, at the first step past the bounds.
+    #[serde(default)]
+    pub limit: Option<Limit>,
+    /// The Universal Scalability Law fitted to the steps' runs a minute against clones
+    /// (at least three levels).
+    #[serde(default)]
+    pub scalability: Option<UslFit>,
     /// The verdict in one sentence.
     pub summary: String,
+}
+
+/// The knee with its uncertainty: sustained at `low` clones, past the bounds at `high`,
+/// so it lies at `estimate` ± `plus_minus` (half the bracket).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    pub low: usize,
+    pub high: usize,
+    pub estimate: f64,
+    pub plus_minus: f64,
+}
+
+impl Knee {
+    /// "25 ± 5", "22.5 ± 2.5".
+    pub fn describe(&self) -> String {
+        format!("{} ± {}", short(self.estimate), short(self.plus_minus))
+    }
+}
+
+/// A number without a needless decimal: `25`, `22.5`.
+fn short(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
 }
 
 /// A step's load: clones, at the run interval, and the runs a minute they made.
@@ -79,10 +154,27 @@ impl Level {
 impl Verdict {
     /// The verdict of `steps`, ended as `ended_by`.
     pub fn of(steps: &[StepResult], interval: u64, ended_by: &str) -> Verdict {
-        let first_bad = steps.iter().position(|s| !s.within_bounds);
-        let good = &steps[..first_bad.unwrap_or(steps.len())];
-        let sustained = good.last().map(|s| Level::of(s, interval));
-        let first_degraded = first_bad.map(|i| Level::of(&steps[i], interval));
+        let (good, bad) = bisect::bracket(steps);
+        let sustained = good.map(|s| Level::of(s, interval));
+        let first_degraded = bad.map(|s| Level::of(s, interval));
+        let knee = good.zip(bad).map(|(g, b)| Knee {
+            low: g.clones,
+            high: b.clones,
+            estimate: (g.clones + b.clones) as f64 / 2.0,
+            plus_minus: (b.clones - g.clones) as f64 / 2.0,
+        });
+        // The lightest step within bounds is what the runs' growth is measured from.
+        let lightest = steps
+            .iter()
+            .filter(|s| s.within_bounds)
+            .min_by_key(|s| (s.clones, s.step));
+        let limit = bad.map(|b| limit::whose(b, lightest));
+        let scalability = usl::fit(
+            &steps
+                .iter()
+                .map(|s| (s.clones, s.runs_per_minute))
+                .collect::<Vec<_>>(),
+        );
         let summary = if steps.is_empty() {
             // Nothing held and nothing gave: no step has been judged to say either.
             match ended_by {
@@ -92,12 +184,15 @@ impl Verdict {
             }
             .to_owned()
         } else {
-            Self::summary(&sustained, &first_degraded, ended_by)
+            Self::summary(&sustained, &first_degraded, ended_by, &knee, &limit)
         };
         Verdict {
             ended_by: ended_by.to_owned(),
             sustained,
             first_degraded,
+            knee,
+            limit,
+            scalability,
             summary,
         }
     }
@@ -107,6 +202,8 @@ impl Verdict {
         sustained: &Option<Level>,
         first_degraded: &Option<Level>,
         ended_by: &str,
+        knee: &Option<Knee>,
+        limit: &Option<Limit>,
     ) -> String {
         let held = match sustained {
             Some(l) => format!(
@@ -119,9 +216,22 @@ impl Verdict {
             (Some(l), _) => format!("first degraded at {} ({})", l.clones, l.crossed.join(", ")),
             (None, "clones") => "no bound crossed: every stopped clone was added".to_owned(),
             (None, "signal") => "stopped before any bound was crossed".to_owned(),
-            (None, _) => "still ramping".to_owned(),
+            (None, "running") => "still ramping".to_owned(),
+            (None, _) => "no bound crossed".to_owned(),
         };
-        format!("{held}; {gave}")
+        let mut summary = format!("{held}; {gave}");
+        if let Some(k) = knee {
+            summary.push_str(&format!("; knee at {} agents", k.describe()));
+        }
+        if let Some(l) = limit {
+            let who = match l.gave_first {
+                limit::GaveFirst::LoadHost => "the load host gave first",
+                limit::GaveFirst::Server => "the server gave first",
+                limit::GaveFirst::Unknown => "whose limit is not known",
+            };
+            summary.push_str(&format!("; {who}: {}", l.reason));
+        }
+        summary
     }
 }
 
@@ -147,9 +257,9 @@ pub fn read(path: &Path, field: &'static str) -> Result<Baseline> {
     let text = std::fs::read_to_string(path).map_err(|e| invalid(format!("cannot read: {e}")))?;
     let baseline: Baseline = serde_json::from_str(&text)
         .map_err(|e| invalid(format!("not a baseline `ramp run` wrote: {e}")))?;
-    if baseline.ramp != BASELINE_VERSION {
+    if !(OLDEST_BASELINE_VERSION..=BASELINE_VERSION).contains(&baseline.ramp) {
         return Err(invalid(format!(
-            "baseline format {} (this helper reads {BASELINE_VERSION})",
+            "baseline format {} (this helper reads {OLDEST_BASELINE_VERSION} to {BASELINE_VERSION})",
             baseline.ramp
         )));
     }
@@ -184,9 +294,29 @@ pub struct RampReport {
     pub comparison: Option<Comparison>,
 }
 
-/// `ramp report`: the baseline at `path`, and its comparison with the one at `against`.
-pub fn report(path: &Path, against: Option<&Path>) -> Result<RampReport> {
-    let baseline = read(path, "baseline")?;
+/// `ramp report`: the baseline at `paths` (several: the baselines of load hosts that
+/// stepped together, merged), and its comparison with the one at `against`.
+pub fn report(paths: &[std::path::PathBuf], against: Option<&Path>) -> Result<RampReport> {
+    let baseline = match paths {
+        [one] => read(one, "baseline")?,
+        _ => {
+            if paths.len() > super::merge::MAX_LOAD_HOSTS {
+                return Err(Error::InvalidArgument {
+                    field: "baseline",
+                    value: paths.len().to_string(),
+                    reason: format!(
+                        "at most {} baselines merge into one",
+                        super::merge::MAX_LOAD_HOSTS
+                    ),
+                });
+            }
+            let read_all = paths
+                .iter()
+                .map(|p| Ok((p.display().to_string(), read(p, "baseline")?)))
+                .collect::<Result<Vec<_>>>()?;
+            super::merge::merge(read_all)?
+        }
+    };
     let comparison = against
         .map(|old| read(old, "against"))
         .transpose()?
@@ -213,6 +343,7 @@ pub fn compare(new: &Baseline, old: Baseline) -> Comparison {
         .into_iter()
         .map(|n| {
             let (o, w) = (at(&old, n), at(new, n));
+            // Only p95s are compared: a max of a few runs is not one.
             let p95_old = o.as_ref().and_then(|s| s.total_time.p95);
             let p95_new = w.as_ref().and_then(|s| s.total_time.p95);
             ComparedStep {
@@ -237,11 +368,15 @@ pub fn compare(new: &Baseline, old: Baseline) -> Comparison {
 pub fn table(report: &RampReport) -> String {
     let b = &report.baseline;
     let cell = one_decimal;
+    let fit = b.verdict.scalability.as_ref();
     let mut steps = Table::new(&[
         "STEP",
+        "PHASE",
         "CLONES",
         "RUNS",
         "RUNS/MIN",
+        "USL/MIN",
+        "RESID",
         "DUE%",
         "P50",
         "P95",
@@ -252,14 +387,23 @@ pub fn table(report: &RampReport) -> String {
         "VERDICT",
     ]);
     for s in &b.steps {
+        // The law's value beside the measured one, never instead of it.
+        let fitted = fit.map(|f| usl::throughput(f.lambda, f.sigma, f.kappa, s.clones as f64));
         steps.row([
             s.step.to_string(),
+            match s.phase {
+                Phase::Coarse => "coarse",
+                Phase::Refine => "refine",
+            }
+            .to_owned(),
             s.clones.to_string(),
             s.runs.to_string(),
             format!("{:.1}", s.runs_per_minute),
+            cell(fitted),
+            cell(fitted.map(|f| s.runs_per_minute - f)),
             cell(s.throughput_percent),
             cell(s.total_time.p50),
-            cell(s.total_time.p95),
+            s.total_time.p95_cell(|v| cell(Some(v))),
             cell(s.total_time.max),
             cell(s.error_percent),
             s.jruby_wait_ms
@@ -276,21 +420,76 @@ pub fn table(report: &RampReport) -> String {
             },
         ]);
     }
+    let longer = if b.max_hold > b.hold {
+        " or more".to_owned()
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "ramp{}: +{} clones every {} s (settle {} s, hold {} s) at interval {} s, from {} running\n{}{}\n",
+        "ramp{}: +{} clones every {} s{longer} (settle {} s, hold {} s{}{}) at interval {} s, from {} running\n",
         b.label
             .as_deref()
             .map(|l| format!(" {}", visible(l)))
             .unwrap_or_default(),
         b.step,
-        super::step_period(b.settle, b.hold, b.interval),
+        super::step_period(b.settle, b.hold.saturating_mul(b.repeat as u64), b.interval),
         b.settle,
         b.hold,
+        if b.max_hold > b.hold {
+            format!(", longer for a p95 up to {} s", b.max_hold)
+        } else {
+            String::new()
+        },
+        if b.repeat > 1 {
+            format!(", {} windows", b.repeat)
+        } else {
+            String::new()
+        },
         b.interval,
         b.running_before,
-        steps.render(),
-        visible(&b.verdict.summary)
     );
+    if let Some(at) = &b.start_at {
+        out.push_str(&format!(
+            "steps keyed to {}: coarse only (bisection needs the load hosts to agree on each level)\n",
+            visible(at)
+        ));
+    }
+    for host in &b.load_hosts {
+        out.push_str(&format!(
+            "load host {}{}: {} steps, ended by {}\n",
+            visible(&host.file),
+            host.label
+                .as_deref()
+                .map(|l| format!(" ({})", visible(l)))
+                .unwrap_or_default(),
+            host.steps,
+            visible(&host.ended_by)
+        ));
+    }
+    out.push_str(&steps.render());
+    for s in &b.steps {
+        if let Some(note) = &s.hold_note {
+            out.push_str(&format!("step {}: no p95: {}\n", s.step, visible(note)));
+        }
+    }
+    if b.steps.iter().any(|s| s.spread.is_some()) {
+        out.push_str(&format!("\n{}", spread_table(b)));
+    }
+    if let Some(f) = fit {
+        out.push_str(&format!(
+            "USL fit over {} steps: λ {:.3} runs/min a clone, σ {:.4}, κ {:.6}; {}; residuals {:.2} runs/min RMS\n",
+            f.points.len(),
+            f.lambda,
+            f.sigma,
+            f.kappa,
+            match (f.peak_clones, f.peak_runs_per_minute) {
+                (Some(n), Some(x)) => format!("throughput peaks at {n:.0} clones ({x:.1} runs/min)"),
+                _ => "no peak: throughput does not turn down".to_owned(),
+            },
+            f.rms_residual
+        ));
+    }
+    out.push_str(&format!("{}\n", visible(&b.verdict.summary)));
     if let Some(c) = &report.comparison {
         let mut rows = Table::new(&[
             "CLONES",
@@ -329,4 +528,45 @@ pub fn table(report: &RampReport) -> String {
         ));
     }
     out
+}
+
+/// Each repeated step's figures over its windows, min/median/max.
+fn spread_table(b: &Baseline) -> String {
+    let cell = |v: f64| format!("{v:.1}");
+    let mut rows = Table::new(&[
+        "STEP",
+        "CLONES",
+        "WINDOWS",
+        "RUNS/MIN",
+        "DUE%",
+        "P50",
+        "P95|MAX",
+        "FAILED%",
+        "JRUBY-WAIT",
+        "HOST-CPU%",
+    ]);
+    for s in &b.steps {
+        let Some(r) = &s.spread else { continue };
+        let cpu = super::spread::Spread {
+            min: r.host_cpu_busy.min.map(|v| v * 100.0),
+            median: r.host_cpu_busy.median.map(|v| v * 100.0),
+            max: r.host_cpu_busy.max.map(|v| v * 100.0),
+        };
+        rows.row([
+            s.step.to_string(),
+            s.clones.to_string(),
+            r.repeats.to_string(),
+            r.runs_per_minute.cell(cell),
+            r.throughput_percent.cell(cell),
+            r.p50.cell(cell),
+            r.tail.cell(cell),
+            r.error_percent.cell(cell),
+            r.jruby_wait_ms.cell(|v| format!("{v:.0}")),
+            cpu.cell(cell),
+        ]);
+    }
+    format!(
+        "spread over each step's windows (min/median/max):\n{}",
+        rows.render()
+    )
 }

@@ -3,24 +3,43 @@
 //! The clones already running are the floor. Each step starts `step` more of the stopped
 //! clones (in name order, `clone2` before `clone10`), lets them settle (their first runs
 //! request certificates and sync plugins, which no later run repeats), then holds a
-//! window of `hold` seconds while the recorder's samples count the runs that finish, and
-//! judges the step's figures ([`step`]) against the user's bounds: p95 run time, the
-//! share of failed runs, the server's JRuby wait, the share of the runs due that
-//! finished. The ramp ends at the first step that crosses a bound, when no
-//! stopped clone is left, or on SIGTERM or SIGINT; it leaves the clones it started
-//! running. Every step goes to the baseline file ([`baseline`]) as it ends, and every
-//! sample, marked with its step, to the timeline when one is given, so `report --from`
-//! draws the ramp like any recorded run.
+//! window while the recorder's samples count the runs that finish, and judges the step's
+//! figures ([`step`]) against the user's bounds: p95 run time, the share of failed runs,
+//! the server's JRuby wait, the share of the runs due that finished. A window holds long
+//! enough for a p95 of its runs ([`schedule`]), and `--repeat` holds several one after
+//! another, whose spread the step gives ([`spread`]).
+//!
+//! The coarse steps end at the first step that crosses a bound, when no stopped clone is
+//! left, or on SIGTERM or SIGINT. After a crossing, bisection ([`bisect`]) tries the
+//! level midway between the last step within bounds and the first past them (stopping
+//! the clones above it, or starting them again) until the bracket is within the
+//! resolution; the verdict ([`baseline`]) states the knee with its uncertainty, whose
+//! limit it was ([`limit`]), and a scalability model fitted to the steps ([`usl`]). The
+//! clones of the last level tried are left running. Every step goes to the baseline file
+//! as it ends, and every sample, marked with its step, to the timeline when one is given,
+//! so `report --from` draws the ramp like any recorded run. Load hosts that step together
+//! (`--start-at`) merge their baselines into one verdict ([`merge`]).
 //!
 //! The steps start whole run intervals apart ([`step_period`]), so that the runs stay
 //! spread at every step: a clone's phase offset counts from its start, and name order is
 //! phase order for the class's `clone1` .. `cloneN` (phase `i - 1`), so with the
-//! `prefix-even` phasing every step's fleet is a prefix the rule spreads evenly. Clones
+//! `prefix-even` phasing every step's fleet is a prefix the rule spreads evenly. That
+//! holds for every level the ramp tries: a step whose window holds longer for a p95 is
+//! followed a whole number of intervals later, and bisection stops the clones last
+//! started and starts again the first stopped, so the clones running are always the
+//! floor and the first of the others in name order, each started on the rhythm. Clones
 //! that were running before the ramp keep whatever start they had: start the ramp from
 //! a stopped fleet for even arrivals at every step.
 
 pub mod baseline;
+pub mod bisect;
+pub mod limit;
+pub mod merge;
+pub mod run_times;
+pub mod schedule;
+pub mod spread;
 pub mod step;
+pub mod usl;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -34,7 +53,7 @@ use crate::record::{timeline, wait_until, Clock, Sampling};
 use crate::report::ReportRequest;
 use crate::sys::time::rfc3339_utc;
 use baseline::{Baseline, Verdict, BASELINE_VERSION};
-use step::{Bounds, StepWindow};
+use step::{Bounds, Phase, StepResult, StepWindow};
 
 #[derive(Debug, Clone)]
 pub struct RampRequest {
@@ -56,6 +75,14 @@ pub struct RampRequest {
     pub max_clones: Option<usize>,
     /// Seconds over which a step's clones are started, in waves (as `clone start --ramp-up`).
     pub spread: u64,
+    /// Windows each step holds one after another, judged together (`--repeat`).
+    pub repeat: usize,
+    /// The longest a window holds to reach a p95 of its runs ([`schedule`]).
+    pub max_hold: u64,
+    /// How narrow bisection makes the bracket around the knee.
+    pub resolution: bisect::Resolution,
+    /// Steps keyed to this wall-clock time (epoch s), the same on every load host.
+    pub start_at: Option<u64>,
     pub bounds: Bounds,
     /// The run interval (`interval`) and the server to ask for the JRuby wait.
     pub report: ReportRequest,
@@ -75,6 +102,8 @@ pub trait Fleet {
     fn clones(&mut self) -> Result<Vec<(String, bool)>>;
     /// Starts `names` over `spread` seconds; the names that did not start.
     fn start(&mut self, names: &[String], spread: u64) -> Result<Vec<String>>;
+    /// Stops `names` (bisection trying a level below the clones running).
+    fn stop(&mut self, names: &[String]) -> Result<()>;
     /// A sample at `now`, and the runs it counted (finished since the one before).
     fn sample(&mut self, now: u64) -> Result<(Sample, Vec<NewRun>)>;
 }
@@ -114,6 +143,10 @@ impl Fleet for HostFleet<'_> {
             Err(Error::ClonesFailed { failed, .. }) => Ok(failed),
             Err(e) => Err(e),
         }
+    }
+
+    fn stop(&mut self, names: &[String]) -> Result<()> {
+        crate::clone::stop(self.ctx, names).map(|_| ())
     }
 
     fn sample(&mut self, now: u64) -> Result<(Sample, Vec<NewRun>)> {
@@ -165,6 +198,20 @@ pub fn validate(request: &RampRequest) -> Result<()> {
             "spread",
             request.spread.to_string(),
             format!("a step's clones start within its hold ({} s)", request.hold),
+        ));
+    }
+    if request.repeat == 0 || request.repeat > MAX_REPEAT {
+        return Err(invalid(
+            "repeat",
+            request.repeat.to_string(),
+            format!("1 to {MAX_REPEAT} windows a step"),
+        ));
+    }
+    if request.max_hold < request.hold {
+        return Err(invalid(
+            "max-hold",
+            request.max_hold.to_string(),
+            format!("at least the hold ({} s)", request.hold),
         ));
     }
     if request.max_clones == Some(0) {
@@ -229,17 +276,21 @@ pub fn validate(request: &RampRequest) -> Result<()> {
     Ok(())
 }
 
-/// Seconds from one step's start to the next: its settle and hold, rounded up to whole run
-/// intervals. Clones started a whole number of intervals apart keep, against each
+/// The most windows a step repeats: the spread of a figure is read from a handful of
+/// draws, and each costs a hold.
+pub const MAX_REPEAT: usize = 10;
+
+/// Seconds from one step's start to the next: its settle and windows, rounded up to whole
+/// run intervals. Clones started a whole number of intervals apart keep, against each
 /// other, the offsets their phasing gave them; started at any other distance, a step's
 /// clones would be shifted against the earlier steps' by it, and a step's lateness would
-/// add up over the ramp. Where settle and hold are not whole intervals, the ramp waits,
-/// without sampling, from the window's end to the next step.
-pub fn step_period(settle: u64, hold: u64, interval: u64) -> u64 {
+/// add up over the ramp. Where settle and windows are not whole intervals, the ramp
+/// waits, without sampling, from the last window's end to the next step.
+pub fn step_period(settle: u64, windows: u64, interval: u64) -> u64 {
     // Saturating: a baseline file read back may hold any figures.
     let interval = interval.max(1);
     settle
-        .saturating_add(hold)
+        .saturating_add(windows)
         .div_ceil(interval)
         .saturating_mul(interval)
 }
@@ -251,7 +302,8 @@ fn name_order(name: &str) -> (&str, u64, &str) {
     (stem, number.parse().unwrap_or(0), name)
 }
 
-/// Runs the ramp to its end (a bound crossed, no clone left, or `stop`).
+/// Runs the ramp to its end (a bound crossed and the knee refined, no clone left, or
+/// `stop`).
 pub fn ramp(
     fleet: &mut impl Fleet,
     request: &RampRequest,
@@ -259,6 +311,9 @@ pub fn ramp(
     stop: &AtomicBool,
 ) -> Result<Ramped> {
     validate(request)?;
+    if let Some(start_at) = request.start_at {
+        schedule::check_start_at(start_at, clock.now())?;
+    }
     let clones = fleet.clones()?;
     let running_before = clones.iter().filter(|(_, running)| *running).count();
     let mut queue: Vec<String> = clones
@@ -282,7 +337,7 @@ pub fn ramp(
             ),
         });
     }
-    let mut timeline = request
+    let timeline = request
         .timeline
         .as_deref()
         .map(|path| {
@@ -294,7 +349,7 @@ pub fn ramp(
         })
         .transpose()?;
     let interval = request.report.interval;
-    let mut baseline = Baseline {
+    let baseline = Baseline {
         ramp: BASELINE_VERSION,
         label: request.label.clone(),
         started_at: rfc3339_utc(clock.now()),
@@ -306,79 +361,30 @@ pub fn ramp(
         bounds: request.bounds,
         running_before,
         server_version: None,
+        repeat: request.repeat,
+        max_hold: request.max_hold,
+        resolution: refines(request).then(|| request.resolution.to_string()),
+        start_at: request.start_at.map(rfc3339_utc),
+        load_hosts: Vec::new(),
         steps: Vec::new(),
         verdict: Verdict::of(&[], interval, "running"),
     };
     baseline::write(&baseline, &request.output)?;
-    let mut ended_by = "clones";
-    // The clones the ramp started whose first run has not been seen yet.
-    let mut awaiting_first: HashSet<String> = HashSet::new();
-    let period = step_period(request.settle, request.hold, interval);
-    let first_step = clock.now();
-    for (index, chunk) in queue.chunks(request.step).enumerate() {
-        let number = index as u32 + 1;
-        // Due on the first step's rhythm: a step that comes late (its last sample took
-        // time) is late alone, and the next one is due on time again.
-        let due = first_step.saturating_add((index as u64).saturating_mul(period));
-        if !wait_until(clock, due, stop) {
-            ended_by = "signal";
-            break;
-        }
-        // The settle counts from here, the boots in it: the clones' phases count from
-        // their start, which this is on the rhythm, not from when the start returns.
-        let started = clock.now();
-        let failed = fleet.start(chunk, request.spread)?;
-        awaiting_first.extend(chunk.iter().filter(|c| !failed.contains(c)).cloned());
-        let window_from = started + request.settle;
-        let mut window = StepWindow::new(number, chunk.len(), failed, started, window_from);
-        let mark = StepMark {
-            step: number,
-            clones: running_before + (index * request.step) + chunk.len(),
-        };
-        // The runs of this first sample finished before the step's clones ran, and those
-        // until `window_from` while the new clones made their first runs: none are the
-        // step's.
-        let (first, runs) = fleet.sample(clock.now())?;
-        split_first_runs(runs, &mut awaiting_first);
-        append(&mut timeline, first, mark)?;
-        // Samples fall due every `every` seconds from the step's start; those that fell
-        // due while its clones were starting are skipped, not taken in a burst.
-        let mut taken = clock.now().saturating_sub(started) / request.every;
-        let signalled = loop {
-            taken += 1;
-            let due = started + taken * request.every;
-            if due > window_from + request.hold {
-                break false;
-            }
-            if !wait_until(clock, due, stop) {
-                break true;
-            }
-            let (sample, runs) = fleet.sample(clock.now())?;
-            let (steady, first_runs) = split_first_runs(runs, &mut awaiting_first);
-            if due > window_from {
-                window.add(&sample, steady, first_runs);
-            }
-            if let Some(version) = sample.server.as_ref().and_then(|s| s.version.clone()) {
-                baseline.server_version = Some(version);
-            }
-            append(&mut timeline, sample, mark)?;
-        };
-        if signalled {
-            // A step cut short is not judged: its figures cover less than its hold.
-            ended_by = "signal";
-            break;
-        }
-        let result = window.judge(&request.bounds, interval);
-        eprintln!("clone-army: ramp {}", step::progress(&result));
-        let degraded = !result.within_bounds;
-        baseline.steps.push(result);
-        baseline.verdict = Verdict::of(&baseline.steps, interval, "running");
-        baseline::write(&baseline, &request.output)?;
-        if degraded {
-            ended_by = "degraded";
-            break;
-        }
-    }
+    let mut run = Run {
+        fleet,
+        request,
+        clock,
+        stop,
+        timeline,
+        baseline,
+        running_before,
+        started: Vec::new(),
+        pool: queue,
+        awaiting_first: HashSet::new(),
+        next_due: request.start_at.unwrap_or_else(|| clock.now()),
+    };
+    let ended_by = run.steps()?;
+    let mut baseline = run.baseline;
     baseline.ended_at = Some(rfc3339_utc(clock.now()));
     baseline.verdict = Verdict::of(&baseline.steps, interval, ended_by);
     baseline::write(&baseline, &request.output)?;
@@ -386,6 +392,184 @@ pub fn ramp(
         output: request.output.display().to_string(),
         baseline,
     })
+}
+
+/// Whether the ramp refines its knee by bisection: not when its steps are keyed to a
+/// start time shared with other load hosts ([`schedule`]).
+fn refines(request: &RampRequest) -> bool {
+    request.start_at.is_none()
+}
+
+/// A ramp under way.
+struct Run<'r, F: Fleet, C: Clock> {
+    fleet: &'r mut F,
+    request: &'r RampRequest,
+    clock: &'r C,
+    stop: &'r AtomicBool,
+    timeline: Option<timeline::Timeline>,
+    baseline: Baseline,
+    running_before: usize,
+    /// The clones the ramp started and runs now, in the order it started them.
+    started: Vec<String>,
+    /// The stopped clones it may start, in the order it adds them (those bisection
+    /// stopped first).
+    pool: Vec<String>,
+    /// The clones the ramp started whose first run has not been seen yet.
+    awaiting_first: HashSet<String>,
+    /// When the next step is due: the first when the ramp begins (or at `--start-at`),
+    /// each next one its step period ([`step_period`]) after the one before was due, so
+    /// that a step that comes late (its last sample took time) is late alone.
+    next_due: u64,
+}
+
+impl<F: Fleet, C: Clock> Run<'_, F, C> {
+    /// The coarse steps, then the bisection; how the ramp ended.
+    fn steps(&mut self) -> Result<&'static str> {
+        let step = self.request.step;
+        loop {
+            if self.pool.is_empty() {
+                return Ok("clones");
+            }
+            let Some(result) = self.step(self.started.len() + step, Phase::Coarse)? else {
+                return Ok("signal");
+            };
+            if !result.within_bounds {
+                break;
+            }
+        }
+        if !refines(self.request) {
+            return Ok("degraded");
+        }
+        loop {
+            let (good, bad) = bisect::bracket(&self.baseline.steps);
+            let good = good.map_or(self.running_before, |g| g.clones);
+            let Some(bad) = bad.map(|b| b.clones) else {
+                return Ok("degraded");
+            };
+            let Some(level) = bisect::next_level(good, bad, self.request.resolution) else {
+                return Ok("degraded");
+            };
+            let Some(result) = self.step(level - self.running_before, Phase::Refine)? else {
+                return Ok("signal");
+            };
+            // Clones that would not start, or stopped on their own, leave the level
+            // outside the bracket: another try would not narrow it.
+            if result.clones <= good || result.clones >= bad {
+                return Ok("degraded");
+            }
+        }
+    }
+
+    /// Brings the clones the ramp started to `target` (starting the next of the pool or
+    /// stopping the last started); the clones it tried to start and those that did not.
+    fn set_level(&mut self, target: usize) -> Result<(usize, Vec<String>)> {
+        if target < self.started.len() {
+            let stopping = self.started.split_off(target);
+            self.fleet.stop(&stopping)?;
+            for name in &stopping {
+                self.awaiting_first.remove(name);
+            }
+            self.pool.splice(0..0, stopping);
+            return Ok((0, Vec::new()));
+        }
+        let take = (target - self.started.len()).min(self.pool.len());
+        let names: Vec<String> = self.pool.drain(..take).collect();
+        if names.is_empty() {
+            return Ok((0, Vec::new()));
+        }
+        let failed = self.fleet.start(&names, self.request.spread)?;
+        for name in &names {
+            if !failed.contains(name) {
+                self.started.push(name.clone());
+                self.awaiting_first.insert(name.clone());
+            }
+        }
+        Ok((names.len(), failed))
+    }
+
+    /// One step at `target` started clones: its clones started or stopped, its settling,
+    /// its windows; judged and written to the baseline. `None` when a signal cut it short
+    /// (a step cut short is not judged: its figures cover less than its hold).
+    fn step(&mut self, target: usize, phase: Phase) -> Result<Option<StepResult>> {
+        let request = self.request;
+        let number = self.baseline.steps.len() as u32 + 1;
+        let interval = request.report.interval;
+        let rule = schedule::HoldRule {
+            settle: request.settle,
+            hold: request.hold,
+            max_hold: request.max_hold,
+            every: request.every,
+            interval,
+            repeats: request.repeat,
+            extend: request.start_at.is_none(),
+        };
+        let due = self.next_due;
+        if !wait_until(self.clock, due, self.stop) {
+            return Ok(None);
+        }
+        // The settle counts from here, the boots in it: the clones' phases count from
+        // their start, which this is on the rhythm, not from when the start returns.
+        let started = self.clock.now();
+        let (added, failed) = self.set_level(target)?;
+        let window_from = started + request.settle;
+        let clones = self.running_before + self.started.len();
+        let hold = rule.hold_for(clones);
+        let windows = hold.seconds * request.repeat as u64;
+        let window_to = window_from + windows;
+        self.next_due = due.saturating_add(step_period(request.settle, windows, interval));
+        let mut window = StepWindow::new(number, added, failed, started, window_from).held(
+            phase,
+            hold.seconds,
+            hold.note,
+        );
+        let mark = StepMark {
+            step: number,
+            clones,
+        };
+        // The runs of this first sample finished before the step's clones ran, and those
+        // until `window_from` while the new clones made their first runs: none are the
+        // step's.
+        let (first, runs) = self.fleet.sample(self.clock.now())?;
+        split_first_runs(runs, &mut self.awaiting_first);
+        append(&mut self.timeline, first, mark)?;
+        let mut opened = 0u64;
+        // Samples fall due every `every` seconds from the step's start; those that fell
+        // due while its clones were starting (or stopping) are skipped, not taken in a
+        // burst.
+        let mut taken = self.clock.now().saturating_sub(started) / request.every;
+        loop {
+            taken += 1;
+            let due = started + taken * request.every;
+            if due > window_to {
+                break;
+            }
+            if !wait_until(self.clock, due, self.stop) {
+                return Ok(None);
+            }
+            let (sample, runs) = self.fleet.sample(self.clock.now())?;
+            let (steady, first_runs) = split_first_runs(runs, &mut self.awaiting_first);
+            if due > window_from {
+                // The window this sample ends in: a sample on a window's last second
+                // is that window's.
+                let index = (due - window_from - 1) / hold.seconds;
+                while opened < index {
+                    opened += 1;
+                    window.repeat(window_from + opened * hold.seconds);
+                }
+                window.add(&sample, steady, first_runs);
+            }
+            if let Some(version) = sample.server.as_ref().and_then(|s| s.version.clone()) {
+                self.baseline.server_version = Some(version);
+            }
+            append(&mut self.timeline, sample, mark)?;
+        }
+        let result = window.judge(&request.bounds, interval);
+        eprintln!("clone-army: ramp {}", step::progress(&result));
+        self.baseline.steps.push(result.clone());
+        self.baseline.verdict = Verdict::of(&self.baseline.steps, interval, "running");
+        baseline::write(&self.baseline, &request.output)?;
+        Ok(Some(result))
+    }
 }
 
 /// The runs that are not a started clone's first, and those that are (each clone's first

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::run_times::RunTimes;
+use super::spread::{RepeatSpread, Spread};
 use crate::protocol::answers::Distribution;
 use crate::record::sample::{NewRun, Sample};
 use crate::sys::table::NONE;
@@ -45,14 +47,21 @@ pub struct Crossing {
     pub bound: String,
     pub limit: Option<f64>,
     pub value: Option<f64>,
+    /// What `value` is when it is not the figure the bound names: `max of 12` for a `p95`
+    /// bound held against a step with too few runs for a p95 (their maximum, which is at
+    /// least their p95 would be).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<String>,
 }
 
 impl Crossing {
-    /// For people: "p95 run time 41.2 s > 30 s".
+    /// For people: "p95 run time 41.2 s > 30 s", "max of 12 run times 41.2 s > 30 s".
     pub fn describe(&self) -> String {
         match self.bound.as_str() {
             "p95" => format!(
-                "p95 run time {} s > {} s",
+                "{} run time{} {} s > {} s",
+                self.figure.as_deref().unwrap_or("p95"),
+                if self.figure.is_some() { "s" } else { "" },
                 one_decimal(self.value),
                 one_decimal(self.limit)
             ),
@@ -76,6 +85,17 @@ impl Crossing {
     }
 }
 
+/// How a step's level was chosen: `coarse` (the floor plus `--step` clones at a time) or
+/// `refine` (bisection between the last coarse level within bounds and the first past
+/// them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    #[default]
+    Coarse,
+    Refine,
+}
+
 /// What a step did, as the baseline keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepResult {
@@ -90,19 +110,19 @@ pub struct StepResult {
     /// rhythm of whole intervals; its window opened the baseline's `settle` seconds later.
     pub started_at: String,
     pub t: u64,
-    /// Seconds the window covered, from its opening to its last sample.
+    /// Seconds the windows covered, from each one's opening to its last sample.
     pub seconds: u64,
     pub samples: usize,
-    /// Runs that finished in the window, and how many of them failed.
+    /// Runs that finished in the windows, and how many of them failed.
     pub runs: usize,
     pub failed_runs: usize,
     /// `failed_runs / runs` in percent; `null` without runs.
     pub error_percent: Option<f64>,
     pub runs_per_minute: f64,
-    /// The runs, first runs included, as a share of those due in the window
+    /// The runs, first runs included, as a share of those due in the windows
     /// ([`throughput_percent`]); `null` in a baseline written before it was measured.
     pub throughput_percent: Option<f64>,
-    /// The run times (seconds) of the window's runs.
+    /// The run times (seconds) of the windows' runs.
     pub total_time: Distribution,
     /// The first runs of the clones the ramp started, which finished in the window: not
     /// in the figures above, since a clone's first run also requests its certificate and
@@ -113,8 +133,38 @@ pub struct StepResult {
     /// The mean share of the load host's cores busy over the window (0 to 1); a knee where
     /// this nears 1 is the load host's, not the server's.
     pub host_cpu_busy: Option<f64>,
+    /// How the step's level was chosen.
+    #[serde(default)]
+    pub phase: Phase,
+    /// Seconds each of the step's windows held: the hold asked, or longer so that its
+    /// runs reach a p95 (see [`super::schedule`]); 0 in a baseline written before.
+    #[serde(default)]
+    pub hold: u64,
+    /// The windows the step held one after another (`--repeat`).
+    #[serde(default = "one")]
+    pub repeats: usize,
+    /// Why the windows could not hold long enough for a p95 of the step's runs.
+    #[serde(default)]
+    pub hold_note: Option<String>,
+    /// The catalog retrieval times of the runs, and each run's time outside its retrieval
+    /// ([`super::run_times::agent_time`]), seconds: a load host that starves its agents
+    /// slows the second, a server the first.
+    #[serde(default)]
+    pub config_retrieval_time: Distribution,
+    #[serde(default)]
+    pub agent_time: Distribution,
+    /// The figures' spread over the repeated windows; `null` with one window.
+    #[serde(default)]
+    pub spread: Option<RepeatSpread>,
+    /// The times behind the distributions, so that baselines merge exactly.
+    #[serde(default)]
+    pub run_times: RunTimes,
     pub within_bounds: bool,
     pub crossed: Vec<Crossing>,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// First runs, counted apart from a step's figures.
@@ -125,14 +175,60 @@ pub struct FirstRuns {
     pub total_time: Distribution,
 }
 
-/// The samples and runs of a step as they come in.
+/// The bounds `step` crosses, in the order they are checked; its figures are set, its
+/// `crossed` is not read. A step is judged here whether its figures were measured on one
+/// host ([`StepWindow::judge`]) or merged from several ([`super::merge`]).
+pub fn crossings(bounds: &Bounds, step: &StepResult) -> Vec<Crossing> {
+    let mut crossed = Vec::new();
+    if step.runs == 0 {
+        crossed.push(Crossing {
+            bound: "no-runs".to_owned(),
+            limit: None,
+            value: None,
+            figure: None,
+        });
+    }
+    // `above`: a figure crosses its bound by going over it; otherwise by going under.
+    let mut check = |bound: &str, limit: Option<f64>, value: Option<f64>, above: bool| {
+        if let (Some(limit), Some(value)) = (limit, value) {
+            if (above && value > limit) || (!above && value < limit) {
+                crossed.push(Crossing {
+                    bound: bound.to_owned(),
+                    limit: Some(limit),
+                    value: Some(value),
+                    figure: None,
+                });
+            }
+        }
+    };
+    // Too few runs for a p95: their maximum, which is at least what their p95 would be,
+    // is held to the bound, and the crossing says it is the max.
+    check(
+        "p95",
+        bounds.p95_seconds,
+        step.total_time.tail_value(),
+        true,
+    );
+    check("error-rate", bounds.error_percent, step.error_percent, true);
+    check("jruby-wait", bounds.jruby_wait_ms, step.jruby_wait_ms, true);
+    check(
+        "throughput",
+        bounds.min_throughput_percent,
+        step.throughput_percent,
+        false,
+    );
+    for c in &mut crossed {
+        if c.bound == "p95" && step.total_time.p95.is_none() {
+            c.figure = Some(step.total_time.tail_name());
+        }
+    }
+    crossed
+}
+
+/// One window of a step: the samples and runs taken in it.
 #[derive(Debug)]
-pub struct StepWindow {
-    step: u32,
-    added: usize,
-    start_failed: Vec<String>,
-    started: u64,
-    window_from: u64,
+struct Window {
+    from: u64,
     last_t: u64,
     samples: usize,
     clones: usize,
@@ -140,6 +236,77 @@ pub struct StepWindow {
     first_runs: Vec<NewRun>,
     jruby_wait_ms: Option<f64>,
     cpu: Vec<f64>,
+}
+
+impl Window {
+    fn new(from: u64) -> Self {
+        Window {
+            from,
+            last_t: from,
+            samples: 0,
+            clones: 0,
+            runs: Vec::new(),
+            first_runs: Vec::new(),
+            jruby_wait_ms: None,
+            cpu: Vec::new(),
+        }
+    }
+
+    fn seconds(&self) -> u64 {
+        self.last_t.saturating_sub(self.from)
+    }
+}
+
+/// The figures of some runs over some seconds, as a step and each of its windows has them.
+struct Figures {
+    runs: usize,
+    failed_runs: usize,
+    error_percent: Option<f64>,
+    runs_per_minute: f64,
+    throughput_percent: Option<f64>,
+    total_time: Distribution,
+}
+
+impl Figures {
+    fn of(runs: &[&NewRun], first_runs: usize, clones: usize, seconds: u64, interval: u64) -> Self {
+        let n = runs.len();
+        let failed_runs = runs.iter().filter(|r| !r.status.is_success()).count();
+        Figures {
+            runs: n,
+            failed_runs,
+            error_percent: (n > 0).then(|| 100.0 * failed_runs as f64 / n as f64),
+            runs_per_minute: per_minute(n, seconds),
+            throughput_percent: throughput_percent(n + first_runs, clones, seconds, interval),
+            total_time: Distribution::of(runs.iter().filter_map(|r| r.total_time)),
+        }
+    }
+}
+
+/// `runs` over `seconds`, a minute; 0 without time.
+pub fn per_minute(runs: usize, seconds: u64) -> f64 {
+    if seconds == 0 {
+        0.0
+    } else {
+        runs as f64 * 60.0 / seconds as f64
+    }
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The samples and runs of a step as they come in: one window, or several one after
+/// another (`--repeat`), judged together.
+#[derive(Debug)]
+pub struct StepWindow {
+    step: u32,
+    added: usize,
+    start_failed: Vec<String>,
+    started: u64,
+    phase: Phase,
+    hold: u64,
+    hold_note: Option<String>,
+    windows: Vec<Window>,
 }
 
 impl StepWindow {
@@ -156,109 +323,130 @@ impl StepWindow {
             added,
             start_failed,
             started,
-            window_from,
-            last_t: window_from,
-            samples: 0,
-            clones: 0,
-            runs: Vec::new(),
-            first_runs: Vec::new(),
-            jruby_wait_ms: None,
-            cpu: Vec::new(),
+            phase: Phase::Coarse,
+            hold: 0,
+            hold_note: None,
+            windows: vec![Window::new(window_from)],
         }
+    }
+
+    /// How the level was chosen, and how long each window holds (and why no longer).
+    pub fn held(mut self, phase: Phase, hold: u64, hold_note: Option<String>) -> Self {
+        self.phase = phase;
+        self.hold = hold;
+        self.hold_note = hold_note;
+        self
+    }
+
+    /// Opens the next window, at `from`: the samples added after it are its own.
+    pub fn repeat(&mut self, from: u64) {
+        self.windows.push(Window::new(from));
     }
 
     /// Adds a sample taken in the window, the runs it counted, and which of them were
     /// first runs.
     pub fn add(&mut self, sample: &Sample, runs: Vec<NewRun>, first_runs: Vec<NewRun>) {
-        self.samples += 1;
-        self.last_t = sample.t;
-        self.clones = sample.fleet.running;
-        self.runs.extend(runs);
-        self.first_runs.extend(first_runs);
+        let w = self
+            .windows
+            .last_mut()
+            .expect("a step has a window from its start");
+        w.samples += 1;
+        w.last_t = sample.t;
+        w.clones = sample.fleet.running;
+        w.runs.extend(runs);
+        w.first_runs.extend(first_runs);
         if let Some(wait) = sample
             .jruby()
             .and_then(|j| j.average_wait_time_ms.as_ref())
             .and_then(serde_json::Number::as_f64)
         {
-            self.jruby_wait_ms = Some(wait);
+            w.jruby_wait_ms = Some(wait);
         }
-        self.cpu.extend(sample.host.cpu_busy);
+        w.cpu.extend(sample.host.cpu_busy);
     }
 
-    /// The step's figures at run interval `interval`, held to `bounds`.
+    /// The step's figures at run interval `interval`, held to `bounds`: every window's
+    /// runs together, and the spread of each window's own figures when there are several.
     pub fn judge(self, bounds: &Bounds, interval: u64) -> StepResult {
-        let runs = self.runs.len();
-        let failed_runs = failed(&self.runs);
-        let error_percent = (runs > 0).then(|| 100.0 * failed_runs as f64 / runs as f64);
-        let seconds = self.last_t.saturating_sub(self.window_from);
-        let total_time = Distribution::of(self.runs.iter().filter_map(|r| r.total_time));
-        let throughput =
-            throughput_percent(runs + self.first_runs.len(), self.clones, seconds, interval);
-        let mut crossed = Vec::new();
-        if runs == 0 {
-            crossed.push(Crossing {
-                bound: "no-runs".to_owned(),
-                limit: None,
-                value: None,
-            });
-        }
-        // `above`: a figure crosses its bound by going over it; otherwise by going under.
-        let mut check = |bound: &str, limit: Option<f64>, value: Option<f64>, above: bool| {
-            if let (Some(limit), Some(value)) = (limit, value) {
-                if (above && value > limit) || (!above && value < limit) {
-                    crossed.push(Crossing {
-                        bound: bound.to_owned(),
-                        limit: Some(limit),
-                        value: Some(value),
-                    });
-                }
+        let windows = &self.windows;
+        let runs: Vec<&NewRun> = windows.iter().flat_map(|w| &w.runs).collect();
+        let first: Vec<NewRun> = windows
+            .iter()
+            .flat_map(|w| w.first_runs.iter().cloned())
+            .collect();
+        let seconds: u64 = windows.iter().map(Window::seconds).sum();
+        let last = windows.last().expect("a step has a window from its start");
+        // Due runs are counted window by window, at each window's clones.
+        let due: f64 = windows
+            .iter()
+            .map(|w| w.clones as f64 * w.seconds() as f64 / interval as f64)
+            .sum();
+        let mut all = Figures::of(&runs, first.len(), last.clones, seconds, interval);
+        all.throughput_percent =
+            (due > 0.0).then(|| 100.0 * (runs.len() + first.len()) as f64 / due);
+        let cpu: Vec<f64> = windows.iter().flat_map(|w| w.cpu.iter().copied()).collect();
+        let jruby_wait_ms = windows.iter().rev().find_map(|w| w.jruby_wait_ms);
+        let spread = (windows.len() > 1).then(|| {
+            let each: Vec<(Figures, &Window)> = windows
+                .iter()
+                .map(|w| {
+                    let runs: Vec<&NewRun> = w.runs.iter().collect();
+                    (
+                        Figures::of(&runs, w.first_runs.len(), w.clones, w.seconds(), interval),
+                        w,
+                    )
+                })
+                .collect();
+            RepeatSpread {
+                repeats: windows.len(),
+                runs_per_minute: Spread::of(each.iter().map(|(f, _)| Some(f.runs_per_minute))),
+                throughput_percent: Spread::of(each.iter().map(|(f, _)| f.throughput_percent)),
+                error_percent: Spread::of(each.iter().map(|(f, _)| f.error_percent)),
+                p50: Spread::of(each.iter().map(|(f, _)| f.total_time.p50)),
+                tail: Spread::of(each.iter().map(|(f, _)| f.total_time.tail_value())),
+                jruby_wait_ms: Spread::of(each.iter().map(|(_, w)| w.jruby_wait_ms)),
+                host_cpu_busy: Spread::of(each.iter().map(|(_, w)| mean(&w.cpu))),
             }
-        };
-        check("p95", bounds.p95_seconds, total_time.p95, true);
-        check("error-rate", bounds.error_percent, error_percent, true);
-        check("jruby-wait", bounds.jruby_wait_ms, self.jruby_wait_ms, true);
-        check(
-            "throughput",
-            bounds.min_throughput_percent,
-            throughput,
-            false,
-        );
-        let host_cpu_busy =
-            (!self.cpu.is_empty()).then(|| self.cpu.iter().sum::<f64>() / self.cpu.len() as f64);
-        StepResult {
+        });
+        let owned: Vec<NewRun> = runs.iter().map(|r| (*r).clone()).collect();
+        let run_times = RunTimes::of(&owned, &first);
+        let mut result = StepResult {
             step: self.step,
-            clones: self.clones,
+            clones: last.clones,
             added: self.added,
             start_failed: self.start_failed,
             started_at: crate::sys::time::rfc3339_utc(self.started),
             t: self.started,
             seconds,
-            samples: self.samples,
-            runs,
-            failed_runs,
-            error_percent,
-            runs_per_minute: if seconds == 0 {
-                0.0
-            } else {
-                runs as f64 * 60.0 / seconds as f64
-            },
-            throughput_percent: throughput,
-            total_time,
+            samples: windows.iter().map(|w| w.samples).sum(),
+            runs: all.runs,
+            failed_runs: all.failed_runs,
+            error_percent: all.error_percent,
+            runs_per_minute: all.runs_per_minute,
+            throughput_percent: all.throughput_percent,
+            total_time: all.total_time,
             first_runs: FirstRuns {
-                runs: self.first_runs.len(),
-                failed_runs: failed(&self.first_runs),
-                total_time: Distribution::of(self.first_runs.iter().filter_map(|r| r.total_time)),
+                runs: first.len(),
+                failed_runs: first.iter().filter(|r| !r.status.is_success()).count(),
+                total_time: Distribution::of(first.iter().filter_map(|r| r.total_time)),
             },
-            jruby_wait_ms: self.jruby_wait_ms,
-            host_cpu_busy,
-            within_bounds: crossed.is_empty(),
-            crossed,
-        }
+            jruby_wait_ms,
+            host_cpu_busy: mean(&cpu),
+            phase: self.phase,
+            hold: self.hold,
+            repeats: windows.len(),
+            hold_note: self.hold_note,
+            config_retrieval_time: Distribution::of(run_times.retrievals()),
+            agent_time: Distribution::of(run_times.agent_times()),
+            spread,
+            run_times,
+            within_bounds: true,
+            crossed: Vec::new(),
+        };
+        result.crossed = crossings(bounds, &result);
+        result.within_bounds = result.crossed.is_empty();
+        result
     }
-}
-
-fn failed(runs: &[NewRun]) -> usize {
-    runs.iter().filter(|r| !r.status.is_success()).count()
 }
 
 /// A step in one line, for the ramp's progress on stderr.
@@ -273,13 +461,14 @@ pub fn progress(step: &StepResult) -> String {
             .join(", ")
     };
     format!(
-        "step {}: {} clones, {} runs ({:.1}/min, {} % of due), p95 {}, {} failed: {verdict}",
+        "step {}: {} clones, {} runs ({:.1}/min, {} % of due), {} {}, {} failed: {verdict}",
         step.step,
         step.clones,
         step.runs,
         step.runs_per_minute,
         one_decimal(step.throughput_percent),
-        step.total_time.p95.map_or_else(
+        step.total_time.tail_name(),
+        step.total_time.tail_value().map_or_else(
             || NONE.to_owned(),
             |p| format!("{} s", one_decimal(Some(p)))
         ),
@@ -297,6 +486,7 @@ mod tests {
             clone: "clone1".to_owned(),
             status,
             total_time: Some(seconds),
+            config_retrieval_time: Some(seconds / 2.0),
         }
     }
 
@@ -305,9 +495,10 @@ mod tests {
 
     fn window(runs: &[NewRun]) -> StepWindow {
         let mut w = StepWindow::new(2, 10, vec![], 880, 1000);
-        w.runs = runs.to_vec();
-        w.last_t = 1120;
-        w.clones = 20;
+        let first = &mut w.windows[0];
+        first.runs = runs.to_vec();
+        first.last_t = 1120;
+        first.clones = 20;
         w
     }
 
@@ -344,9 +535,9 @@ mod tests {
             .collect();
         runs.push(run(RunStatus::Failed, 60.0));
         let mut w = window(&runs);
-        w.jruby_wait_ms = Some(250.0);
+        w.windows[0].jruby_wait_ms = Some(250.0);
         // 20 runs where 25 clones were due one each.
-        w.clones = 25;
+        w.windows[0].clones = 25;
         let result = w.judge(
             &Bounds {
                 p95_seconds: Some(18.5),

@@ -65,6 +65,9 @@ pub struct NewRun {
     pub clone: String,
     pub status: RunStatus,
     pub total_time: Option<f64>,
+    /// The part of `total_time` spent retrieving the catalog: what the server did, where
+    /// the rest is mostly the agent's own work on the load host.
+    pub config_retrieval_time: Option<f64>,
 }
 
 /// A sample as its timeline line.
@@ -157,6 +160,7 @@ impl Sampler {
                 clone: c.name.clone(),
                 status: c.run.status,
                 total_time: c.run.total_time,
+                config_retrieval_time: c.run.config_retrieval_time,
             })
             .collect();
         let host = host::sample(&reading, self.previous_host.as_ref());

@@ -1,0 +1,115 @@
+//! Whose limit the knee is: the load host's or the server's.
+//!
+//! The rule, in one place. At the first step past the bounds the load host gave first
+//! when
+//!
+//! - its CPU was near saturation: busy at least [`LOAD_HOST_CPU_SATURATED`] of the time,
+//!   or
+//! - its agents were starved: the runs' own time (outside catalog retrieval, see
+//!   [`super::run_times::agent_time`]) grew at least [`AGENT_TIME_INFLATION`] times from
+//!   the lightest step within bounds, and more than catalog retrieval grew. A server
+//!   that gives first slows the retrieval (compiling, queueing for a JRuby); a load host
+//!   that gives first slows everything its agents do themselves, and the retrieval
+//!   barely.
+//!
+//! Otherwise the server gave first, as far as the load host's figures can tell; without
+//! them it is not known. Medians are compared, not tails: a handful of slow runs do not
+//! move them.
+
+use serde::{Deserialize, Serialize};
+
+use super::step::{one_decimal, StepResult};
+
+/// The share of the load host's cores busy at which it is saturated.
+pub const LOAD_HOST_CPU_SATURATED: f64 = 0.9;
+
+/// How many times the runs' own time must grow for the agents to count as starved.
+pub const AGENT_TIME_INFLATION: f64 = 1.5;
+
+/// Which side gave first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GaveFirst {
+    LoadHost,
+    Server,
+    /// The step had neither the load host's CPU nor run times to tell by.
+    Unknown,
+}
+
+/// Who gave first, and the figures that say so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limit {
+    pub gave_first: GaveFirst,
+    /// The load host's CPU busy at the step (0 to 1).
+    pub host_cpu_busy: Option<f64>,
+    /// The median of the runs' own time and of catalog retrieval at the step, as a
+    /// multiple of the lightest step within bounds.
+    pub agent_time_growth: Option<f64>,
+    pub retrieval_growth: Option<f64>,
+    /// For people: why.
+    pub reason: String,
+}
+
+/// Whose limit `degraded` (the first step past the bounds) shows, against `reference`,
+/// the lightest step within bounds (none when the first step already crossed).
+pub fn whose(degraded: &StepResult, reference: Option<&StepResult>) -> Limit {
+    let growth = |pick: fn(&StepResult) -> Option<f64>| {
+        let (now, then) = (pick(degraded)?, pick(reference?)?);
+        (then > 0.0).then(|| now / then)
+    };
+    let agent = growth(|s| s.agent_time.p50);
+    let retrieval = growth(|s| s.config_retrieval_time.p50);
+    let cpu = degraded.host_cpu_busy;
+    let percent = |v: f64| format!("{} %", one_decimal(Some(v * 100.0)));
+    let times = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}×"));
+    let from = reference.map_or(0, |r| r.clones);
+    let (gave_first, reason) = if let Some(busy) = cpu.filter(|b| *b >= LOAD_HOST_CPU_SATURATED) {
+        (
+            GaveFirst::LoadHost,
+            format!(
+                "the load host's CPU was {} busy (saturated from {})",
+                percent(busy),
+                percent(LOAD_HOST_CPU_SATURATED)
+            ),
+        )
+    } else if let Some(a) =
+        agent.filter(|a| *a >= AGENT_TIME_INFLATION && retrieval.is_none_or(|r| *a > r))
+    {
+        (
+            GaveFirst::LoadHost,
+            format!(
+                "the runs' own time grew {} from {from} clones while catalog retrieval grew {}: the agents were starved on the load host",
+                times(Some(a)),
+                times(retrieval)
+            ),
+        )
+    } else if cpu.is_some() || agent.is_some() {
+        let mut room = Vec::new();
+        if let Some(busy) = cpu {
+            room.push(format!("CPU {} busy", percent(busy)));
+        }
+        if agent.is_some() {
+            room.push(format!(
+                "runs' own time {} from {from} clones, catalog retrieval {}",
+                times(agent),
+                times(retrieval)
+            ));
+        }
+        (
+            GaveFirst::Server,
+            format!("the load host had room ({})", room.join("; ")),
+        )
+    } else {
+        (
+            GaveFirst::Unknown,
+            "no load host CPU or run times to tell whose limit it was".to_owned(),
+        )
+    };
+    Limit {
+        gave_first,
+        host_cpu_busy: cpu,
+        agent_time_growth: agent,
+        retrieval_growth: retrieval,
+        reason,
+    }
+}
