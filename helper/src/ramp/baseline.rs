@@ -281,6 +281,12 @@ pub struct ComparedStep {
     pub p95_new: Option<f64>,
     /// new / old; below 1 is faster.
     pub p95_ratio: Option<f64>,
+    /// The run times each p95 was taken over: below [`crate::protocol::answers::P95_MIN_VALUES`] a step has
+    /// none, and the table says `max(n)`.
+    #[serde(default)]
+    pub runs_old: Option<usize>,
+    #[serde(default)]
+    pub runs_new: Option<usize>,
     pub error_percent_old: Option<f64>,
     pub error_percent_new: Option<f64>,
     pub runs_per_minute_old: Option<f64>,
@@ -354,6 +360,8 @@ pub fn compare(new: &Baseline, old: Baseline) -> Comparison {
                     .zip(p95_new)
                     .filter(|(o, _)| *o > 0.0)
                     .map(|(o, w)| (w / o * 100.0).round() / 100.0),
+                runs_old: o.as_ref().map(|s| s.total_time.count),
+                runs_new: w.as_ref().map(|s| s.total_time.count),
                 error_percent_old: o.as_ref().and_then(|s| s.error_percent),
                 error_percent_new: w.as_ref().and_then(|s| s.error_percent),
                 runs_per_minute_old: o.as_ref().map(|s| round1(s.runs_per_minute)),
@@ -501,11 +509,17 @@ pub fn table(report: &RampReport) -> String {
             "RUNS/MIN-OLD",
             "RUNS/MIN-NEW",
         ]);
+        // A step without a p95 had too few runs for one: say so, as the curve does.
+        let p95 = |value: Option<f64>, runs: Option<usize>| match (value, runs) {
+            (Some(v), _) => cell(Some(v)),
+            (None, Some(n)) if n > 0 => format!("max({n})"),
+            _ => NONE.to_owned(),
+        };
         for r in &c.rows {
             rows.row([
                 r.clones.to_string(),
-                cell(r.p95_old),
-                cell(r.p95_new),
+                p95(r.p95_old, r.runs_old),
+                p95(r.p95_new, r.runs_new),
                 r.p95_ratio
                     .map_or_else(|| NONE.to_owned(), |v| format!("{v:.2}")),
                 cell(r.error_percent_old),

@@ -449,7 +449,10 @@ impl<F: Fleet, C: Clock> Run<'_, F, C> {
             let Some(level) = bisect::next_level(good, bad, self.request.resolution) else {
                 return Ok("degraded");
             };
-            let Some(result) = self.step(level - self.running_before, Phase::Refine)? else {
+            // The floor is not the ramp's to stop: a level below it (clones that
+            // stopped on their own) is tried with none of its own.
+            let target = level.saturating_sub(self.running_before);
+            let Some(result) = self.step(target, Phase::Refine)? else {
                 return Ok("signal");
             };
             // Clones that would not start, or stopped on their own, leave the level

@@ -764,6 +764,8 @@ fn two_baselines_line_up_by_the_clones_each_step_ran() {
         "ramp model: +10 clones every 240 s (settle 120 s, hold 120 s) at interval 120 s, from 0 running"
     ));
     assert!(text.contains("old: sustained 20 agents"), "{text}");
+    // Ten runs a side at 10 clones: no p95 to compare, and the table says why.
+    assert!(text.contains("\n10      max(10)  max(10)  -"), "{text}");
     assert!(text.contains("new: sustained 40 agents"), "{text}");
 }
 
@@ -1247,4 +1249,21 @@ fn a_baseline_of_format_1_is_still_read() {
     std::fs::write(&path, v1.replace(r#""ramp": 1"#, r#""ramp": 3"#)).unwrap();
     let e = baseline::read(&path, "baseline").unwrap_err();
     assert!(e.to_string().contains("this helper reads 1 to 2"), "{e}");
+}
+
+#[test]
+fn a_first_step_past_the_bounds_is_bisected_down_from_the_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fleet = fleet_of(20, 0);
+    let never = AtomicBool::new(false);
+    let mut req = request(dir.path().join("ramp.json"));
+    req.resolution = bisect::Resolution::Clones(1);
+    // 0.5 s a clone: 6 clones make 3 s, 7 make 3.5 s.
+    req.bounds.p95_seconds = Some(3.0);
+    let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
+    let clones: Vec<usize> = done.baseline.steps.iter().map(|s| s.clones).collect();
+    assert_eq!(clones, [10, 5, 7, 6]);
+    let v = &done.baseline.verdict;
+    assert_eq!(v.sustained.as_ref().unwrap().clones, 6);
+    assert_eq!(v.knee.as_ref().unwrap().describe(), "6.5 ± 0.5");
 }
