@@ -192,14 +192,15 @@ pub struct RecordArgs {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum RampVerb {
-    /// Start `--step` more of the stopped clones every `--settle` + `--hold` seconds (more
-    /// where a window holds on for a p95), rounded up to whole intervals (in name order,
-    /// the running ones as the floor) until a step crosses a bound, then bisect the knee to
-    /// `--resolution`; or until no stopped clone is left, or SIGTERM or SIGINT. Answer with
+    /// Start `--step` more of the stopped clones a step (in name order, the running ones as
+    /// the floor), each step holding long enough for a p95 of its runs and starting a
+    /// whole number of intervals after the one before, until a step crosses a bound, no
+    /// stopped clone is left, or SIGTERM or SIGINT; then bisect to the knee; answer with
     /// the baseline (each step's figures and the verdict).
     Run(RampArgs),
-    /// A baseline `ramp run` wrote, as the curve and its verdict; with --against, side by
-    /// side with another (two server versions, two tunings).
+    /// A baseline `ramp run` wrote, as the curve and its verdict; several, of load hosts
+    /// that stepped together (--start-at), merged into one; with --against, side by side
+    /// with another (two server versions, two tunings).
     Report(RampReportArgs),
 }
 
