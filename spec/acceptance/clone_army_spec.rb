@@ -373,7 +373,8 @@ RSpec.describe 'class clone_army on a sandbox host' do
   # A stepped load against the real server: clone2 stopped, the ramp starts it
   # as its one step, lets it make its first run (settle: one interval), then
   # judges the runs that finish in the next interval (clone1's and clone2's)
-  # against the bounds, with the server's view.
+  # against the bounds, with the server's view. Two clones cannot make the 20
+  # runs of a p95 in the one interval --max-hold allows: the step says so.
   context 'clone-army ramp run' do
     baseline = '/var/tmp/clone-army-ramp.json'
     ramp_timeline = '/var/tmp/clone-army-ramp.jsonl'
@@ -384,6 +385,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
       interval = SandboxHarness::RUNINTERVAL.to_s
       @ramp = on_sandbox(SandboxHarness::HELPER, 'ramp', 'run', '--output', baseline, '--timeline', ramp_timeline,
                          '--label', 'acceptance', '--step', '1', '--interval', interval, '--hold', interval,
+                         '--max-hold', interval,
                          '--every', '5', '--max-p95', '600', '--max-error-rate', '50', '--min-throughput', '40',
                          '--server', "https://#{SandboxHarness::SERVER}:8140", timeout: 600)
     end
@@ -396,7 +398,10 @@ RSpec.describe 'class clone_army on a sandbox host' do
       step = answer.fetch('steps').fetch(0)
       expect(step).to include('step' => 1, 'clones' => 2, 'added' => 1, 'start_failed' => [], 'within_bounds' => true)
       expect(step['runs']).to be >= 1, step.inspect
-      expect(step['total_time']['p95']).to be > 0, step.inspect
+      expect(step['total_time']).to include('p95' => nil, 'tail' => include('of' => 'max')), step.inspect
+      expect(step['total_time']['tail']['value']).to be > 0, step.inspect
+      expect(step['hold_note']).to start_with("20 runs of 2 clones at interval #{interval} s"), step.inspect
+      expect(step['run_times']['runs'].size).to eq(step['total_time']['count']), step.inspect
       # The runs due: one each interval from each of the 2 clones; first runs count as made.
       made = step['runs'] + step['first_runs']['runs']
       expect(step['throughput_percent'])
@@ -420,7 +425,8 @@ RSpec.describe 'class clone_army on a sandbox host' do
                           timeout: 60)
       expect(table.stdout).to match(%r{^ramp acceptance: \+1 clones every #{2 * SandboxHarness::RUNINTERVAL} s \(settle}),
                               table.to_s
-      expect(table.stdout).to match(%r{^2 +[0-9.]+ +[0-9.]+ +1\.00 }), table.to_s
+      # Too few runs for a p95 on either side: the comparison says over how many.
+      expect(table.stdout).to match(%r{^2 +max\(\d+\) +max\(\d+\) +- }), table.to_s
     end
   end
 

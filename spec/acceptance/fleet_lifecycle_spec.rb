@@ -282,7 +282,8 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       end
       expect(report['fleet']['total_time']).to include('count' => 2)
       expect(report['fleet']['total_time']['p50']).to be_a(Numeric)
-      expect(report['fleet']['total_time']['p95']).to be_a(Numeric)
+      # Two clones are too few for a p95 (20 values): the slow end is their max, and says so.
+      expect(report['fleet']['total_time']).to include('p95' => nil, 'tail' => { 'of' => 'max', 'value' => a_kind_of(Numeric) })
       server = report['server']
       expect(server).to include('ok' => true, 'error' => nil), server.inspect
       expect(server['jruby']).to include('num_jrubies' => a_kind_of(Integer)), server['jruby'].inspect
