@@ -99,7 +99,14 @@ pub fn merge(baselines: Vec<(String, Baseline)>) -> Result<Baseline> {
         let (earliest, latest) = at
             .iter()
             .fold((u64::MAX, 0), |(lo, hi), (_, s)| (lo.min(s.t), hi.max(s.t)));
-        if latest - earliest > first.settle {
+        // Each host begins step k at its slot (later only when a slow last sample made
+        // it late); a host a whole step out of time began it in another slot.
+        let half_step = super::step_period(
+            first.settle,
+            first.hold.saturating_mul(first.repeat as u64),
+            first.interval,
+        ) / 2;
+        if latest - earliest > half_step {
             let late = at.iter().max_by_key(|(_, s)| s.t).map_or("", |(f, _)| *f);
             return Err(refuse(
                 late,

@@ -1206,6 +1206,14 @@ fn baselines_that_did_not_step_together_are_refused_naming_the_file() {
     b.start_at = None;
     baseline::write(&b, &path("alone.json")).unwrap();
     refused(&["a.json", "alone.json"], "not keyed to --start-at");
+    // A host whose second step began in another slot.
+    let mut out_of_time = a.clone();
+    out_of_time.steps[1].t += 200;
+    baseline::write(&out_of_time, &path("out.json")).unwrap();
+    refused(
+        &["b.json", "out.json"],
+        "its step 2 began 200 s after another host's",
+    );
     let mut old = serde_json::to_value(&a).unwrap();
     old["ramp"] = 1.into();
     std::fs::write(path("old.json"), old.to_string()).unwrap();
