@@ -485,7 +485,7 @@ pub fn table(report: &RampReport) -> String {
     }
     if let Some(f) = fit {
         out.push_str(&format!(
-            "USL fit over {} steps: λ {:.3} runs/min a clone, σ {:.4}, κ {:.6}; {}; residuals {:.2} runs/min RMS\n",
+            "USL fit over {} steps: λ {:.3} runs/min a clone, σ {:.4}, κ {:.3e}; {}; residuals {:.2} runs/min RMS\n",
             f.points.len(),
             f.lambda,
             f.sigma,
