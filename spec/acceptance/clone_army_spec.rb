@@ -400,7 +400,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
       expect(step['runs']).to be >= 1, step.inspect
       expect(step['total_time']).to include('p95' => nil, 'tail' => include('of' => 'max')), step.inspect
       expect(step['total_time']['tail']['value']).to be > 0, step.inspect
-      expect(step['hold_note']).to start_with("20 runs of 2 clones at interval #{interval} s"), step.inspect
+      expect(step['hold_note']).to start_with("20 runs of 2 clones at interval #{SandboxHarness::RUNINTERVAL} s"), step.inspect
       expect(step['run_times']['runs'].size).to eq(step['total_time']['count']), step.inspect
       # The runs due: one each interval from each of the 2 clones; first runs count as made.
       made = step['runs'] + step['first_runs']['runs']
