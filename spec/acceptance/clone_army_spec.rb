@@ -354,6 +354,48 @@ RSpec.describe 'class clone_army on a sandbox host' do
                                    '--format', 'prometheus', timeout: 120)
           expect(metrics.stdout).to include(%(clone_army_puppetdb_fleet_clones{host="#{@second_certname}"} 2)), metrics.to_s
         end
+
+        # Several load hosts, one ramp: each host stops its clone2 and ramps it back
+        # in one step keyed to the same wall-clock time, so both step together; the
+        # two baselines then merge into one verdict over every run of both.
+        it 'steps both load hosts together (--start-at) and merges their baselines into one verdict' do
+          interval = SandboxHarness::RUNINTERVAL.to_s
+          hosts = [SandboxHarness.method(:on_sandbox), on_second]
+          hosts.each { |run| run.call(SandboxHarness::HELPER, 'clone', 'stop', '--', 'clone2', timeout: 120) }
+          # Both ramps must be waiting before it: the sandboxes share this machine's clock.
+          start_at = (Time.now.to_i + 45).to_s
+          ramps = hosts.map do |run|
+            Thread.new do
+              run.call(SandboxHarness::HELPER, 'ramp', 'run', '--output', '/var/tmp/clone-army-two-hosts.json',
+                       '--step', '1', '--interval', interval, '--hold', interval, '--every', '5', '--start-at', start_at,
+                       '--max-p95', '600', '--max-error-rate', '50', timeout: 600)
+            end
+          end.map(&:value)
+          baselines = ramps.map do |ramp|
+            expect(ramp.exitstatus).to eq(0), ramp.to_s
+            JSON.parse(ramp.stdout).fetch('result')
+          end
+          baselines.each do |b|
+            expect(b).to include('start_at' => Time.at(Integer(start_at)).utc.strftime('%Y-%m-%dT%H:%M:%SZ'), 'resolution' => nil)
+            # The step begins at the start time (its t is when its clone's start began).
+            expect(b.dig('steps', 0, 't')).to be_between(Integer(start_at), Integer(start_at) + 60), b.inspect
+            expect(b.dig('steps', 0, 'clones')).to eq(2), b.inspect
+          end
+          # The second host's baseline beside the first's, then both merged there.
+          second = on_second.call('cat', '/var/tmp/clone-army-two-hosts.json', timeout: 60).stdout
+          SandboxHarness.on_sandbox!('sh', '-c', 'printf %s "$1" > "$2"', 'sh', second, '/var/tmp/clone-army-two-hosts-b.json',
+                                     timeout: 60)
+          merged = on_sandbox(SandboxHarness::HELPER, 'ramp', 'report', '/var/tmp/clone-army-two-hosts.json',
+                              '/var/tmp/clone-army-two-hosts-b.json', timeout: 60)
+          expect(merged.exitstatus).to eq(0), merged.to_s
+          merged = JSON.parse(merged.stdout).fetch('result').fetch('baseline')
+          expect(merged['load_hosts'].size).to eq(2), merged.inspect
+          step = merged.dig('steps', 0)
+          expect(step['clones']).to eq(4), step.inspect
+          expect(step['runs']).to eq(baselines.sum { |b| b.dig('steps', 0, 'runs') }), step.inspect
+          expect(step.dig('total_time', 'count')).to eq(step['run_times']['runs'].size), step.inspect
+          expect(merged.dig('verdict', 'summary')).to start_with("sustained 4 agents at interval #{interval} s"), merged.inspect
+        end
       end
     end
   end
