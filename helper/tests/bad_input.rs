@@ -572,6 +572,23 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             "max-hold",
             "at least the hold (120 s)",
         ),
+        (
+            &["--step", "10", "--max-p95", "30", "--load-host-cpus", "3-1"][..],
+            "load-host-cpus",
+            "a CPU list: CPU numbers 0 to 1023 and ranges of them",
+        ),
+        (
+            &[
+                "--step",
+                "10",
+                "--max-p95",
+                "30",
+                "--load-host-cpus",
+                "1,1024",
+            ][..],
+            "load-host-cpus",
+            "a CPU list: CPU numbers 0 to 1023 and ranges of them",
+        ),
     ] {
         table.push((
             ramp(extra),

@@ -257,6 +257,11 @@ pub struct RampArgs {
     /// Coarse steps only, each holding --hold.
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+    /// The load host's own CPUs, a CPU list (1, 2-3,5): its CPU busy share, and whether it
+    /// gave first, are of these only, e.g. the CPUs the clones are pinned to where the
+    /// server runs on others of the same machine (default: every CPU).
+    #[arg(long, value_name = "LIST")]
+    pub load_host_cpus: Option<String>,
     /// Bound: the p95 of a step's run times, seconds.
     #[arg(long, value_name = "S")]
     pub max_p95: Option<f64>,
@@ -289,8 +294,8 @@ pub struct RampReportArgs {
 }
 
 impl RampArgs {
-    /// The request, its defaults filled in; a `--resolution` or `--start-at` that does
-    /// not parse is `invalid-argument` naming it.
+    /// The request, its defaults filled in; a `--resolution`, `--start-at` or
+    /// `--load-host-cpus` that does not parse is `invalid-argument` naming it.
     pub fn into_request(self) -> crate::protocol::error::Result<crate::ramp::RampRequest> {
         use crate::ramp::{bisect, schedule};
         let report = self.views.into_request();
@@ -306,6 +311,17 @@ impl RampArgs {
                     })?
             }
         };
+        let load_host_cpus = self
+            .load_host_cpus
+            .map(|text| {
+                text.parse()
+                    .map_err(|reason| crate::protocol::error::Error::InvalidArgument {
+                        field: "load-host-cpus",
+                        value: text.clone(),
+                        reason,
+                    })
+            })
+            .transpose()?;
         let start_at = self
             .start_at
             .as_deref()
@@ -327,6 +343,7 @@ impl RampArgs {
                 .unwrap_or_else(|| schedule::default_max_hold(hold, report.interval)),
             resolution,
             start_at,
+            load_host_cpus,
             bounds: crate::ramp::step::Bounds {
                 p95_seconds: self.max_p95,
                 error_percent: self.max_error_rate,

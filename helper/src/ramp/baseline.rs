@@ -55,6 +55,11 @@ pub struct Baseline {
     /// The wall-clock time the steps were keyed to (`--start-at`), RFC 3339.
     #[serde(default)]
     pub start_at: Option<String>,
+    /// The CPUs whose busy share was the load host's CPU (`--load-host-cpus`, a CPU list
+    /// such as `2-3`); `null`: every CPU. Merged: the CPUs every host counted, `null`
+    /// when they counted different ones (each host's are in `load_hosts`).
+    #[serde(default)]
+    pub load_host_cpus: Option<String>,
     /// The load hosts whose baselines this one merges; empty for one host's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_hosts: Vec<LoadHost>,
@@ -75,6 +80,9 @@ pub struct LoadHost {
     pub steps: usize,
     pub ended_by: String,
     pub summary: String,
+    /// The CPUs it counted as its own (`--load-host-cpus`); `null`: every CPU.
+    #[serde(default)]
+    pub load_host_cpus: Option<String>,
 }
 
 /// Where the load held and where it gave.
@@ -152,8 +160,14 @@ impl Level {
 }
 
 impl Verdict {
-    /// The verdict of `steps`, ended as `ended_by`.
-    pub fn of(steps: &[StepResult], interval: u64, ended_by: &str) -> Verdict {
+    /// The verdict of `steps`, ended as `ended_by`; `host_cpus` are the CPUs their
+    /// `host_cpu_busy` counted (`None`: every CPU).
+    pub fn of(
+        steps: &[StepResult],
+        interval: u64,
+        ended_by: &str,
+        host_cpus: Option<&str>,
+    ) -> Verdict {
         let (good, bad) = bisect::bracket(steps);
         let sustained = good.map(|s| Level::of(s, interval));
         let first_degraded = bad.map(|s| Level::of(s, interval));
@@ -168,7 +182,7 @@ impl Verdict {
             .iter()
             .filter(|s| s.within_bounds)
             .min_by_key(|s| (s.clones, s.step));
-        let limit = bad.map(|b| limit::whose(b, lightest));
+        let limit = bad.map(|b| limit::whose(b, lightest, host_cpus));
         let scalability = usl::fit(
             &steps
                 .iter()
@@ -456,6 +470,12 @@ pub fn table(report: &RampReport) -> String {
         b.interval,
         b.running_before,
     );
+    if let Some(cpus) = &b.load_host_cpus {
+        out.push_str(&format!(
+            "HOST-CPU% is of the load host's own CPUs {} (--load-host-cpus)\n",
+            visible(cpus)
+        ));
+    }
     if let Some(at) = &b.start_at {
         out.push_str(&format!(
             "steps keyed to {}: coarse only (bisection needs the load hosts to agree on each level)\n",
@@ -464,14 +484,18 @@ pub fn table(report: &RampReport) -> String {
     }
     for host in &b.load_hosts {
         out.push_str(&format!(
-            "load host {}{}: {} steps, ended by {}\n",
+            "load host {}{}: {} steps, ended by {}{}\n",
             visible(&host.file),
             host.label
                 .as_deref()
                 .map(|l| format!(" ({})", visible(l)))
                 .unwrap_or_default(),
             host.steps,
-            visible(&host.ended_by)
+            visible(&host.ended_by),
+            host.load_host_cpus
+                .as_deref()
+                .map(|c| format!(", its own CPUs {}", visible(c)))
+                .unwrap_or_default()
         ));
     }
     out.push_str(&steps.render());

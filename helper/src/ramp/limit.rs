@@ -13,7 +13,9 @@
 //!   barely.
 //!
 //! Otherwise the server gave first, as far as the load host's figures can tell; without
-//! them it is not known. Medians are compared, not tails: a handful of slow runs do not
+//! them it is not known. The load host's CPU is the CPUs the ramp was told are its own
+//! (`--load-host-cpus`, [`super::host_cpus`]) or else every CPU: a server pinned to other
+//! CPUs of the same machine does not make its load host look saturated. Medians are compared, not tails: a handful of slow runs do not
 //! move them.
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,9 @@ pub struct Limit {
     pub gave_first: GaveFirst,
     /// The load host's CPU busy at the step (0 to 1).
     pub host_cpu_busy: Option<f64>,
+    /// The CPUs that figure counted (`--load-host-cpus`); `null`: every CPU.
+    #[serde(default)]
+    pub host_cpus: Option<String>,
     /// The median of the runs' own time and of catalog retrieval at the step, as a
     /// multiple of the lightest step within bounds.
     pub agent_time_growth: Option<f64>,
@@ -51,8 +56,13 @@ pub struct Limit {
 }
 
 /// Whose limit `degraded` (the first step past the bounds) shows, against `reference`,
-/// the lightest step within bounds (none when the first step already crossed).
-pub fn whose(degraded: &StepResult, reference: Option<&StepResult>) -> Limit {
+/// the lightest step within bounds (none when the first step already crossed); the
+/// steps' `host_cpu_busy` counted `host_cpus` (`None`: every CPU).
+pub fn whose(
+    degraded: &StepResult,
+    reference: Option<&StepResult>,
+    host_cpus: Option<&str>,
+) -> Limit {
     let growth = |pick: fn(&StepResult) -> Option<f64>| {
         let (now, then) = (pick(degraded)?, pick(reference?)?);
         (then > 0.0).then(|| now / then)
@@ -63,11 +73,16 @@ pub fn whose(degraded: &StepResult, reference: Option<&StepResult>) -> Limit {
     let percent = |v: f64| format!("{} %", one_decimal(Some(v * 100.0)));
     let times = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}×"));
     let from = reference.map_or(0, |r| r.clones);
+    // "CPU", or "CPU (CPUs 2-3)" when only those were counted.
+    let cpu_name = match host_cpus {
+        Some(list) => format!("CPU (CPUs {list})"),
+        None => "CPU".to_owned(),
+    };
     let (gave_first, reason) = if let Some(busy) = cpu.filter(|b| *b >= LOAD_HOST_CPU_SATURATED) {
         (
             GaveFirst::LoadHost,
             format!(
-                "the load host's CPU was {} busy (saturated from {})",
+                "the load host's {cpu_name} was {} busy (saturated from {})",
                 percent(busy),
                 percent(LOAD_HOST_CPU_SATURATED)
             ),
@@ -86,7 +101,7 @@ pub fn whose(degraded: &StepResult, reference: Option<&StepResult>) -> Limit {
     } else if cpu.is_some() || agent.is_some() {
         let mut room = Vec::new();
         if let Some(busy) = cpu {
-            room.push(format!("CPU {} busy", percent(busy)));
+            room.push(format!("{cpu_name} {} busy", percent(busy)));
         }
         if agent.is_some() {
             room.push(format!(
@@ -108,6 +123,7 @@ pub fn whose(degraded: &StepResult, reference: Option<&StepResult>) -> Limit {
     Limit {
         gave_first,
         host_cpu_busy: cpu,
+        host_cpus: host_cpus.map(str::to_owned),
         agent_time_growth: agent,
         retrieval_growth: retrieval,
         reason,

@@ -133,6 +133,13 @@ pub fn merge(baselines: Vec<(String, Baseline)>) -> Result<Baseline> {
     } else {
         "load-host"
     };
+    // Each host's CPU share is of the CPUs it counted; the merged step has the highest.
+    // They are named when every host counted the same ones.
+    let load_host_cpus = first.load_host_cpus.clone().filter(|cpus| {
+        baselines
+            .iter()
+            .all(|(_, b)| b.load_host_cpus.as_ref() == Some(cpus))
+    });
     let labels: Vec<String> = baselines
         .iter()
         .map(|(file, b)| b.label.clone().unwrap_or_else(|| file.clone()))
@@ -160,6 +167,7 @@ pub fn merge(baselines: Vec<(String, Baseline)>) -> Result<Baseline> {
         max_hold: first.max_hold,
         resolution: None,
         start_at: first.start_at.clone(),
+        load_host_cpus: load_host_cpus.clone(),
         load_hosts: baselines
             .iter()
             .map(|(file, b)| LoadHost {
@@ -168,9 +176,10 @@ pub fn merge(baselines: Vec<(String, Baseline)>) -> Result<Baseline> {
                 steps: b.steps.len(),
                 ended_by: b.verdict.ended_by.clone(),
                 summary: b.verdict.summary.clone(),
+                load_host_cpus: b.load_host_cpus.clone(),
             })
             .collect(),
-        verdict: Verdict::of(&steps, first.interval, ended_by),
+        verdict: Verdict::of(&steps, first.interval, ended_by, load_host_cpus.as_deref()),
         steps,
     })
 }

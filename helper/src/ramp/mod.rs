@@ -14,7 +14,8 @@
 //! level midway between the last step within bounds and the first past them (stopping
 //! the clones above it, or starting them again) until the bracket is within the
 //! resolution; the verdict ([`baseline`]) states the knee with its uncertainty, whose
-//! limit it was ([`limit`]), and a scalability model fitted to the steps ([`usl`]). The
+//! limit it was ([`limit`], from the load host's own CPUs when they are named:
+//! [`host_cpus`]), and a scalability model fitted to the steps ([`usl`]). The
 //! clones of the last level tried are left running. Every step goes to the baseline file
 //! as it ends, and every sample, marked with its step, to the timeline when one is given,
 //! so `report --from` draws the ramp like any recorded run. Load hosts that step together
@@ -33,6 +34,7 @@
 
 pub mod baseline;
 pub mod bisect;
+pub mod host_cpus;
 pub mod limit;
 pub mod merge;
 pub mod run_times;
@@ -83,6 +85,8 @@ pub struct RampRequest {
     pub resolution: bisect::Resolution,
     /// Steps keyed to this wall-clock time (epoch s), the same on every load host.
     pub start_at: Option<u64>,
+    /// The load host's own CPUs, whose busy share is its CPU; `None`: every CPU.
+    pub load_host_cpus: Option<host_cpus::CpuList>,
     pub bounds: Bounds,
     /// The run interval (`interval`) and the server to ask for the JRuby wait.
     pub report: ReportRequest,
@@ -104,6 +108,8 @@ pub trait Fleet {
     fn start(&mut self, names: &[String], spread: u64) -> Result<Vec<String>>;
     /// Stops `names` (bisection trying a level below the clones running).
     fn stop(&mut self, names: &[String]) -> Result<()>;
+    /// The load host's CPUs by number, as its samples count them.
+    fn cpus(&mut self) -> Result<Vec<u32>>;
     /// A sample at `now`, and the runs it counted (finished since the one before).
     fn sample(&mut self, now: u64) -> Result<(Sample, Vec<NewRun>)>;
 }
@@ -147,6 +153,11 @@ impl Fleet for HostFleet<'_> {
 
     fn stop(&mut self, names: &[String]) -> Result<()> {
         crate::clone::stop(self.ctx, names).map(|_| ())
+    }
+
+    fn cpus(&mut self) -> Result<Vec<u32>> {
+        let reading = crate::record::host::read(|p| self.ctx.layout.fs(p));
+        Ok(reading.cpus.iter().map(|(cpu, _)| *cpu).collect())
     }
 
     fn sample(&mut self, now: u64) -> Result<(Sample, Vec<NewRun>)> {
@@ -314,6 +325,9 @@ pub fn ramp(
     if let Some(start_at) = request.start_at {
         schedule::check_start_at(start_at, clock.now())?;
     }
+    if let Some(cpus) = &request.load_host_cpus {
+        host_cpus::check_on_host(cpus, &fleet.cpus()?)?;
+    }
     let clones = fleet.clones()?;
     let running_before = clones.iter().filter(|(_, running)| *running).count();
     let mut queue: Vec<String> = clones
@@ -365,9 +379,10 @@ pub fn ramp(
         max_hold: request.max_hold,
         resolution: refines(request).then(|| request.resolution.to_string()),
         start_at: request.start_at.map(rfc3339_utc),
+        load_host_cpus: request.load_host_cpus.as_ref().map(|c| c.to_string()),
         load_hosts: Vec::new(),
         steps: Vec::new(),
-        verdict: Verdict::of(&[], interval, "running"),
+        verdict: Verdict::of(&[], interval, "running", None),
     };
     baseline::write(&baseline, &request.output)?;
     let mut run = Run {
@@ -386,7 +401,12 @@ pub fn ramp(
     let ended_by = run.steps()?;
     let mut baseline = run.baseline;
     baseline.ended_at = Some(rfc3339_utc(clock.now()));
-    baseline.verdict = Verdict::of(&baseline.steps, interval, ended_by);
+    baseline.verdict = Verdict::of(
+        &baseline.steps,
+        interval,
+        ended_by,
+        baseline.load_host_cpus.as_deref(),
+    );
     baseline::write(&baseline, &request.output)?;
     Ok(Ramped {
         output: request.output.display().to_string(),
@@ -520,11 +540,9 @@ impl<F: Fleet, C: Clock> Run<'_, F, C> {
         let windows = hold.seconds * request.repeat as u64;
         let window_to = window_from + windows;
         self.next_due = due.saturating_add(step_period(request.settle, windows, interval));
-        let mut window = StepWindow::new(number, added, failed, started, window_from).held(
-            phase,
-            hold.seconds,
-            hold.note,
-        );
+        let mut window = StepWindow::new(number, added, failed, started, window_from)
+            .held(phase, hold.seconds, hold.note)
+            .counting(request.load_host_cpus.clone());
         let mark = StepMark {
             step: number,
             clones,
@@ -569,7 +587,12 @@ impl<F: Fleet, C: Clock> Run<'_, F, C> {
         let result = window.judge(&request.bounds, interval);
         eprintln!("clone-army: ramp {}", step::progress(&result));
         self.baseline.steps.push(result.clone());
-        self.baseline.verdict = Verdict::of(&self.baseline.steps, interval, "running");
+        self.baseline.verdict = Verdict::of(
+            &self.baseline.steps,
+            interval,
+            "running",
+            self.baseline.load_host_cpus.as_deref(),
+        );
         baseline::write(&self.baseline, &request.output)?;
         Ok(Some(result))
     }

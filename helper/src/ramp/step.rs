@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::host_cpus::{self, CpuList};
 use super::run_times::RunTimes;
 use super::spread::{RepeatSpread, Spread};
 use crate::protocol::answers::Distribution;
@@ -130,8 +131,9 @@ pub struct StepResult {
     pub first_runs: FirstRuns,
     /// The server's average JRuby wait at the window's last sample that had it (ms).
     pub jruby_wait_ms: Option<f64>,
-    /// The mean share of the load host's cores busy over the window (0 to 1); a knee where
-    /// this nears 1 is the load host's, not the server's.
+    /// The mean share of the load host's cores busy over the window (0 to 1): of the CPUs
+    /// the ramp was told are its own (`--load-host-cpus`), else of all. A knee where this
+    /// nears 1 is the load host's, not the server's.
     pub host_cpu_busy: Option<f64>,
     /// How the step's level was chosen.
     #[serde(default)]
@@ -306,6 +308,8 @@ pub struct StepWindow {
     phase: Phase,
     hold: u64,
     hold_note: Option<String>,
+    /// The load host's own CPUs, when they are not all of them.
+    cpus: Option<CpuList>,
     windows: Vec<Window>,
 }
 
@@ -326,6 +330,7 @@ impl StepWindow {
             phase: Phase::Coarse,
             hold: 0,
             hold_note: None,
+            cpus: None,
             windows: vec![Window::new(window_from)],
         }
     }
@@ -335,6 +340,12 @@ impl StepWindow {
         self.phase = phase;
         self.hold = hold;
         self.hold_note = hold_note;
+        self
+    }
+
+    /// The load host's CPU is `cpus` (`--load-host-cpus`), not every CPU.
+    pub fn counting(mut self, cpus: Option<CpuList>) -> Self {
+        self.cpus = cpus;
         self
     }
 
@@ -362,7 +373,8 @@ impl StepWindow {
         {
             w.jruby_wait_ms = Some(wait);
         }
-        w.cpu.extend(sample.host.cpu_busy);
+        w.cpu
+            .extend(host_cpus::busy(self.cpus.as_ref(), &sample.host));
     }
 
     /// The step's figures at run interval `interval`, held to `bounds`: every window's

@@ -24,8 +24,9 @@ const INTERVAL: u64 = 120;
 /// other clone runs only every second interval, as when a timer finds the last run still
 /// going and skips one. Once more than `starved_above` run, the agent's own work takes
 /// three times as long and the retrieval does not, as on a load host out of CPU; the
-/// host's CPU is `cpu_per_clone` busy for each clone running (at most all of it). A run
-/// also takes `drift` seconds more for every interval the model has run, so that windows
+/// host's CPU is `cpu_per_clone` busy for each clone running (at most all of it). With
+/// `server_cpu`, the host has two CPUs: a server pinned to CPU 0 keeps it that busy, and
+/// the clones run on CPU 1. A run also takes `drift` seconds more for every interval the model has run, so that windows
 /// one after another differ.
 struct ModelFleet<'c> {
     clones: Vec<(String, Option<u64>)>,
@@ -36,6 +37,7 @@ struct ModelFleet<'c> {
     skips_above: usize,
     starved_above: usize,
     cpu_per_clone: Option<f64>,
+    server_cpu: Option<f64>,
     drift: f64,
     /// Names that refuse to start.
     broken: Vec<String>,
@@ -44,8 +46,8 @@ struct ModelFleet<'c> {
     sampler: Sampler,
     starts: Vec<Vec<String>>,
     stops: Vec<Vec<String>>,
-    /// The host's CPU ticks so far, busy and in all.
-    cpu: CpuTimes,
+    /// Each CPU's ticks so far, busy and in all.
+    cpus: Vec<CpuTimes>,
     /// When each run the samples saw started, and the index of its clone.
     run_log: std::collections::BTreeSet<(u64, usize)>,
 }
@@ -65,13 +67,14 @@ impl ModelFleet<'_> {
             skips_above: usize::MAX,
             starved_above: usize::MAX,
             cpu_per_clone: None,
+            server_cpu: None,
             drift: 0.0,
             broken: Vec::new(),
             now: 1000,
             sampler: Sampler::default(),
             starts: Vec::new(),
             stops: Vec::new(),
-            cpu: CpuTimes { busy: 0, total: 0 },
+            cpus: Vec::new(),
             run_log: std::collections::BTreeSet::new(),
         }
     }
@@ -142,6 +145,14 @@ impl Fleet for ModelFleet<'_> {
         Ok(())
     }
 
+    fn cpus(&mut self) -> Result<Vec<u32>> {
+        Ok(if self.server_cpu.is_some() {
+            vec![0, 1]
+        } else {
+            vec![0]
+        })
+    }
+
     fn sample(&mut self, now: u64) -> Result<(Sample, Vec<NewRun>)> {
         let elapsed = now.saturating_sub(self.now);
         self.now = now;
@@ -194,10 +205,23 @@ impl Fleet for ModelFleet<'_> {
         let reading = match self.cpu_per_clone {
             Some(per_clone) => {
                 let ticks = elapsed * 100;
-                self.cpu.total += ticks;
-                self.cpu.busy += ((per_clone * running as f64).min(1.0) * ticks as f64) as u64;
+                let clones = (per_clone * running as f64).min(1.0);
+                let shares = match self.server_cpu {
+                    Some(server) => vec![server, clones],
+                    None => vec![clones],
+                };
+                self.cpus
+                    .resize(shares.len(), CpuTimes { busy: 0, total: 0 });
+                for (cpu, share) in self.cpus.iter_mut().zip(shares) {
+                    cpu.total += ticks;
+                    cpu.busy += (share * ticks as f64) as u64;
+                }
                 HostReading {
-                    cpu: Some(self.cpu),
+                    cpu: Some(CpuTimes {
+                        busy: self.cpus.iter().map(|c| c.busy).sum(),
+                        total: self.cpus.iter().map(|c| c.total).sum(),
+                    }),
+                    cpus: (0..).zip(self.cpus.iter().copied()).collect(),
                     ..HostReading::default()
                 }
             }
@@ -234,6 +258,7 @@ fn request(output: PathBuf) -> RampRequest {
         max_hold: INTERVAL,
         resolution: bisect::Resolution::Clones(10),
         start_at: None,
+        load_host_cpus: None,
         bounds: Bounds {
             p95_seconds: Some(12.0),
             ..Bounds::default()
@@ -689,6 +714,11 @@ fn bad_requests_are_refused_naming_the_field_before_anything_starts() {
         ("repeat", Box::new(|r| r.repeat = 0)),
         ("repeat", Box::new(|r| r.repeat = MAX_REPEAT + 1)),
         ("max-hold", Box::new(|r| r.max_hold = r.hold - 1)),
+        // The model host has one CPU, CPU 0.
+        (
+            "load-host-cpus",
+            Box::new(|r| r.load_host_cpus = Some("0-1".parse().unwrap())),
+        ),
         // A start time already past (the clock is at 1000 s), or far ahead.
         ("start-at", Box::new(|r| r.start_at = Some(999))),
         (
@@ -1102,6 +1132,70 @@ fn steps_keyed_to_a_start_time_begin_on_the_clock_and_are_not_bisected() {
     );
 }
 
+/// A ramp on a host whose CPU 0 runs a server `server` busy and whose CPU 1 runs the
+/// clones, `per_clone` busy each, counting `cpus` as the load host's (`None`: all).
+fn pinned(dir: &std::path::Path, server: f64, per_clone: f64, cpus: Option<&str>) -> Baseline {
+    let never = AtomicBool::new(false);
+    let mut fleet = fleet_of(50, 0);
+    fleet.server_cpu = Some(server);
+    fleet.cpu_per_clone = Some(per_clone);
+    let mut req = request(dir.join(format!("{server}-{}.json", cpus.unwrap_or("all"))));
+    req.load_host_cpus = cpus.map(|c| c.parse().unwrap());
+    ramp(&mut fleet, &req, &clock(None), &never)
+        .unwrap()
+        .baseline
+}
+
+/// The lab's layout: the server pinned to CPU 0, the clones to CPU 1. Counted over
+/// both, a busy server makes the load host look saturated, and clones out of their
+/// CPU look like half a host with room; counted on the clones' CPU, each is what it is.
+#[test]
+fn the_load_hosts_cpu_is_the_cpus_it_is_told_are_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = |b: &Baseline| b.verdict.limit.clone().unwrap();
+    // The server's CPU all busy, the clones' 85 % at 30 clones (the step past 12 s).
+    let all = pinned(dir.path(), 1.0, 0.0283, None);
+    assert_eq!(limit(&all).gave_first, limit::GaveFirst::LoadHost);
+    assert_eq!(all.load_host_cpus, None);
+    let own = pinned(dir.path(), 1.0, 0.0283, Some("1"));
+    let step = &own.steps[2];
+    assert_eq!(step.clones, 30);
+    assert_eq!(
+        step.host_cpu_busy.map(|b| (b * 1000.0).round()),
+        Some(849.0)
+    );
+    assert_eq!(own.load_host_cpus.as_deref(), Some("1"));
+    let l = limit(&own);
+    assert_eq!(l.gave_first, limit::GaveFirst::Server);
+    assert_eq!(l.host_cpus.as_deref(), Some("1"));
+    assert!(
+        l.reason
+            .starts_with("the load host had room (CPU (CPUs 1) 84.9 % busy;"),
+        "{}",
+        l.reason
+    );
+    // The server's CPU idle, the clones' saturated at 30 clones.
+    let all = pinned(dir.path(), 0.0, 0.031, None);
+    assert_eq!(limit(&all).gave_first, limit::GaveFirst::Server);
+    let own = pinned(dir.path(), 0.0, 0.031, Some("1"));
+    assert_eq!(limit(&own).gave_first, limit::GaveFirst::LoadHost);
+    assert!(
+        own.verdict.summary.contains(
+            "the load host gave first: the load host's CPU (CPUs 1) was 92.9 % busy (saturated from 90.0 %)"
+        ),
+        "{}",
+        own.verdict.summary
+    );
+    let text = baseline::table(&baseline::RampReport {
+        baseline: own,
+        comparison: None,
+    });
+    assert!(
+        text.contains("HOST-CPU% is of the load host's own CPUs 1 (--load-host-cpus)"),
+        "{text}"
+    );
+}
+
 /// Two load hosts' ramps keyed to one start time, written to `dir`: host a's run times
 /// 0.5 s a clone, host b's 0.25 s.
 fn two_hosts(dir: &std::path::Path) -> (Baseline, Baseline) {
@@ -1184,6 +1278,47 @@ fn two_load_hosts_that_stepped_together_merge_into_one_verdict() {
     });
     assert!(
         text.contains("a.json (a): 3 steps, ended by degraded"),
+        "{text}"
+    );
+}
+
+/// Each load host's CPU share is of the CPUs it counted: a merged baseline names them
+/// for every host, and at its top only when all counted the same ones.
+#[test]
+fn merged_load_hosts_keep_the_cpus_each_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let never = AtomicBool::new(false);
+    let run = |name: &str, cpus: &str| {
+        let mut fleet = fleet_of(40, 0);
+        fleet.server_cpu = Some(0.5);
+        fleet.cpu_per_clone = Some(0.01);
+        let mut req = request(dir.path().join(format!("{name}.json")));
+        req.start_at = Some(1100);
+        req.load_host_cpus = Some(cpus.parse().unwrap());
+        ramp(&mut fleet, &req, &clock(None), &never).unwrap();
+        dir.path().join(format!("{name}.json"))
+    };
+    let (a, b, c) = (run("a", "1"), run("b", "1"), run("c", "0-1"));
+    let same = baseline::report(&[a.clone(), b], None).unwrap().baseline;
+    assert_eq!(same.load_host_cpus.as_deref(), Some("1"));
+    assert_eq!(
+        same.verdict.limit.as_ref().unwrap().host_cpus.as_deref(),
+        Some("1")
+    );
+    let mixed = baseline::report(&[a, c], None).unwrap().baseline;
+    assert_eq!(mixed.load_host_cpus, None);
+    let each: Vec<Option<&str>> = mixed
+        .load_hosts
+        .iter()
+        .map(|h| h.load_host_cpus.as_deref())
+        .collect();
+    assert_eq!(each, [Some("1"), Some("0-1")]);
+    let text = baseline::table(&baseline::RampReport {
+        baseline: mixed,
+        comparison: None,
+    });
+    assert!(
+        text.contains("c.json (model): 3 steps, ended by degraded, its own CPUs 0-1"),
         "{text}"
     );
 }
