@@ -283,16 +283,41 @@ cmd_down() {
 # `clone-army ramp run` starts all of them in name order, RAMP_STEP (default 10)
 # a step, the steps whole intervals apart (a clone's phase counts from its start:
 # clones started on that rhythm keep the running ones evenly spread at every
-# step, which clones started by `lab.sh up` would not), each step settling and
-# holding one run interval,
-# until a step's p95 run time passes RAMP_MAX_P95 s (default 30), its failed runs
-# RAMP_MAX_ERROR_RATE % (default 1) or the JRuby wait RAMP_MAX_JRUBY_WAIT ms
-# (default 1000), or its runs fall below RAMP_MIN_THROUGHPUT % of those due (default
-# 80: a one-interval window counts a run a clone or two off). Prints the curve; the
-# baseline and the timeline stay in the sandbox (their paths are printed).
+# step, which clones started by `lab.sh up` would not), each step settling one
+# run interval and holding one, or longer for its clones to make the 20 runs a
+# p95 needs, up to RAMP_MAX_HOLD s (default two intervals: the 10 clones of a
+# first step make 20 runs in two), until a step's p95 run time passes
+# RAMP_MAX_P95 s (default 30), its failed runs RAMP_MAX_ERROR_RATE % (default 1)
+# or the JRuby wait RAMP_MAX_JRUBY_WAIT ms (default 1000), or its runs fall below
+# RAMP_MIN_THROUGHPUT % of those due (default 80: a one-interval window counts a
+# run a clone or two off); then it bisects between that step and the last within
+# until the knee is within RAMP_RESOLUTION (clones, or a share of the level:
+# default 10%). Where the lab pins the clones to CLONE_CPUS, those are the load
+# host's CPU in the verdict (--load-host-cpus): the server's CPUs are the
+# server's. Prints the curve; the baseline and the timeline stay in the sandbox
+# (their paths are printed).
 cmd_ramp() {
   require_root
-  local total=${RAMP_CLONES:-40} step=${RAMP_STEP:-10} listed base domain noop have i lines='' running
+  local total=${RAMP_CLONES:-40} step=${RAMP_STEP:-10} max_hold=${RAMP_MAX_HOLD:-$((2 * LAB_RUNINTERVAL))}
+  local resolution=${RAMP_RESOLUTION:-10%} listed base domain noop have i lines='' running var
+  local -A counts=([RAMP_CLONES]=$total [RAMP_STEP]=$step [RAMP_MAX_HOLD]=$max_hold)
+  for var in "${!counts[@]}"; do
+    [[ ${counts[$var]} =~ ^[1-9][0-9]{0,5}$ ]] || die "$var must be a whole number from 1 to 999999, not '${counts[$var]}'"
+  done
+  # The longest the ramp may take: each step at its longest (settle and the longest
+  # hold, rounded up to whole intervals, as the steps start whole intervals apart),
+  # for the coarse steps and for bisection's tries (each halves a bracket at most a
+  # step wide, down to one clone at the worst), and 600 s to start, stop and sample.
+  local period=$(((LAB_RUNINTERVAL + max_hold + LAB_RUNINTERVAL - 1) / LAB_RUNINTERVAL * LAB_RUNINTERVAL))
+  local coarse=$(((total + step - 1) / step)) tries=0 width=$step
+  while ((width > 1)); do
+    width=$(((width + 1) / 2))
+    tries=$((tries + 1))
+  done
+  local timeout=$((period * (coarse + tries) + 600))
+  # The clones' CPUs are the load host's own when the lab pins them.
+  local cpus=()
+  [ -z "${CLONE_CPUS:-}" ] || cpus=(--load-host-cpus "$CLONE_CPUS")
   listed=$(EXEC_TIMEOUT=120 inside clone-army clone list)
   base=$(jq -er '.result.clones[0].base' <<<"$listed") || die "the lab has no clone: run lab.sh up first"
   domain=$(jq -er '.result.clones[0].certname | sub("^[^.]*[.]"; "")' <<<"$listed")
@@ -318,10 +343,11 @@ cmd_ramp() {
     # shellcheck disable=SC2086 # clone names, one word each
     EXEC_TIMEOUT=600 inside clone-army clone stop $running >/dev/null || die "clone stop of the running clones failed"
   fi
-  log "ramp: +$step clones a step up to $total, each step $((2 * LAB_RUNINTERVAL)) s"
-  EXEC_TIMEOUT=$((4 * LAB_RUNINTERVAL * (total / step + 2) + 600)) inside clone-army ramp run \
+  log "ramp: +$step clones a step up to $total, each step $((2 * LAB_RUNINTERVAL)) to $period s (a hold of up to $max_hold s for a p95), then bisecting to $resolution; at most $((timeout / 60)) min${CLONE_CPUS:+; load host CPUs: $CLONE_CPUS}"
+  EXEC_TIMEOUT=$timeout inside clone-army ramp run \
     --output "$RAMP_BASELINE" --timeline "$RAMP_TIMELINE" --label "lab ${LAB_ROLE:-default}" \
     --step "$step" --max-clones "$total" --interval "$LAB_RUNINTERVAL" \
+    --max-hold "$max_hold" --resolution "$resolution" "${cpus[@]}" \
     --max-p95 "${RAMP_MAX_P95:-30}" --max-error-rate "${RAMP_MAX_ERROR_RATE:-1}" \
     --max-jruby-wait "${RAMP_MAX_JRUBY_WAIT:-1000}" --min-throughput "${RAMP_MIN_THROUGHPUT:-80}" \
     --server "https://$SERVER_NAME:8140" --ca-cert "$SERVER_CA_CERT" >/dev/null ||
