@@ -38,7 +38,7 @@ mod tests {
         let on = puppet_conf_with(&conf, true);
         assert_eq!(
             on,
-            "[main]\nserver = puppet\ncertname = c1.load1\n\n[agent]\nnoop = true\n\n[user]\nnoop = true\n"
+            "[main]\nserver = puppet\ncertname = c1.load1\nusecacheonfailure = false\n\n[agent]\nnoop = true\n\n[user]\nnoop = true\n"
         );
         assert!(read(&on));
         assert_eq!(

@@ -1,7 +1,9 @@
 //! `clone configure`: the agent's `server`/`serverport`/`certname`, the clone's hostname
 //! and its load shape, in what the clone is given (its config dir, see [`super::config`]).
 //!
-//! puppet.conf and the facts reach a running clone at its agent's next run; the hostname,
+//! Every configure also holds the agent to `usecacheonfailure = false`
+//! ([`puppet_conf::USE_CACHE_ON_FAILURE`]), so a clone made before the helper wrote it gets
+//! it here. puppet.conf and the facts reach a running clone at its agent's next run; the hostname,
 //! the run units and the apply source at the clone's next start.
 
 use super::config::{CloneConfig, HOSTNAME, PUPPET_CONF};
@@ -59,14 +61,16 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
 
     let mut changed = false;
     let server_port = request.server_port;
-    if server.is_some()
+    let asked = server.is_some()
         || server_port.is_some()
         || certname.is_some()
         || plan.run.is_some()
-        || plan.agent_noop.is_some()
-    {
-        let current = current_conf.unwrap_or_default();
-        let conf = plan.puppet_conf(puppet_conf::update(&current, server, server_port, certname));
+        || plan.agent_noop.is_some();
+    let current = current_conf.as_deref().unwrap_or_default();
+    let conf = plan.puppet_conf(puppet_conf::update(current, server, server_port, certname));
+    // A clone made before the helper set `usecacheonfailure` gets it now, whatever else
+    // is asked: a file that is there and says otherwise is brought up to date.
+    if asked || (current_conf.is_some() && conf != current) {
         changed |= config.write_bound(PUPPET_CONF, &conf, 0o644)?;
     }
     if let Some(certname) = certname {

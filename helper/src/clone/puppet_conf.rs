@@ -1,14 +1,25 @@
-//! The clone's `puppet.conf`: `server`, `serverport` and `certname` in `[main]`.
+//! The clone's `puppet.conf`: `server`, `serverport` and `certname` in `[main]`, and
+//! for an agent that asks a server, [`USE_CACHE_ON_FAILURE`].
 //!
-//! The helper writes exactly `[main]\nserver = M\ncertname = C\n`, with
-//! `serverport = P` after the server when a port is given (`clone list` reads it back);
-//! [`update`] keeps any other lines a person added.
+//! The helper writes exactly `[main]\nserver = M\ncertname = C\nusecacheonfailure = false\n`,
+//! with `serverport = P` after the server when a port is given (`clone list` reads it
+//! back); [`update`] keeps any other lines a person added.
 
 use super::config::{Refused, PUPPET_CONF};
 use crate::sys::names::validate_hostname;
 
 /// The ports a server can be asked on (0 is none).
 pub const SERVER_PORTS: std::ops::RangeInclusive<u16> = 1..=u16::MAX;
+
+/// The setting every clone that asks a server is given in `[main]`, and its value.
+///
+/// Puppet's default (`true`) makes an agent whose catalog request fails (a 503 from a
+/// server out of JRubies, a timeout, a compile error) apply the catalog it cached from an
+/// earlier run, and its summary then says "unchanged": under load, failures would read as
+/// check-ins, and a server answering 503 fast would even lower the run times. A load test
+/// wants the failure. The `[agent]` section, which Puppet reads before `[main]`, can still
+/// say otherwise for whoever wants the cache.
+pub const USE_CACHE_ON_FAILURE: (&str, &str) = ("usecacheonfailure", "false");
 
 /// The file as `clone create` writes it. Keep this format stable.
 /// Without a server (apply mode), only the certname; without a port, Puppet's own
@@ -22,6 +33,10 @@ pub fn render(server: Option<&str>, server_port: Option<u16>, certname: &str) ->
         }
     }
     text.push_str(&format!("certname = {certname}\n"));
+    if server.is_some() {
+        let (key, value) = USE_CACHE_ON_FAILURE;
+        text.push_str(&format!("{key} = {value}\n"));
+    }
     text
 }
 
@@ -131,7 +146,9 @@ pub fn parse(content: &str) -> AgentSettings {
     }
 }
 
-/// Sets `server`, `serverport` and/or `certname` in `[main]`, keeping every other line.
+/// Sets `server`, `serverport` and/or `certname` in `[main]`, keeping every other line;
+/// a file that names a server (given or already there) also gets [`USE_CACHE_ON_FAILURE`],
+/// so that a clone made before it was written has it from its next `clone configure`.
 pub fn update(
     content: &str,
     server: Option<&str>,
@@ -139,10 +156,13 @@ pub fn update(
     certname: Option<&str>,
 ) -> String {
     let port = server_port.map(|p| p.to_string());
+    let asks_a_server = server.is_some() || raw_settings(content).server.is_some();
+    let (cache_key, cache_value) = USE_CACHE_ON_FAILURE;
     let wanted: Vec<(&str, &str)> = [
         ("server", server),
         ("serverport", port.as_deref()),
         ("certname", certname),
+        (cache_key, asks_a_server.then_some(cache_value)),
     ]
     .into_iter()
     .filter_map(|(k, v)| v.map(|v| (k, v)))
@@ -307,7 +327,7 @@ mod tests {
         let text = render(Some("puppet.example.com"), None, "c1.example.com");
         assert_eq!(
             text,
-            "[main]\nserver = puppet.example.com\ncertname = c1.example.com\n"
+            "[main]\nserver = puppet.example.com\ncertname = c1.example.com\nusecacheonfailure = false\n"
         );
         let settings = parse(&text);
         assert_eq!(settings.server.as_deref(), Some("puppet.example.com"));
@@ -317,10 +337,41 @@ mod tests {
         let text = render(Some("puppet"), Some(8141), "c1");
         assert_eq!(
             text,
-            "[main]\nserver = puppet\nserverport = 8141\ncertname = c1\n"
+            "[main]\nserver = puppet\nserverport = 8141\ncertname = c1\nusecacheonfailure = false\n"
         );
         assert_eq!(parse(&text).server_port, Some(8141));
         assert_eq!(render(None, Some(8141), "c1"), "[main]\ncertname = c1\n");
+    }
+
+    /// An agent whose catalog request fails must not apply its cached catalog and call
+    /// the run "unchanged": every clone that asks a server is told so; apply mode asks none.
+    #[test]
+    fn an_agent_clone_is_not_left_to_apply_its_cached_catalog_on_failure() {
+        let text = render(Some("puppet"), None, "c1");
+        assert_eq!(
+            section(&text, "main").last(),
+            Some(&("usecacheonfailure".to_owned(), "false".to_owned()))
+        );
+        assert!(!render(None, None, "c1").contains("usecacheonfailure"));
+    }
+
+    /// A clone made before the setting was written, or whose file a person set back to
+    /// Puppet's default in `[main]`, is held to it again by the next update.
+    #[test]
+    fn an_older_clone_loses_its_cached_catalog_fallback_at_its_next_update() {
+        let old = "[main]\nserver = puppet\ncertname = c1\n";
+        assert_eq!(
+            update(old, None, None, None),
+            render(Some("puppet"), None, "c1")
+        );
+        let set_back = "[main]\nserver = puppet\ncertname = c1\nusecacheonfailure = true\n";
+        assert_eq!(
+            update(set_back, None, None, None),
+            render(Some("puppet"), None, "c1")
+        );
+        // Apply mode names no server and is left as it is.
+        let apply = render(None, None, "c1");
+        assert_eq!(update(&apply, None, None, None), apply);
     }
 
     #[test]
@@ -381,7 +432,7 @@ mod tests {
         let added = update(&text, None, Some(8141), None);
         assert_eq!(
             added,
-            "[main]\nserver = old\ncertname = c1\nserverport = 8141\n"
+            "[main]\nserver = old\ncertname = c1\nusecacheonfailure = false\nserverport = 8141\n"
         );
         assert_eq!(parse(&added).server_port, Some(8141));
     }
@@ -392,10 +443,13 @@ mod tests {
         let updated = update(text, Some("m"), None, Some("c"));
         assert_eq!(
             updated,
-            "[main]\nssldir = /var/lib/puppet/ssl\n\nserver = m\ncertname = c\n[master]\nvardir = /x\n"
+            "[main]\nssldir = /var/lib/puppet/ssl\n\nserver = m\ncertname = c\nusecacheonfailure = false\n[master]\nvardir = /x\n"
         );
         let updated = update("[agent]\nx = 1\n", Some("m"), None, None);
-        assert_eq!(updated, "[main]\nserver = m\n\n[agent]\nx = 1\n");
+        assert_eq!(
+            updated,
+            "[main]\nserver = m\nusecacheonfailure = false\n\n[agent]\nx = 1\n"
+        );
         assert_eq!(parse(&updated).server.as_deref(), Some("m"));
     }
 
@@ -409,7 +463,7 @@ mod tests {
         );
         assert_eq!(
             with,
-            "[main]\nserver = m\ncertname = c\n\n[agent]\nruninterval = 900\n"
+            "[main]\nserver = m\ncertname = c\nusecacheonfailure = false\n\n[agent]\nruninterval = 900\n"
         );
         assert_eq!(
             section(&with, "agent"),
@@ -424,7 +478,7 @@ mod tests {
         );
         assert_eq!(
             changed,
-            "[main]\nserver = m\ncertname = c\n\n[agent]\nruninterval = 60\nsplay = true\n"
+            "[main]\nserver = m\ncertname = c\nusecacheonfailure = false\n\n[agent]\nruninterval = 60\nsplay = true\n"
         );
         let removed = set_in_section(&changed, "agent", &[("runinterval", None), ("splay", None)]);
         assert_eq!(removed, base);

@@ -10,7 +10,7 @@ fn configure_writes_what_the_clone_is_given() {
     assert!(changed.changed);
     assert_eq!(
         f.read("/var/lib/puppet-clone-army/c1-config/puppet.conf"),
-        "[main]\nserver = new.example.com\ncertname = c1.load.example.com\n"
+        "[main]\nserver = new.example.com\ncertname = c1.load.example.com\nusecacheonfailure = false\n"
     );
     assert!(
         !configure(&f.ctx(), "c1", Some("new.example.com"), None)
@@ -102,4 +102,37 @@ fn configure_a_running_clone_keeps_the_bound_files_inodes() {
         inodes
     );
     assert!(!f.path("/var/lib/machines/c1/etc").exists());
+}
+
+/// A clone an older clone-army made runs its agent with Puppet's default
+/// `usecacheonfailure = true`: a failed catalog request applies the cached catalog and
+/// reads "unchanged". Its next configure, whatever it asks, holds it to the failure.
+#[test]
+fn an_older_clone_is_held_to_failing_on_a_failed_catalog_at_its_next_configure() {
+    let f = Fixture::new();
+    f.create("c1", false);
+    let conf = f.path("/var/lib/puppet-clone-army/c1-config/puppet.conf");
+    fs::write(
+        &conf,
+        "[main]\nserver = puppet.example.com\ncertname = c1.load.example.com\n",
+    )
+    .unwrap();
+    let nothing_asked = ConfigureRequest {
+        name: "c1".into(),
+        ..Default::default()
+    };
+    assert!(
+        crate::clone::configure(&f.ctx(), &nothing_asked)
+            .unwrap()
+            .changed
+    );
+    assert_eq!(
+        fs::read_to_string(&conf).unwrap(),
+        "[main]\nserver = puppet.example.com\ncertname = c1.load.example.com\nusecacheonfailure = false\n"
+    );
+    assert!(
+        !crate::clone::configure(&f.ctx(), &nothing_asked)
+            .unwrap()
+            .changed
+    );
 }

@@ -16,7 +16,7 @@ fn create_writes_everything_and_reloads_once() {
     let config = "/var/lib/puppet-clone-army/clone-1-config";
     assert_eq!(
         f.read(&format!("{config}/puppet.conf")),
-        "[main]\nserver = puppet.example.com\ncertname = clone-1.load.example.com\n"
+        "[main]\nserver = puppet.example.com\ncertname = clone-1.load.example.com\nusecacheonfailure = false\n"
     );
     assert_eq!(
         f.read(&format!("{config}/hostname")),
@@ -191,7 +191,7 @@ fn create_writes_the_server_port_and_refuses_one_without_a_server() {
     .unwrap();
     assert_eq!(
         f.read("/var/lib/puppet-clone-army/c1-config/puppet.conf"),
-        "[main]\nserver = puppet.example.com\nserverport = 8141\ncertname = c1.load.example.com\n"
+        "[main]\nserver = puppet.example.com\nserverport = 8141\ncertname = c1.load.example.com\nusecacheonfailure = false\n"
     );
     assert_eq!(list(&f.ctx()).unwrap().clones[0].server_port, Some(8141));
 

@@ -44,7 +44,7 @@ fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
     // Nothing of the daemon's in puppet.conf, and nothing written into the base.
     assert_eq!(
         f.read(&format!("{CONFIG_C1}/puppet.conf")),
-        "[main]\nserver = puppet.example.com\ncertname = c1.load.example.com\n"
+        "[main]\nserver = puppet.example.com\ncertname = c1.load.example.com\nusecacheonfailure = false\n"
     );
     assert!(!f
         .path("/var/lib/puppet-clone-army/debian-12/etc/systemd")
