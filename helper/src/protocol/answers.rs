@@ -464,6 +464,54 @@ pub struct CloneReport {
     /// `last_run_report.yaml`, one per line (e.g. "... (Connection refused ...)"); `null`
     /// when the run did not fail or the report logged no error.
     pub failure: Option<String>,
+    /// Why the last run counts as failed, by kind, in this order (empty when it did not
+    /// fail). A run the summary calls good is failed when its report shows the server
+    /// failing it: `cached-catalog`, `server-error`, `timeout`, `connection`.
+    #[serde(default)]
+    pub failure_kinds: Vec<FailureKind>,
+    /// What became of the agent's `last_run_report.yaml` for that run (`null` without a
+    /// readable summary).
+    #[serde(default)]
+    pub run_report: Option<RunReportFile>,
+}
+
+/// Why a run counts as failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// The agent applied its cached catalog because it could not get a new one
+    /// (`cached_catalog_status: on_failure`): Puppet calls the run a success.
+    CachedCatalog,
+    /// The server answered a request with a 5xx (503: out of JRubies, a full queue; 500:
+    /// a catalog that does not compile).
+    ServerError,
+    /// A request or the run ran out of time.
+    Timeout,
+    /// The server could not be reached (refused, reset, not resolved, TLS).
+    Connection,
+    /// Resources failed to apply: the catalog's doing, not the server's.
+    Resources,
+    /// Failed for none of the reasons above that the agent's files tell.
+    Other,
+}
+
+/// What became of a clone's `last_run_report.yaml` for its last run. The agent writes it
+/// after the summary, once it has sent it to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunReportFile {
+    /// The report of the run the summary is of was read.
+    Read,
+    /// The report there is an earlier run's: the agent has not written this run's yet
+    /// (it is sending it to the server, or could not).
+    EarlierRun,
+    /// There is none (an agent with `report = false` writes none).
+    Missing,
+    /// It is there but cannot be read, or is no report Puppet wrote (`failure` says why
+    /// when the run failed).
+    Unreadable,
+    /// It changed, and its turn to be read comes in a later sample.
+    NotReadYet,
 }
 
 /// The fleet's figures.

@@ -222,6 +222,8 @@ pub(crate) mod fixtures {
             summary: None,
             error: None,
             failure: None,
+            failure_kinds: Vec::new(),
+            run_report: None,
         }
     }
 

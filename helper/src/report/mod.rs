@@ -1,9 +1,10 @@
 //! `report`: what the fleet is doing to the server.
 //!
 //! Every clone's last run is read from the agent's `last_run_summary.yaml` in the clone's
-//! upper layer, without entering the container (and, for a failed run, why it failed from
-//! `last_run_report.yaml` beside it); the fleet's figures are computed from
-//! those; with `--server`, Puppet Server's own view comes from its status API, and with
+//! upper layer, without entering the container, and from `last_run_report.yaml` beside it
+//! what the summary hides: why a run failed, and whether the server failed a run the
+//! summary calls good (a cached catalog applied, a 5xx, a timeout: see [`failure`]); the
+//! fleet's figures are computed from those; with `--server`, Puppet Server's own view comes from its status API, and with
 //! `--puppetdb`, PuppetDB's command queue from its status and metrics, and the runs of
 //! every load host's clones from its queries.
 //!
@@ -13,6 +14,7 @@
 //! is reported where it belongs (the clone's `error`, the server's `error`).
 
 pub mod deadline;
+pub mod failure;
 pub mod fleet_trust;
 pub mod https;
 pub mod kept;
@@ -42,7 +44,7 @@ use crate::systemd::units::CloneMount;
 
 use self::deadline::Deadline;
 use self::last_report::{statedirs_for, REPORT_FILE};
-use self::run_cache::RunCache;
+use self::run_cache::{ReportReading, RunCache};
 use self::stats::is_silent;
 use self::summary::{parse, summary_dirs_for, LastRun, RunStatus, SUMMARY_FILE};
 
@@ -126,11 +128,9 @@ pub fn report_with(
             (None, CloneState::Stopped) => ReportState::Stopped,
         };
         let (summary, run) = read_last_run(ctx, mount, &confdir, runs);
-        let failed = matches!(&run, Some(Ok(r)) if r.status == RunStatus::Failed);
-        let failure = if failed {
-            read_failure(ctx, mount, &confdir, runs)
-        } else {
-            None
+        let run_report = match &run {
+            Some(Ok(_)) => Some(read_run_report(ctx, mount, &confdir, runs)),
+            _ => None,
         };
         let existed_for = mount_unit_age(ctx, &status.name, now);
         reports[i] = Some(clone_report(
@@ -140,7 +140,7 @@ pub fn report_with(
             status.mounted,
             summary,
             run,
-            failure,
+            run_report,
             existed_for,
             now,
             request.interval,
@@ -218,19 +218,22 @@ fn read_last_run(
     )
 }
 
-/// Why a failed run failed, from the agent's full report beside the summary; a report
-/// that cannot be read says so in its place (the summary already said "failed").
-fn read_failure(
+/// The agent's full report beside the summary, as [`failure::judge`] takes it: `None`
+/// when there is none, `Err` with the reason when it cannot be read.
+fn read_run_report(
     ctx: &Context,
     mount: &CloneMount,
     confdir: &str,
     runs: &mut RunCache,
-) -> Option<String> {
+) -> Option<Result<ReportReading, String>> {
     let candidates = statedirs_for(confdir).map(|dir| in_dir(dir, REPORT_FILE));
-    let explain = |text: &str| last_report::failure(text).unwrap_or_else(Some);
+    let explain = |text: &str| match last_report::findings(text) {
+        Ok(found) => ReportReading::Found(found),
+        Err(e) => ReportReading::Garbage(e),
+    };
     let tree = upper_tree(ctx, mount);
-    let (_, read) = runs.failure(&tree, &mount.clone, candidates, MAX_REPORT_BYTES, explain)?;
-    read.unwrap_or_else(|e| Some(with_cause(&e)))
+    let (_, read) = runs.run_report(&tree, &mount.clone, candidates, MAX_REPORT_BYTES, explain)?;
+    Some(read.map_err(|e| with_cause(&e)))
 }
 
 fn in_dir(dir: &str, file: &str) -> String {
@@ -261,7 +264,7 @@ fn clone_report(
     mounted: bool,
     summary: Option<String>,
     run: Option<Result<LastRun, String>>,
-    failure: Option<String>,
+    run_report: Option<Option<Result<ReportReading, String>>>,
     existed_for: Option<u64>,
     now: u64,
     interval: u64,
@@ -274,7 +277,9 @@ fn clone_report(
         run: RunReport::never(),
         summary,
         error: None,
-        failure,
+        failure: None,
+        failure_kinds: Vec::new(),
+        run_report: None,
     };
     match run {
         None => {}
@@ -283,9 +288,13 @@ fn clone_report(
             report.error = Some(reason);
         }
         Some(Ok(run)) => {
+            let judged = failure::judge(&run, run_report.flatten());
+            report.failure = judged.failure;
+            report.failure_kinds = judged.kinds;
+            report.run_report = Some(judged.file);
             report.run = RunReport {
-                status: run.status,
-                succeeded: run.status.is_success(),
+                status: judged.status,
+                succeeded: judged.status.is_success(),
                 last_run: run.last_run,
                 age: run.last_run.map(|t| now.saturating_sub(t)),
                 total_time: run.total_time,

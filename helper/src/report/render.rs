@@ -90,7 +90,18 @@ pub fn table(report: &Report) -> String {
     for clone in &report.clones {
         if let Some(failure) = &clone.failure {
             let first = failure.lines().next().unwrap_or_default();
-            let _ = writeln!(out, "{} failed: {}", visible(&clone.name), visible(first));
+            let kinds: Vec<&str> = clone.failure_kinds.iter().map(|k| k.as_str()).collect();
+            let why = if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", kinds.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "{} failed{why}: {}",
+                visible(&clone.name),
+                visible(first)
+            );
         }
     }
     if let Some(error) = &report.systemd_error {

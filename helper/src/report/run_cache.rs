@@ -14,8 +14,8 @@
 //!   caps): the clone whose turn it is is always read whole, and a whole fleet cannot make
 //!   a sample parse more than one clone could on its own;
 //! - an honest fleet's changes fit many times over: agents write a summary (about 1 KiB)
-//!   and, for a failed run, a report (some KiB; a few MiB for catalogs of thousands of
-//!   resources) once a run, and runs are a minute or more apart;
+//!   and a report (some KiB; a few MiB for catalogs of thousands of resources) once a
+//!   run, and runs are a minute or more apart;
 //! - a sample begins with the clone first postponed in the sample before, then goes on in
 //!   name order, around: each postponed clone comes first within as many samples as
 //!   clones were postponed before it, and a small file that fits in what is left is read
@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use crate::protocol::error::Error;
 use crate::sys::confined::{CloneTree, FileIdentity, Fresh};
 
+use super::last_report::RunFindings;
 use super::summary::LastRun;
 use super::{MAX_REPORT_BYTES, MAX_SUMMARY_BYTES};
 
@@ -49,11 +50,22 @@ struct Known<T> {
     value: T,
 }
 
-/// Per clone: its last run from the summary, and why a failed run failed from the report.
+/// What was made of a clone's `last_run_report.yaml`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReportReading {
+    /// What it says of its run.
+    Found(RunFindings),
+    /// It is not a report Puppet wrote: why.
+    Garbage(String),
+    /// It changed, and its turn to be read has not come yet (see the module's budget).
+    NotReadYet,
+}
+
+/// Per clone: its last run from the summary, and what its report says of its run.
 #[derive(Debug)]
 pub struct RunCache {
     summaries: BTreeMap<String, Known<Result<LastRun, String>>>,
-    failures: BTreeMap<String, Known<Option<String>>>,
+    reports: BTreeMap<String, Known<ReportReading>>,
     /// `None`: one report, which reads every file once.
     budget: Option<ParseBudget>,
 }
@@ -103,7 +115,7 @@ impl RunCache {
     pub fn for_one_report() -> Self {
         RunCache {
             summaries: BTreeMap::new(),
-            failures: BTreeMap::new(),
+            reports: BTreeMap::new(),
             budget: None,
         }
     }
@@ -166,17 +178,17 @@ impl RunCache {
         )
     }
 
-    /// As [`RunCache::summary`], for the agent's full report of a failed run.
-    pub fn failure(
+    /// As [`RunCache::summary`], for the agent's full report of its last run.
+    pub fn run_report(
         &mut self,
         tree: &CloneTree,
         clone: &str,
         candidates: impl IntoIterator<Item = String>,
         limit: u64,
-        explain: impl FnOnce(&str) -> Option<String>,
-    ) -> Found<Option<String>> {
-        let unread = || Some(format!("why it failed is {}", not_read_yet()));
-        let known = &mut self.failures;
+        explain: impl FnOnce(&str) -> ReportReading,
+    ) -> Found<ReportReading> {
+        let unread = || ReportReading::NotReadYet;
+        let known = &mut self.reports;
         read_cached(
             known,
             &mut self.budget,
@@ -192,7 +204,7 @@ impl RunCache {
     /// Forgets the clones not in `names` (removed since).
     pub fn keep_only(&mut self, names: &[&str]) {
         self.summaries.retain(|c, _| names.contains(&c.as_str()));
-        self.failures.retain(|c, _| names.contains(&c.as_str()));
+        self.reports.retain(|c, _| names.contains(&c.as_str()));
     }
 
     /// The bytes of text kept for every clone: what the cache costs for the recorder's
@@ -207,11 +219,15 @@ impl RunCache {
                     Err(e) => e.len(),
                 }
         });
-        let failures = self
-            .failures
-            .values()
-            .map(|k| k.relative.len() + text(&k.value));
-        summaries.chain(failures).sum()
+        let reports = self.reports.values().map(|k| {
+            k.relative.len()
+                + match &k.value {
+                    ReportReading::Found(found) => found.kept_bytes(),
+                    ReportReading::Garbage(e) => e.len(),
+                    ReportReading::NotReadYet => 0,
+                }
+        });
+        summaries.chain(reports).sum()
     }
 }
 
@@ -428,6 +444,11 @@ mod tests {
         let mut cache = RunCache::with_parse_budget(budget);
         let mut reads: BTreeMap<&str, u32> = BTreeMap::new();
         let mut failures: Vec<BTreeMap<&str, String>> = Vec::new();
+        let said_of = |reading: ReportReading| match reading {
+            ReportReading::Found(found) => found.errors.unwrap(),
+            ReportReading::Garbage(e) => e,
+            ReportReading::NotReadYet => "not read yet".to_owned(),
+        };
         for sample in 0..6 {
             for name in names {
                 // As the agent writes it: a new file renamed over the old one.
@@ -444,11 +465,14 @@ mod tests {
                 let explain = |text: &str| {
                     parsed.set(parsed.get() + text.len() as u64);
                     *reads.entry(names[i]).or_default() += 1;
-                    Some(text.trim().to_owned())
+                    ReportReading::Found(RunFindings {
+                        errors: Some(text.trim().to_owned()),
+                        ..RunFindings::default()
+                    })
                 };
                 let found =
-                    cache.failure(&trees[i], names[i], [REPORT.to_owned()], 1 << 20, explain);
-                said.insert(names[i], found.unwrap().1.unwrap().unwrap());
+                    cache.run_report(&trees[i], names[i], [REPORT.to_owned()], 1 << 20, explain);
+                said.insert(names[i], said_of(found.unwrap().1.unwrap()));
             }
             assert!(parsed.get() <= budget, "sample {sample}: {}", parsed.get());
             failures.push(said);

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use super::*;
+use crate::protocol::answers::RunReportFile;
 use crate::sys::paths::Layout;
 use crate::systemd::units::clone_mount;
 use crate::systemd::RecordingSystemd;
@@ -63,8 +64,37 @@ impl Fleet {
             .set_state(&format!("puppet-clone-army@{name}.service"), state);
     }
 
-    /// Puts `text` as the clone's agent's `last_run_report.yaml`.
+    /// Puts `text` as the clone's agent's `last_run_report.yaml` of the run its summary is
+    /// of, as the agent writes it: its top-level `time` (when the run began) made the
+    /// summary's `last_run` less its `total` time.
     fn full_report(&self, name: &str, text: &str) {
+        let time = self.run_start(name);
+        let without: String = text
+            .split_inclusive('\n')
+            .filter(|line| !line.starts_with("time:"))
+            .collect();
+        let text = match without.split_once('\n') {
+            Some((first, rest)) if first.starts_with("---") => {
+                format!("{first}\n{time}{rest}")
+            }
+            _ => format!("{time}{without}"),
+        };
+        self.earlier_report(name, &text);
+    }
+
+    /// The report's `time` line of the run the clone's summary is of.
+    fn run_start(&self, name: &str) -> String {
+        let summary = self
+            .layout
+            .fs(self.layout.upper_dir(name))
+            .join("var/cache/puppet/public/last_run_summary.yaml");
+        let run = summary::parse(&fs::read_to_string(summary).unwrap()).unwrap();
+        let began = run.last_run.unwrap() - run.total_time.unwrap().ceil() as u64;
+        format!("time: '{}'\n", crate::sys::time::rfc3339_utc(began))
+    }
+
+    /// Puts `text` as the clone's agent's `last_run_report.yaml`, as it is.
+    fn earlier_report(&self, name: &str, text: &str) {
         let state = self
             .layout
             .fs(self.layout.upper_dir(name))
@@ -231,14 +261,110 @@ fn a_failed_run_without_its_report_has_no_failure_and_a_broken_one_says_so() {
     f.clone("c1", "active", Some(UNREACHABLE));
     f.clone("c2", "active", Some(UNREACHABLE));
     f.full_report("c2", "logs: [unclosed");
-    // A report for a run that did not fail is not read.
+    // The report there is an earlier run's: it says nothing of this run.
     f.clone("c3", "active", Some(UNCHANGED));
-    f.full_report("c3", UNREACHABLE_REPORT);
+    f.earlier_report("c3", UNREACHABLE_REPORT);
     let r = f.report();
     assert_eq!(r.clones[0].failure, None);
     let broken = r.clones[1].failure.as_deref().unwrap();
     assert!(broken.contains("last_run_report.yaml"), "{broken}");
     assert_eq!(r.clones[2].failure, None);
+    let files: Vec<Option<RunReportFile>> = r.clones.iter().map(|c| c.run_report).collect();
+    assert_eq!(
+        files,
+        [
+            Some(RunReportFile::Missing),
+            Some(RunReportFile::Unreadable),
+            Some(RunReportFile::EarlierRun)
+        ]
+    );
+}
+
+/// Real runs of Puppet 8.10 against Puppet Server 8.7 that applied their cached catalog
+/// after the server failed them (a 500, a 503 from a full queue, a read timeout): Puppet
+/// calls each `unchanged`, and the report counts each as failed, saying why.
+#[test]
+fn a_run_that_applied_its_cached_catalog_counts_as_failed_with_the_servers_reason() {
+    let f = Fleet::new();
+    let pairs = [
+        (
+            "c1",
+            include_str!("fixtures/puppet-8-cached-catalog-500.yaml"),
+            include_str!("fixtures/puppet-8-cached-catalog-500-report.yaml"),
+        ),
+        (
+            "c2",
+            include_str!("fixtures/puppet-8-503-cached-catalog.yaml"),
+            include_str!("fixtures/puppet-8-503-cached-catalog-report.yaml"),
+        ),
+        (
+            "c3",
+            include_str!("fixtures/puppet-8-timeout-cached-catalog.yaml"),
+            include_str!("fixtures/puppet-8-timeout-cached-catalog-report.yaml"),
+        ),
+        (
+            "c4",
+            include_str!("fixtures/puppet-8-unchanged.yaml"),
+            include_str!("fixtures/puppet-8-unchanged-report.yaml"),
+        ),
+    ];
+    for (name, summary, report) in pairs {
+        f.clone(name, "active", Some(summary));
+        // As the agent wrote them: each report is of its summary's run.
+        f.earlier_report(name, report);
+    }
+    // The summary alone says what Puppet says.
+    assert_eq!(
+        summary::parse(pairs[0].1).unwrap().status,
+        RunStatus::Unchanged
+    );
+    let r = f.report();
+    let seen: Vec<(RunStatus, Vec<&str>)> = r
+        .clones
+        .iter()
+        .map(|c| {
+            assert_eq!(c.run_report, Some(RunReportFile::Read), "{c:?}");
+            (
+                c.run.status,
+                c.failure_kinds.iter().map(|k| k.as_str()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (RunStatus::Failed, vec!["cached-catalog", "server-error"]),
+            (RunStatus::Failed, vec!["cached-catalog", "server-error"]),
+            (RunStatus::Failed, vec!["cached-catalog", "timeout"]),
+            (RunStatus::Unchanged, vec![]),
+        ]
+    );
+    assert!(!r.clones[0].run.succeeded);
+    let failure = r.clones[1].failure.as_deref().unwrap();
+    assert!(failure.contains("Error 503 on SERVER"), "{failure}");
+    assert_eq!(r.fleet.by_status[&RunStatus::Failed], 3);
+    assert_eq!(r.clones[3].failure, None);
+}
+
+/// Until the agent has written the report of its run (it sends it to the server first),
+/// the summary's word stands and the report says so.
+#[test]
+fn the_report_of_an_earlier_run_does_not_judge_the_last_one() {
+    let f = Fleet::new();
+    f.clone(
+        "c1",
+        "active",
+        Some(include_str!("fixtures/puppet-8-unchanged.yaml")),
+    );
+    // The cached-catalog run's report is from a minute later than this summary's run.
+    f.earlier_report(
+        "c1",
+        include_str!("fixtures/puppet-8-cached-catalog-500-report.yaml"),
+    );
+    let c1 = &f.report().clones[0];
+    assert_eq!(c1.run.status, RunStatus::Unchanged);
+    assert_eq!(c1.run_report, Some(RunReportFile::EarlierRun));
+    assert!(c1.failure_kinds.is_empty());
 }
 
 /// What a clone's root can plant where the report reads: each one is that clone's
@@ -648,10 +774,10 @@ fn a_puppetdb_host_with_escape_sequences_is_a_label_value_without_them() {
 fn a_failure_line_of_32_mib_is_kept_cut() {
     let f = Fleet::new();
     f.clone("c1", "active", Some(FAILED));
-    let head = "logs:\n- level: err\n  message: '";
+    let head = format!("{}logs:\n- level: err\n  message: '", f.run_start("c1"));
     let tail = "'\n";
     let line = "x".repeat(MAX_REPORT_BYTES as usize - head.len() - tail.len());
-    f.full_report("c1", &format!("{head}{line}{tail}"));
+    f.earlier_report("c1", &format!("{head}{line}{tail}"));
     let failure = f.report().clones[0].failure.clone().unwrap();
     assert_eq!(
         failure.chars().count(),
@@ -699,12 +825,13 @@ fn clones_rewriting_huge_reports_every_sample_cannot_make_every_sample_parse_the
         puppetdb: None,
         client: None,
     };
-    let huge = |sample: u32| {
-        let head = format!("logs:\n- level: err\n  message: 'sample {sample} ");
-        format!("{head}{}'\n", "x".repeat(20 << 20))
-    };
     f.clone("c1", "active", Some(FAILED));
     f.clone("c2", "active", Some(FAILED));
+    let time = f.run_start("c1");
+    let huge = |sample: u32| {
+        let head = format!("{time}logs:\n- level: err\n  message: 'sample {sample} ");
+        format!("{head}{}'\n", "x".repeat(20 << 20))
+    };
     let mut runs = RunCache::default();
     let failure = |r: &Report, i: usize| r.clones[i].failure.clone().unwrap();
     f.full_report("c1", &huge(1));
