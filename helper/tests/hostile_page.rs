@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clone_army::protocol::answers::{
-    Distribution, JrubyMetrics, PuppetdbView, RunStatus, ServerView, Timing,
+    Distribution, FailureKind, JrubyMetrics, PuppetdbView, RunStatus, ServerView, Timing,
 };
 use clone_army::record::host::HostSample;
 use clone_army::record::sample::{FleetSample, RunsSample, Sample, StepMark, TIMELINE_VERSION};
@@ -55,6 +55,11 @@ fn server_view(t: u64) -> ServerView {
             average_wait_time_ms: figure(t),
             average_free_jrubies: figure(1),
             average_requested_jrubies: figure(1),
+            requested_count: figure(t),
+            return_count: figure(t),
+            borrow_retry_count: figure(0),
+            queue_limit_hit_count: figure(t),
+            queued: figure(1),
         }),
         compile: Some(Timing {
             count: figure(t),
@@ -62,6 +67,8 @@ fn server_view(t: u64) -> ServerView {
         }),
         catalog_requests: None,
         all_requests: None,
+        endpoints: None,
+        jvm: None,
         raw: Some(serde_json::json!({ hostile(t as usize): hostile(t as usize + 5) })),
     }
 }
@@ -109,6 +116,7 @@ fn sample(i: u64) -> Sample {
                 Some(5.0 + i as f64),
             ),
             config_retrieval_time: Distribution::from_figures(20, Some(1.0), Some(1.5), Some(2.0)),
+            failed_by_kind: BTreeMap::from([(FailureKind::CachedCatalog, 1)]),
         },
         server: Some(server_view(i)),
         puppetdb: Some(puppetdb_view(i)),

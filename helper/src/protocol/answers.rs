@@ -572,6 +572,14 @@ pub struct ServerView {
     pub catalog_requests: Option<Timing>,
     /// All requests (route `total`).
     pub all_requests: Option<Timing>,
+    /// Requests per endpoint (`catalog`, `node`, `file_metadatas`, `file_content`,
+    /// `report`, ...; see `report/endpoints.rs`) since the server started, with its recent
+    /// mean time; only endpoints with requests. `null` in timelines of an older helper.
+    #[serde(default)]
+    pub endpoints: Option<std::collections::BTreeMap<String, Timing>>,
+    /// The server's JVM, from `status-service`.
+    #[serde(default)]
+    pub jvm: Option<JvmMetrics>,
     /// The answer as the server gave it.
     pub raw: Option<Value>,
 }
@@ -580,6 +588,9 @@ pub struct ServerView {
 pub type Figure = serde_json::Number;
 
 /// The JRuby pool, from `jruby-metrics`. Times in milliseconds, as the server gives them.
+/// The counts are since the server started; the averages are the means of the server's
+/// own decaying samples (Dropwizard's default reservoir, weighted to about the last five
+/// minutes), neither since its start nor of any one window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JrubyMetrics {
     pub num_jrubies: Option<Figure>,
@@ -590,13 +601,48 @@ pub struct JrubyMetrics {
     pub average_wait_time_ms: Option<Figure>,
     pub average_free_jrubies: Option<Figure>,
     pub average_requested_jrubies: Option<Figure>,
+    /// Requests for an instance, and instances returned.
+    #[serde(default)]
+    pub requested_count: Option<Figure>,
+    #[serde(default)]
+    pub return_count: Option<Figure>,
+    #[serde(default)]
+    pub borrow_retry_count: Option<Figure>,
+    /// Requests refused with a 503 because `max-queued-requests` were already waiting.
+    #[serde(default)]
+    pub queue_limit_hit_count: Option<Figure>,
+    /// Requests waiting for an instance as the server answered (its `requested-instances`).
+    #[serde(default)]
+    pub queued: Option<Figure>,
 }
 
-/// A count and mean time (milliseconds) of one kind of request.
+/// A count and mean time (milliseconds) of one kind of request: the count since the
+/// server started, the mean of its decaying sample (about the last five minutes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Timing {
     pub count: Option<Figure>,
     pub mean_ms: Option<Figure>,
+}
+
+/// The server's JVM, from `status-service`'s `jvm-metrics`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JvmMetrics {
+    pub heap_used_bytes: Option<Figure>,
+    pub heap_committed_bytes: Option<Figure>,
+    pub heap_max_bytes: Option<Figure>,
+    /// Collections and the milliseconds they took since the JVM started, every collector
+    /// together.
+    pub gc_count: Option<Figure>,
+    pub gc_time_ms: Option<Figure>,
+    /// The JVM's CPU use, and its collectors', over the status service's own last few
+    /// seconds (5 by default), percent of the host's CPUs.
+    pub cpu_percent: Option<Figure>,
+    pub gc_cpu_percent: Option<Figure>,
+    /// When the JVM started (ms since the epoch), and for how long it has run: a start time
+    /// that moves says the server restarted.
+    pub start_time_ms: Option<Figure>,
+    pub up_time_ms: Option<Figure>,
+    pub threads: Option<Figure>,
 }
 
 // --- answered by report (report/puppetdb.rs) --------------------

@@ -261,6 +261,7 @@ fn merged_times(steps: &[&StepResult]) -> RunTimes {
         status: RunStatus::Unchanged,
         total_time: Some(total),
         config_retrieval_time: retrieval,
+        failure_kinds: Vec::new(),
     };
     let runs: Vec<NewRun> = steps
         .iter()

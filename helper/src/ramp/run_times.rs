@@ -105,6 +105,7 @@ mod tests {
             status: RunStatus::Unchanged,
             total_time: Some(total),
             config_retrieval_time: retrieval,
+            failure_kinds: Vec::new(),
         }
     }
 

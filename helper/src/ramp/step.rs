@@ -499,6 +499,7 @@ mod tests {
             status,
             total_time: Some(seconds),
             config_retrieval_time: Some(seconds / 2.0),
+            failure_kinds: Vec::new(),
         }
     }
 

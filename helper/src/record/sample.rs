@@ -5,19 +5,33 @@
 //! adds is time: the runs that finished since the previous sample (a clone's last run is
 //! new when its `last_run` is later than the one seen before, or, for a clone not seen
 //! before, later than the previous sample), and the host's CPU share between the two.
+//!
+//! A new run is counted once its agent's report of it is read, since only the report
+//! says whether the server failed a run its summary calls good (see
+//! [`crate::report::failure`]): the agent writes it after the summary, once it has sent
+//! it to the server. A run whose report has not come within [`REPORT_WAIT_SECONDS`] of
+//! its end is counted on its summary alone.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::answers::{
-    Distribution, JrubyMetrics, PuppetdbView, Report, ReportState, RunStatus, ServerView,
+    Distribution, FailureKind, JrubyMetrics, PuppetdbView, Report, ReportState, RunReportFile,
+    RunStatus, ServerView,
 };
 use crate::record::host::{self, HostReading, HostSample};
 use crate::record::shape::{self, FleetShape, Versions};
 
 /// The timeline's format version, the first field of every line.
 pub const TIMELINE_VERSION: u32 = 1;
+
+/// How long after a run's end a sample waits for the agent's report of it before counting
+/// the run on its summary alone: the agent sends the report to the server before writing
+/// it, and a server under load takes its time to take it (its report endpoint's times are
+/// in the server's view); an agent that never writes it must not hold its runs back for
+/// ever.
+pub const REPORT_WAIT_SECONDS: u64 = 120;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
@@ -68,6 +82,8 @@ pub struct NewRun {
     /// The part of `total_time` spent retrieving the catalog: what the server did, where
     /// the rest is mostly the agent's own work on the load host.
     pub config_retrieval_time: Option<f64>,
+    /// Why it failed, by kind (empty when it did not).
+    pub failure_kinds: Vec<FailureKind>,
 }
 
 /// A sample as its timeline line.
@@ -96,6 +112,10 @@ pub struct RunsSample {
     pub by_status: BTreeMap<RunStatus, usize>,
     pub total_time: Distribution,
     pub config_retrieval_time: Distribution,
+    /// The failed runs by why they failed; a run with two kinds (a cached catalog after a
+    /// 503) counts under each. Empty in timelines of an older helper.
+    #[serde(default)]
+    pub failed_by_kind: BTreeMap<FailureKind, usize>,
 }
 
 /// What a sample is taken against: the runs and the host reading seen last.
@@ -133,6 +153,11 @@ impl Sampler {
                 continue;
             };
             let seen = self.last_runs.get(&clone.name).copied().unwrap_or(since);
+            if last_run > seen && waits_for_its_report(clone, t) {
+                // Seen as it was: the run is new again in the next sample.
+                self.last_runs.insert(clone.name.clone(), seen);
+                continue;
+            }
             if last_run > seen {
                 new_runs.push(clone);
             }
@@ -146,6 +171,10 @@ impl Sampler {
         for run in &new_runs {
             *by_status.entry(run.run.status).or_default() += 1;
         }
+        let mut failed_by_kind: BTreeMap<FailureKind, usize> = BTreeMap::new();
+        for kind in new_runs.iter().flat_map(|c| &c.failure_kinds) {
+            *failed_by_kind.entry(*kind).or_default() += 1;
+        }
         let runs = RunsSample {
             count: new_runs.len(),
             by_status,
@@ -153,6 +182,7 @@ impl Sampler {
             config_retrieval_time: Distribution::of(
                 new_runs.iter().filter_map(|c| c.run.config_retrieval_time),
             ),
+            failed_by_kind,
         };
         self.latest = new_runs
             .iter()
@@ -161,6 +191,7 @@ impl Sampler {
                 status: c.run.status,
                 total_time: c.run.total_time,
                 config_retrieval_time: c.run.config_retrieval_time,
+                failure_kinds: c.failure_kinds.clone(),
             })
             .collect();
         let host = host::sample(&reading, self.previous_host.as_ref());
@@ -192,6 +223,18 @@ impl Sampler {
     pub fn latest_runs(&self) -> &[NewRun] {
         &self.latest
     }
+}
+
+/// Whether a clone's new run is not counted yet at `now`: its report (which may fail a run
+/// the summary calls good) is still to come, and it has not waited
+/// [`REPORT_WAIT_SECONDS`] for it.
+fn waits_for_its_report(clone: &crate::protocol::answers::CloneReport, now: u64) -> bool {
+    let pending = matches!(
+        clone.run_report,
+        Some(RunReportFile::EarlierRun | RunReportFile::NotReadYet)
+    );
+    let ended = clone.run.last_run.unwrap_or(0);
+    pending && now.saturating_sub(ended) < REPORT_WAIT_SECONDS
 }
 
 /// Reports as the recorder's tests make them: clones with a last run or none, and the
@@ -320,6 +363,67 @@ mod tests {
         assert_eq!((third.period, third.runs.count), (20, 0));
         assert_eq!(third.runs.total_time.count, 0);
         assert_eq!(third.host.cpu_busy, Some(0.0));
+    }
+
+    /// A clone whose last run is `run`, and what became of its report of it.
+    fn reported(
+        run: (u64, RunStatus, f64),
+        file: RunReportFile,
+        kinds: &[FailureKind],
+    ) -> crate::protocol::answers::CloneReport {
+        let mut c = clone("c1", ReportState::Running, Some(run));
+        c.run_report = Some(file);
+        c.failure_kinds = kinds.to_vec();
+        c
+    }
+
+    /// Puppet called the run `unchanged` (it applied its cached catalog after a 503); the
+    /// sample that sees its summary first, before the agent has written its report, must
+    /// not count it so: it counts it, failed and why, once the report is read.
+    #[test]
+    fn a_run_is_counted_once_its_report_says_whether_the_server_failed_it() {
+        use RunStatus::*;
+        let mut sampler = Sampler::default();
+        let summary_only = reported((995, Unchanged, 4.0), RunReportFile::EarlierRun, &[]);
+        let first = sampler.sample(&report(1000, vec![summary_only]), reading(1, 2), 10);
+        assert_eq!(first.runs.count, 0);
+        let kinds = [FailureKind::CachedCatalog, FailureKind::ServerError];
+        let judged = reported((995, Failed, 4.0), RunReportFile::Read, &kinds);
+        let second = sampler.sample(&report(1010, vec![judged.clone()]), reading(1, 2), 10);
+        assert_eq!(second.runs.count, 1);
+        assert_eq!(second.runs.by_status[&Failed], 1);
+        assert_eq!(second.runs.by_status[&Unchanged], 0);
+        assert_eq!(
+            second.runs.failed_by_kind,
+            BTreeMap::from([
+                (FailureKind::CachedCatalog, 1),
+                (FailureKind::ServerError, 1)
+            ])
+        );
+        assert_eq!(sampler.latest_runs()[0].failure_kinds, kinds);
+        let third = sampler.sample(&report(1020, vec![judged]), reading(1, 2), 10);
+        assert_eq!(third.runs.count, 0);
+    }
+
+    /// An agent that never writes its report (`report = false` writes none, and one that
+    /// cannot send it may take long) has its run counted on its summary after the wait.
+    #[test]
+    fn a_run_whose_report_never_comes_is_counted_after_the_wait() {
+        let mut sampler = Sampler::default();
+        let run = (995, RunStatus::Unchanged, 4.0);
+        let waiting = reported(run, RunReportFile::EarlierRun, &[]);
+        for t in (1000..995 + REPORT_WAIT_SECONDS).step_by(10) {
+            let sample = sampler.sample(&report(t, vec![waiting.clone()]), reading(1, 2), 10);
+            assert_eq!(sample.runs.count, 0, "at {t}");
+        }
+        let t = 995 + REPORT_WAIT_SECONDS;
+        let late = sampler.sample(&report(t, vec![waiting.clone()]), reading(1, 2), 10);
+        assert_eq!(late.runs.by_status[&RunStatus::Unchanged], 1);
+        // No report file at all: nothing to wait for.
+        let mut sampler = Sampler::default();
+        let none = reported(run, RunReportFile::Missing, &[]);
+        let sample = sampler.sample(&report(1000, vec![none]), reading(1, 2), 10);
+        assert_eq!(sample.runs.count, 1);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! is reported where it belongs (the clone's `error`, the server's `error`).
 
 pub mod deadline;
+pub mod endpoints;
 pub mod failure;
 pub mod fleet_trust;
 pub mod https;

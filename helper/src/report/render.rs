@@ -225,13 +225,46 @@ fn server_lines(out: &mut String, server: &ServerView) {
     if let Some(j) = &server.jruby {
         let _ = writeln!(
             out,
-            "  jrubies: {} free of {}; borrows {}, timeouts {}; average borrow {} ms, wait {} ms",
+            "  jrubies: {} free of {}, {} waiting; borrows {}, timeouts {}, refused by the queue limit {}; average borrow {} ms, wait {} ms",
             rounded(&j.num_free_jrubies),
             rounded(&j.num_jrubies),
+            rounded(&j.queued),
             rounded(&j.borrow_count),
             rounded(&j.borrow_timeout_count),
+            rounded(&j.queue_limit_hit_count),
             rounded(&j.average_borrow_time_ms),
             rounded(&j.average_wait_time_ms),
+        );
+    }
+    if let Some(endpoints) = server.endpoints.as_ref().filter(|e| !e.is_empty()) {
+        let each: Vec<String> = endpoints
+            .iter()
+            .map(|(name, t)| {
+                format!(
+                    "{} {} ({} ms)",
+                    visible(name),
+                    rounded(&t.count),
+                    rounded(&t.mean_ms)
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "  requests (recent mean): {}", each.join(", "));
+    }
+    if let Some(jvm) = &server.jvm {
+        let mib = |v: &Option<Figure>| {
+            float(v).map_or_else(
+                || "-".to_owned(),
+                |b| format!("{}", (b / 1048576.0).round()),
+            )
+        };
+        let _ = writeln!(
+            out,
+            "  jvm: heap {} of {} MiB; {} collections, {} s; cpu {} %",
+            mib(&jvm.heap_used_bytes),
+            mib(&jvm.heap_max_bytes),
+            rounded(&jvm.gc_count),
+            seconds(ms_to_s(&jvm.gc_time_ms)),
+            rounded(&jvm.cpu_percent),
         );
     }
     for (name, timing) in [

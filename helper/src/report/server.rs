@@ -1,12 +1,25 @@
 //! The server's view: Puppet Server's status API, `GET /status/v1/services?level=debug`.
 //!
-//! The shape (Puppet Server 7; Puppet Enterprise prefixes the service names with `pe-`):
+//! The shape (Puppet Server 7 and 8; Puppet Enterprise prefixes the service names with
+//! `pe-`; Puppet Server 8 answers the HTTP metrics under `server` as well as `master`):
 //! `jruby-metrics` → `status.experimental.metrics` holds the JRuby pool (`num-jrubies`,
-//! `num-free-jrubies`, `borrow-count`, `average-borrow-time`, `average-wait-time`, ... in
-//! milliseconds); `master` → `status.experimental.http-metrics` is a list of routes
-//! (`route-id`, `count`, `mean`, `aggregate`; `total` for all of them);
+//! `num-free-jrubies`, `borrow-count`, `borrow-timeout-count`, `queue-limit-hit-count`,
+//! `requested-instances` (a list of the requests waiting), `average-borrow-time`,
+//! `average-wait-time`, ... in milliseconds); `master` → `status.experimental.http-metrics`
+//! is a list of routes (`route-id`, `count`, `mean`, `aggregate`; `total` for all of them);
 //! `puppet-profiler` → `status.experimental.catalog-metrics` is a list of profiler metrics
-//! (`metric`, `count`, `mean`, `aggregate`) of which `compile` is the catalog compile.
+//! (`metric`, `count`, `mean`, `aggregate`) of which `compile` is the catalog compile;
+//! `status-service` → `status.experimental.jvm-metrics` holds the JVM's heap, its
+//! collectors' `gc-stats` and its `cpu-usage`.
+//!
+//! What the counts mean (puppetserver's `jruby_metrics_core.clj`, trapperkeeper-comidi-
+//! metrics' `puppetlabs.metrics.http`, trapperkeeper-status' `status_core.clj`): every
+//! `count` is since the server started; every `mean` and `average-*` is the mean of a
+//! Dropwizard timer's default reservoir, a decaying sample weighted to about the last
+//! five minutes, so neither a since-start mean nor one of any window, and `aggregate` is
+//! that mean times the count, no sum of anything. A window's figures are the counts'
+//! differences between two answers ([`crate::record::server_window`]); per-request times
+//! of a window come from the access log.
 //!
 //! The server section never fails the report: a server that does not answer, a TLS
 //! failure or an answer that is not JSON is the section's `error`, and the fleet part of
@@ -14,9 +27,11 @@
 
 use std::path::{Path, PathBuf};
 
-pub use crate::protocol::answers::{Figure, JrubyMetrics, ServerView, Timing};
+use std::collections::BTreeMap;
+
+pub use crate::protocol::answers::{Figure, JrubyMetrics, JvmMetrics, ServerView, Timing};
 use crate::report::deadline::Deadline;
-use crate::report::{https, kept};
+use crate::report::{endpoints, https, kept};
 use serde_json::Value;
 
 /// Puppet Server's default port, for a `--server` given as a bare host name.
@@ -96,6 +111,8 @@ pub fn fetch(
                     view.compile = parsed.compile;
                     view.catalog_requests = parsed.catalog_requests;
                     view.all_requests = parsed.all_requests;
+                    view.endpoints = parsed.endpoints;
+                    view.jvm = parsed.jvm;
                     view.raw = Some(json);
                 }
                 Err(e) => {
@@ -124,6 +141,8 @@ impl ServerView {
             compile: None,
             catalog_requests: None,
             all_requests: None,
+            endpoints: None,
+            jvm: None,
             raw: None,
         }
     }
@@ -138,6 +157,8 @@ pub struct Summary {
     pub compile: Option<Timing>,
     pub catalog_requests: Option<Timing>,
     pub all_requests: Option<Timing>,
+    pub endpoints: Option<BTreeMap<String, Timing>>,
+    pub jvm: Option<JvmMetrics>,
 }
 
 /// The service under its open-source or its Puppet Enterprise name.
@@ -193,6 +214,14 @@ pub fn summarise(json: &Value) -> Summary {
             average_wait_time_ms: number(m, "average-wait-time"),
             average_free_jrubies: number(m, "average-free-jrubies"),
             average_requested_jrubies: number(m, "average-requested-jrubies"),
+            requested_count: number(m, "requested-count"),
+            return_count: number(m, "return-count"),
+            borrow_retry_count: number(m, "borrow-retry-count"),
+            queue_limit_hit_count: number(m, "queue-limit-hit-count"),
+            queued: m
+                .get("requested-instances")
+                .and_then(Value::as_array)
+                .map(|waiting| Figure::from(waiting.len())),
         });
     let profiler = service(json, "puppet-profiler");
     let compile = timing_where(
@@ -200,7 +229,9 @@ pub fn summarise(json: &Value) -> Summary {
         "metric",
         "compile",
     );
-    let http = service(json, "master").and_then(|s| experimental(s, "http-metrics"));
+    let http = service(json, "master")
+        .or_else(|| service(json, "server"))
+        .and_then(|s| experimental(s, "http-metrics"));
     Summary {
         version: service(json, "master")
             .and_then(|s| s.get("service_version"))
@@ -211,6 +242,81 @@ pub fn summarise(json: &Value) -> Summary {
         compile,
         catalog_requests: timing_where(http, "route-id", "puppet-v3-catalog-/*/"),
         all_requests: timing_where(http, "route-id", "total"),
+        endpoints: http.and_then(by_endpoint),
+        jvm: service(json, "status-service")
+            .and_then(|s| experimental(s, "jvm-metrics"))
+            .map(jvm),
+    }
+}
+
+/// The HTTP metrics' routes by endpoint ([`endpoints::of_route_id`]): counts added up, the
+/// mean of routes that share an endpoint weighted by their counts, in whole ms. Only endpoints with
+/// requests; a route without a count is left out.
+fn by_endpoint(routes: &Value) -> Option<BTreeMap<String, Timing>> {
+    let mut sums: BTreeMap<&'static str, (u64, f64)> = BTreeMap::new();
+    for route in routes.as_array()? {
+        let Some(endpoint) = route
+            .get("route-id")
+            .and_then(Value::as_str)
+            .and_then(endpoints::of_route_id)
+        else {
+            continue;
+        };
+        let Some(count) = route.get("count").and_then(Value::as_u64) else {
+            continue;
+        };
+        let mean = route
+            .get("mean")
+            .and_then(Value::as_f64)
+            .filter(|m| m.is_finite() && *m >= 0.0)
+            .unwrap_or(0.0);
+        let sum = sums.entry(endpoint).or_default();
+        sum.0 = sum.0.saturating_add(count);
+        sum.1 += count as f64 * mean;
+    }
+    Some(
+        sums.into_iter()
+            .filter(|(_, (count, _))| *count > 0)
+            .map(|(endpoint, (count, weighted))| {
+                let timing = Timing {
+                    count: Some(Figure::from(count)),
+                    // Whole milliseconds, as the server gives each route's.
+                    mean_ms: Some(Figure::from((weighted / count as f64).round() as u64)),
+                };
+                (endpoint.to_owned(), timing)
+            })
+            .collect(),
+    )
+}
+
+/// The JVM's figures; the collectors' counts and times added up (saturating: they are the
+/// server's numbers).
+fn jvm(metrics: &Value) -> JvmMetrics {
+    let heap = metrics.get("heap-memory");
+    let heap_figure = |key: &str| heap.and_then(|h| number(h, key));
+    let collectors = metrics.get("gc-stats").and_then(Value::as_object);
+    let total = |key: &str| {
+        collectors.map(|all| {
+            let sum = all
+                .values()
+                .filter_map(|c| c.get(key).and_then(Value::as_u64))
+                .fold(0u64, u64::saturating_add);
+            Figure::from(sum)
+        })
+    };
+    JvmMetrics {
+        heap_used_bytes: heap_figure("used"),
+        heap_committed_bytes: heap_figure("committed"),
+        heap_max_bytes: heap_figure("max"),
+        gc_count: total("count"),
+        gc_time_ms: total("total-time-ms"),
+        cpu_percent: number(metrics, "cpu-usage"),
+        gc_cpu_percent: number(metrics, "gc-cpu-usage"),
+        start_time_ms: number(metrics, "start-time-ms"),
+        up_time_ms: number(metrics, "up-time-ms"),
+        threads: metrics
+            .get("threading")
+            .and_then(|t| number(t, "thread-count")),
     }
 }
 
@@ -266,6 +372,65 @@ mod tests {
         assert_eq!(compile.mean_ms, Some(1181.into()));
         assert_eq!(s.catalog_requests.unwrap().count, Some(40.into()));
         assert_eq!(s.all_requests.unwrap().count, Some(216.into()));
+    }
+
+    /// Puppet Server 8.7's real answer, right after three agents met a queue of one.
+    const STATUS_8: &str = include_str!("fixtures/puppetserver-8-status-debug.json");
+
+    #[test]
+    fn summarises_a_puppet_server_8_answer_per_endpoint_with_its_jvm() {
+        let json: Value = serde_json::from_str(STATUS_8).unwrap();
+        let s = summarise(&json);
+        assert_eq!(s.version.as_deref(), Some("8.7.0"));
+        let jruby = s.jruby.unwrap();
+        assert_eq!(jruby.queue_limit_hit_count, Some(3.into()));
+        assert_eq!(jruby.borrow_timeout_count, Some(0.into()));
+        assert_eq!(jruby.requested_count, Some(124.into()));
+        assert_eq!(jruby.return_count, Some(124.into()));
+        assert_eq!(jruby.queued, Some(0.into()));
+        let endpoints = s.endpoints.unwrap();
+        let counts: Vec<(&str, u64)> = endpoints
+            .iter()
+            .map(|(e, t)| (e.as_str(), t.count.as_ref().unwrap().as_u64().unwrap()))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("catalog", 6),
+                ("file_content", 96),
+                ("file_metadatas", 16),
+                ("node", 3),
+                ("report", 6)
+            ]
+        );
+        assert_eq!(endpoints["catalog"].mean_ms, Some(3298.into()));
+        let jvm = s.jvm.unwrap();
+        assert_eq!(jvm.heap_used_bytes, Some(275_125_216u64.into()));
+        assert_eq!(jvm.heap_max_bytes, Some(1_073_741_824u64.into()));
+        // G1 Young 47 + Old 0 + Concurrent 16; 3565 + 0 + 903 ms.
+        assert_eq!(jvm.gc_count, Some(63.into()));
+        assert_eq!(jvm.gc_time_ms, Some(4468.into()));
+        assert_eq!(jvm.start_time_ms, Some(1_795_872_318_400u64.into()));
+        assert_eq!(jvm.threads, Some(58.into()));
+    }
+
+    /// Routes the server makes up, and counts or means that are no numbers, add no
+    /// endpoint and no nonsense.
+    #[test]
+    fn made_up_routes_fall_under_other_and_bad_figures_are_left_out() {
+        let mut routes: Vec<Value> = (0..10_000)
+            .map(|i| serde_json::json!({"route-id": format!("made-up-{i}"), "count": 1, "mean": 2}))
+            .collect();
+        routes.push(serde_json::json!({"route-id": "puppet-v3-node-/*/", "count": "many"}));
+        routes
+            .push(serde_json::json!({"route-id": "puppet-v3-report-/*/", "count": 2, "mean": -5}));
+        let json =
+            serde_json::json!({"master": {"status": {"experimental": {"http-metrics": routes}}}});
+        let endpoints = summarise(&json).endpoints.unwrap();
+        assert_eq!(endpoints.len(), 2, "{endpoints:?}");
+        assert_eq!(endpoints["other"].count, Some(10_000.into()));
+        assert_eq!(endpoints["other"].mean_ms, Some(2.into()));
+        assert_eq!(endpoints["report"].mean_ms, Some(0.into()));
     }
 
     #[test]

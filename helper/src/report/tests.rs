@@ -578,6 +578,8 @@ fn sample_with_server() -> Report {
         compile: s.compile,
         catalog_requests: s.catalog_requests,
         all_requests: s.all_requests,
+        endpoints: s.endpoints,
+        jvm: s.jvm,
         // The raw answer is the fixture itself; kept out of the snapshot for size.
         raw: None,
     });

@@ -27,6 +27,8 @@ fn recording() -> Recording {
         compile: summarised.compile,
         catalog_requests: summarised.catalog_requests,
         all_requests: summarised.all_requests,
+        endpoints: summarised.endpoints,
+        jvm: summarised.jvm,
         raw: Some(server),
     };
     let steps: [(u64, Vec<CloneReport>, u64); 3] = [
