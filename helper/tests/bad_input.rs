@@ -600,6 +600,21 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             },
         ));
     }
+    table.push((
+        strings(&[
+            "record",
+            "--output",
+            "/nonexistent/timeline.jsonl",
+            "--access-log",
+            "/dev/null",
+        ]),
+        Expect {
+            kind: "invalid-argument",
+            exit: 2,
+            field: Some("access-log"),
+            mentions: vec!["a character device"],
+        },
+    ));
     table
 }
 

@@ -10,8 +10,12 @@ use std::process::Command;
 use clone_army::protocol::answers::{
     Distribution, FailureKind, JrubyMetrics, PuppetdbView, RunStatus, ServerView, Timing,
 };
+use clone_army::record::access_log::{AccessWindow, RequestTimes};
 use clone_army::record::host::HostSample;
 use clone_army::record::sample::{FleetSample, RunsSample, Sample, StepMark, TIMELINE_VERSION};
+use clone_army::record::server_window::{
+    EndpointWindow, JrubyWindow, JvmWindow, PuppetdbWindow, ServerWindow,
+};
 use clone_army::record::shape::{FleetShape, Versions};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -143,6 +147,67 @@ fn sample(i: u64) -> Sample {
             step: (i / 10) as u32,
             clones: 4,
         }),
+        server_window: Some(server_window(i)),
+        puppetdb_window: Some(PuppetdbWindow {
+            seconds: 10,
+            restarted: false,
+            processed: Some(3),
+            queue_depth: Some(i as f64),
+            recent_processing_ms: Some(12.0),
+        }),
+        access_log: Some(access_window(i)),
+    }
+}
+
+/// The server's window, an endpoint of it named as the timeline's hostile writer names it.
+fn server_window(i: u64) -> ServerWindow {
+    let endpoint = |requests| EndpointWindow {
+        requests,
+        recent_mean_ms: Some(5.0),
+    };
+    ServerWindow {
+        seconds: 10,
+        restarted: i.is_multiple_of(7),
+        requests: Some(10 + i),
+        endpoints: BTreeMap::from([
+            (hostile(i as usize), endpoint(3)),
+            ("catalog".to_owned(), endpoint(2 + i)),
+        ]),
+        compiles: Some(2),
+        jruby: Some(JrubyWindow {
+            borrows: Some(4),
+            borrow_timeouts: Some(i % 2),
+            queue_limit_hits: Some(i % 3),
+            queued: Some(1.0),
+            ..JrubyWindow::default()
+        }),
+        jvm: Some(JvmWindow {
+            gc_ms: Some(100),
+            gc_share: Some(0.01),
+            heap_used_bytes: Some(1 << 28),
+            heap_max_bytes: Some(1 << 30),
+            cpu_percent: Some(40.0),
+        }),
+    }
+}
+
+fn access_window(i: u64) -> AccessWindow {
+    let mut times = RequestTimes::default();
+    for ms in [5, 50, 500 + i] {
+        times.requests += 1;
+        times.times.record(ms);
+    }
+    times.server_errors = 1;
+    AccessWindow {
+        requests: 6,
+        skipped: 1,
+        endpoints: BTreeMap::from([
+            (hostile(i as usize + 1), times.clone()),
+            ("catalog".to_owned(), times),
+        ]),
+        behind_bytes: 0,
+        rotated: false,
+        error: Some(hostile(i as usize + 2)),
     }
 }
 
@@ -197,6 +262,28 @@ fn benign(mut sample: Sample) -> Sample {
     });
     if let Some(shape) = sample.shape.as_mut() {
         shape.run_modes = BTreeMap::from([("timer".to_owned(), 4)]);
+    }
+    let plain_keys = |keys: &mut Vec<String>| {
+        for key in keys.iter_mut().filter(|k| k.as_str() != "catalog") {
+            *key = "report".to_owned();
+        }
+    };
+    if let Some(window) = sample.server_window.as_mut() {
+        let mut names: Vec<String> = window.endpoints.keys().cloned().collect();
+        plain_keys(&mut names);
+        window.endpoints = names
+            .into_iter()
+            .zip(window.endpoints.values().cloned())
+            .collect();
+    }
+    if let Some(log) = sample.access_log.as_mut() {
+        let mut names: Vec<String> = log.endpoints.keys().cloned().collect();
+        plain_keys(&mut names);
+        log.endpoints = names
+            .into_iter()
+            .zip(log.endpoints.values().cloned())
+            .collect();
+        log.error = None;
     }
     sample
 }

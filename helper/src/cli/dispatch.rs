@@ -284,6 +284,7 @@ fn dispatch(cli: Cli) -> Result<Answer> {
                     max_bytes: args.max_bytes,
                     keep: args.keep,
                     report: args.views.into_request(),
+                    access_log: args.access_log,
                 },
                 &record::SystemClock,
                 &record::STOP,

@@ -184,6 +184,11 @@ pub struct RecordArgs {
     /// Rotated files kept beside the current one (the oldest beyond goes).
     #[arg(long, value_name = "N", default_value_t = crate::record::DEFAULT_KEEP)]
     pub keep: u32,
+    /// Puppet Server's access log (its default logback pattern), read as it grows: each
+    /// sample's requests per endpoint, their 5xx, p50 and p95. Its directory must exist; a
+    /// symlink or any other file than a regular one is refused.
+    #[arg(long, value_name = "PATH")]
+    pub access_log: Option<PathBuf>,
     #[command(flatten)]
     pub views: ViewArgs,
 }

@@ -10,11 +10,13 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::answers::{Figure, RunStatus, P95_MIN_VALUES};
+use crate::protocol::answers::{FailureKind, Figure, RunStatus, P95_MIN_VALUES};
 use crate::record::chart::{html_text, line_chart, tick_label, Mark, Series};
 use crate::record::read::Recording;
 use crate::record::sample::{Sample, StepMark};
+use crate::record::server_window::{ServerFigures, WindowTotals};
 use crate::record::shape::{counted, FleetShape, Versions};
+use crate::report::endpoints;
 use crate::sys::confined::{HostFile, HostFileError};
 use crate::sys::table::truncate;
 use crate::sys::time::rfc3339_utc;
@@ -53,15 +55,37 @@ pub struct RunSummary {
     /// A stepped load's steps, in the order they began (none in other recordings).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepMark>,
+    /// The failed runs by why they failed (a run of two kinds counts under each).
+    #[serde(default)]
+    pub failed_by_kind: BTreeMap<FailureKind, usize>,
+    /// What the server and PuppetDB did over the whole recording: their counts'
+    /// differences and the access log's request times per endpoint; `null` when no two
+    /// samples had the server's answer and no access log was read.
+    #[serde(default)]
+    pub server: Option<ServerFigures>,
 }
 
 pub fn summary(recording: &Recording) -> RunSummary {
     let samples = &recording.samples;
     let mut runs: BTreeMap<RunStatus, usize> = RunStatus::ALL.iter().map(|s| (*s, 0)).collect();
+    let mut failed_by_kind: BTreeMap<FailureKind, usize> = BTreeMap::new();
+    let mut totals = WindowTotals::default();
+    let mut server_seen = false;
     for sample in samples {
         for (status, n) in &sample.runs.by_status {
             *runs.entry(*status).or_default() += n;
         }
+        for (kind, n) in &sample.runs.failed_by_kind {
+            let total = failed_by_kind.entry(*kind).or_default();
+            *total = total.saturating_add(*n);
+        }
+        let (server, puppetdb, access) = (
+            sample.server_window.as_ref(),
+            sample.puppetdb_window.as_ref(),
+            sample.access_log.as_ref(),
+        );
+        server_seen |= server.is_some() || puppetdb.is_some() || access.is_some();
+        totals.add(server, puppetdb, access);
     }
     let max = |values: Vec<f64>| values.into_iter().reduce(f64::max);
     let last = samples.last();
@@ -103,6 +127,8 @@ pub fn summary(recording: &Recording) -> RunSummary {
             .into_iter()
             .map(|(_, mark)| mark)
             .collect(),
+        failed_by_kind,
+        server: server_seen.then(|| totals.figures()),
     }
 }
 
@@ -193,6 +219,74 @@ pub mod series {
         of(samples, |s| figure(&s.puppetdb.as_ref()?.queue_depth))
     }
 
+    /// Requests a second to `endpoint` as the server counted them in each sample's window.
+    pub fn requests_per_second(samples: &[Sample], endpoint: &str) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            let w = s.server_window.as_ref().filter(|w| w.seconds > 0)?;
+            let n = w.endpoints.get(endpoint).map_or(0, |e| e.requests);
+            Some(n as f64 / w.seconds as f64)
+        })
+    }
+
+    /// The p95 of the access log's requests to `endpoint` in each sample that had any, ms.
+    pub fn logged_p95_ms(samples: &[Sample], endpoint: &str) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            let times = &s.access_log.as_ref()?.endpoints.get(endpoint)?.times;
+            times.percentile(95).map(|ms| ms as f64)
+        })
+    }
+
+    /// The 5xx the access log had in each sample, every endpoint together.
+    pub fn logged_server_errors(samples: &[Sample]) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            let log = s.access_log.as_ref()?;
+            Some(log.endpoints.values().map(|t| t.server_errors).sum::<u64>() as f64)
+        })
+    }
+
+    /// A count of the JRuby pool's in each sample's window.
+    pub fn jruby_window(
+        samples: &[Sample],
+        pick: impl Fn(&crate::record::server_window::JrubyWindow) -> Option<u64>,
+    ) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            pick(s.server_window.as_ref()?.jruby.as_ref()?).map(|n| n as f64)
+        })
+    }
+
+    /// The runs of each sample that failed with `kind`.
+    pub fn failed_runs_of(samples: &[Sample], kind: FailureKind) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            Some(s.runs.failed_by_kind.get(&kind).copied().unwrap_or(0) as f64)
+        })
+    }
+
+    pub fn queued_requests(samples: &[Sample]) -> Vec<(u64, f64)> {
+        jruby(samples, |j| figure(&j.queued))
+    }
+
+    /// The server's heap in use as a percentage of its maximum.
+    pub fn heap_used_percent(samples: &[Sample]) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            let jvm = s.server.as_ref()?.jvm.as_ref()?;
+            let (used, max) = (figure(&jvm.heap_used_bytes)?, figure(&jvm.heap_max_bytes)?);
+            (max > 0.0).then(|| used / max * 100.0)
+        })
+    }
+
+    /// Garbage collection's share of each sample's window, percent.
+    pub fn gc_percent(samples: &[Sample]) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            Some(s.server_window.as_ref()?.jvm.as_ref()?.gc_share? * 100.0)
+        })
+    }
+
+    pub fn server_cpu_percent(samples: &[Sample]) -> Vec<(u64, f64)> {
+        of(samples, |s| {
+            figure(&s.server.as_ref()?.jvm.as_ref()?.cpu_percent)
+        })
+    }
+
     /// Memory in use (total less available) as a percentage of the total.
     pub fn memory_used_percent(samples: &[Sample]) -> Vec<(u64, f64)> {
         of(samples, |s| {
@@ -208,6 +302,20 @@ const BAD: &str = "#cf222e";
 const P50: &str = "#0969da";
 const P95: &str = "#bf8700";
 const MAX: &str = "#8250df";
+const TEAL: &str = "#1b7c83";
+const GREY: &str = "#57606a";
+
+/// A colour for each endpoint of an agent's run ([`endpoints::OF_A_RUN`], in its order).
+const ENDPOINT_COLORS: [&str; 6] = [GREY, TEAL, MAX, P50, BAD, P95];
+
+/// One series per endpoint of an agent's run, each in its colour.
+fn endpoint_series(points: impl Fn(&str) -> Vec<(u64, f64)>) -> Vec<Series> {
+    endpoints::OF_A_RUN
+        .iter()
+        .zip(ENDPOINT_COLORS)
+        .map(|(endpoint, color)| Series::new(endpoint, color, points(endpoint)))
+        .collect()
+}
 
 /// Every chart of the page, in order.
 pub fn charts(samples: &[Sample]) -> Vec<String> {
@@ -282,11 +390,12 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
             &[
                 Series::new("free", OK, free_jrubies(samples)),
                 Series::new("borrowed", P95, borrowed_jrubies(samples)),
+                Series::new("requests waiting", BAD, queued_requests(samples)),
             ],
         ),
         line_chart(
             "jruby-times",
-            "JRuby borrow and wait time (averages since the server started)",
+            "JRuby borrow and wait time (the server's recent means: a decaying sample of about the last five minutes)",
             "ms",
             &[
                 Series::new(
@@ -307,7 +416,7 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
         ),
         line_chart(
             "compile-time",
-            "Catalog compile time (mean since the server started)",
+            "Catalog compile time (the server's recent mean)",
             "ms",
             &[Series::new("mean", P50, compile_mean_ms(samples))],
         ),
@@ -316,6 +425,61 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
             "PuppetDB command queue depth",
             "",
             &[Series::new("queue depth", P95, puppetdb_queue(samples))],
+        ),
+        line_chart(
+            "endpoint-requests",
+            "Requests a second by endpoint (the server's counts, each sample's window)",
+            "/s",
+            &endpoint_series(|e| requests_per_second(samples, e)),
+        ),
+        line_chart(
+            "endpoint-p95",
+            "Request time p95 by endpoint (the access log, each sample's requests)",
+            "ms",
+            &endpoint_series(|e| logged_p95_ms(samples, e)),
+        ),
+        line_chart(
+            "server-failures",
+            "The server failing requests and runs (each sample)",
+            "",
+            &[
+                Series::new(
+                    "borrow timeouts (503)",
+                    BAD,
+                    jruby_window(samples, |j| j.borrow_timeouts),
+                ),
+                Series::new(
+                    "queue-limit refusals (503)",
+                    P95,
+                    jruby_window(samples, |j| j.queue_limit_hits),
+                ),
+                Series::new("5xx logged", MAX, logged_server_errors(samples)),
+                Series::new(
+                    "runs on a cached catalog",
+                    TEAL,
+                    failed_runs_of(samples, FailureKind::CachedCatalog),
+                ),
+                Series::new(
+                    "runs that met a 5xx",
+                    P50,
+                    failed_runs_of(samples, FailureKind::ServerError),
+                ),
+                Series::new(
+                    "runs that timed out",
+                    GREY,
+                    failed_runs_of(samples, FailureKind::Timeout),
+                ),
+            ],
+        ),
+        line_chart(
+            "server-jvm",
+            "Puppet Server's JVM: heap used, garbage collection, CPU",
+            "%",
+            &[
+                Series::new("heap used of its max", P50, heap_used_percent(samples)),
+                Series::new("collecting garbage", BAD, gc_percent(samples)),
+                Series::new("CPU of the host's", P95, server_cpu_percent(samples)),
+            ],
         ),
         line_chart(
             "host",
@@ -478,6 +642,49 @@ fn full_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
             cell(s.peak_cpu_busy.map(|b| b * 100.0), " %"),
         ),
     ];
+    let kinds: Vec<String> = s
+        .failed_by_kind
+        .iter()
+        .map(|(kind, n)| format!("{} {n}", kind.as_str()))
+        .collect();
+    if !kinds.is_empty() {
+        rows.push(("failed runs by kind", kinds.join(", ")));
+    }
+    if let Some(server) = &s.server {
+        rows.push((
+            "the server failing requests",
+            format!(
+                "borrow timeouts {}, queue-limit refusals {}, 5xx logged {}{}",
+                whole(server.borrow_timeouts.map(|n| n as usize)),
+                whole(server.queue_limit_hits.map(|n| n as usize)),
+                server
+                    .endpoints
+                    .values()
+                    .filter_map(|e| e.server_errors)
+                    .sum::<u64>(),
+                if server.restarted {
+                    "; the server restarted"
+                } else {
+                    ""
+                }
+            ),
+        ));
+        let logged: Vec<String> = endpoints::OF_A_RUN
+            .iter()
+            .filter_map(|name| {
+                let e = server.endpoints.get(*name)?;
+                Some(format!(
+                    "{name} {} (p50 {} ms, p95 {} ms)",
+                    e.logged?,
+                    e.p50_ms.map_or_else(|| "-".to_owned(), |v| v.to_string()),
+                    e.p95_ms.map_or_else(|| "-".to_owned(), |v| v.to_string())
+                ))
+            })
+            .collect();
+        if !logged.is_empty() {
+            rows.push(("requests logged by endpoint", logged.join(", ")));
+        }
+    }
     if !s.steps.is_empty() {
         let steps: Vec<String> = s.steps.iter().map(|m| m.clones.to_string()).collect();
         rows.push((

@@ -11,11 +11,14 @@
 //! the same failure would repeat every period. What only makes a view incomplete (a server
 //! that does not answer) is in the line, as in the report.
 
+pub mod access_log;
 pub mod chart;
 pub mod host;
 pub mod html;
+pub mod latency;
 pub mod read;
 pub mod sample;
+pub mod server_window;
 pub mod shape;
 pub mod timeline;
 
@@ -58,6 +61,8 @@ pub struct RecordRequest {
     pub keep: u32,
     /// What each sample asks, as the report verb (`interval` for the silent clones).
     pub report: ReportRequest,
+    /// Puppet Server's access log, read as it grows (see [`access_log`]).
+    pub access_log: Option<PathBuf>,
 }
 
 /// What `record` answers when it ends.
@@ -163,8 +168,13 @@ pub fn record(
     stop: &AtomicBool,
 ) -> Result<Recorded> {
     validate(request)?;
+    let access_log = request
+        .access_log
+        .as_deref()
+        .map(access_log::AccessLog::open)
+        .transpose()?;
     let mut timeline = timeline::Timeline::open(&request.output, request.max_bytes, request.keep)?;
-    let mut sampling = Sampling::default();
+    let mut sampling = Sampling::with_access_log(access_log);
     let started = clock.now();
     let mut taken = 0u64;
     let ended_by = loop {
@@ -209,15 +219,24 @@ pub fn wait_until(clock: &impl Clock, due: u64, stop: &AtomicBool) -> bool {
 }
 
 /// What one recording keeps from sample to sample: the runs seen, the parsed summaries,
-/// and when the fleet's shape is due.
+/// when the fleet's shape is due, and where the access log was read to.
 #[derive(Default)]
 pub struct Sampling {
     pub sampler: sample::Sampler,
     runs: RunCache,
     shapes: shape::ShapeSchedule,
+    access_log: Option<access_log::AccessLog>,
 }
 
 impl Sampling {
+    /// Samples that also read `access_log` as it grows.
+    pub fn with_access_log(access_log: Option<access_log::AccessLog>) -> Self {
+        Sampling {
+            access_log,
+            ..Sampling::default()
+        }
+    }
+
     /// The sample at `now` of what `report` asks; `every` is the period a first sample covers.
     pub fn take(
         &mut self,
@@ -250,6 +269,10 @@ impl Sampling {
         });
         let reading = host::read(|p| layout.fs(p));
         let mut sample = self.sampler.sample(&fleet, reading, every);
+        sample.access_log = self
+            .access_log
+            .as_mut()
+            .and_then(access_log::AccessLog::read);
         let names = fleet.clones.iter().map(|c| c.name.clone()).collect();
         if self.shapes.take_if_due(now, names) {
             // A listing that fails (no system bus) leaves the shape out; the sample, which

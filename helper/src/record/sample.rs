@@ -20,7 +20,9 @@ use crate::protocol::answers::{
     Distribution, FailureKind, JrubyMetrics, PuppetdbView, Report, ReportState, RunReportFile,
     RunStatus, ServerView,
 };
+use crate::record::access_log::AccessWindow;
 use crate::record::host::{self, HostReading, HostSample};
+use crate::record::server_window::{self, PuppetdbWindow, ServerWindow};
 use crate::record::shape::{self, FleetShape, Versions};
 
 /// The timeline's format version, the first field of every line.
@@ -57,6 +59,16 @@ pub struct Sample {
     /// The step of a stepped load (`ramp run`) this sample was taken in; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepMark>,
+    /// What the server did since the last sample that had its answer: its counts'
+    /// differences ([`server_window`]); absent without two answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_window: Option<ServerWindow>,
+    /// What PuppetDB did since the last sample that had its answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub puppetdb_window: Option<PuppetdbWindow>,
+    /// The server's access log since the sample before (`--access-log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_log: Option<AccessWindow>,
 }
 
 impl Sample {
@@ -118,12 +130,15 @@ pub struct RunsSample {
     pub failed_by_kind: BTreeMap<FailureKind, usize>,
 }
 
-/// What a sample is taken against: the runs and the host reading seen last.
+/// What a sample is taken against: the runs and the host reading seen last, and the
+/// last answers of the server and PuppetDB (with their sample's time).
 #[derive(Debug, Default)]
 pub struct Sampler {
     last_runs: BTreeMap<String, u64>,
     previous_t: Option<u64>,
     previous_host: Option<HostReading>,
+    previous_server: Option<(u64, ServerView)>,
+    previous_puppetdb: Option<(u64, PuppetdbView)>,
     latest: Vec<NewRun>,
 }
 
@@ -196,6 +211,8 @@ impl Sampler {
             .collect();
         let host = host::sample(&reading, self.previous_host.as_ref());
         let covered = t.saturating_sub(since);
+        let server_window = self.server_window(t, report.server.as_ref());
+        let puppetdb_window = self.puppetdb_window(t, report.puppetdb.as_ref());
         self.previous_t = Some(t);
         self.previous_host = Some(reading);
         Sample {
@@ -216,7 +233,41 @@ impl Sampler {
             versions: Some(shape::of_report(report)),
             shape: None,
             step: None,
+            server_window,
+            puppetdb_window,
+            access_log: None,
         }
+    }
+
+    /// The server since its last answer, which `server` (when it answered) becomes.
+    fn server_window(&mut self, t: u64, server: Option<&ServerView>) -> Option<ServerWindow> {
+        let now = server.filter(|s| s.ok)?;
+        let mut kept = now.clone();
+        kept.raw = None;
+        let before = self.previous_server.replace((t, kept))?;
+        Some(server_window::server(
+            &before.1,
+            now,
+            t.saturating_sub(before.0),
+        ))
+    }
+
+    /// PuppetDB since its last answer, which `puppetdb` (when it answered) becomes.
+    fn puppetdb_window(
+        &mut self,
+        t: u64,
+        puppetdb: Option<&PuppetdbView>,
+    ) -> Option<PuppetdbWindow> {
+        let now = puppetdb.filter(|p| p.ok)?;
+        let mut kept = now.clone();
+        // What is kept is compared, not shown: the fleet's runs are not.
+        kept.fleet = None;
+        let before = self.previous_puppetdb.replace((t, kept))?;
+        Some(server_window::puppetdb(
+            &before.1,
+            now,
+            t.saturating_sub(before.0),
+        ))
     }
 
     /// The runs the latest sample counted, each once.

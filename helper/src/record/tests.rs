@@ -20,6 +20,7 @@ fn request(output: PathBuf) -> RecordRequest {
             puppetdb: None,
             client: None,
         },
+        access_log: None,
     }
 }
 

@@ -117,7 +117,7 @@ struct RawLog {
 /// a resource's logs name the resource, Facter's `Facter`.
 const AGENT_SOURCE: &str = "Puppet";
 
-/// The lines of `text` that are the entries [`WANTED_ENTRIES`] of its top-level mapping:
+/// The lines of `text` that are the entries `WANTED_ENTRIES` names of its top-level mapping:
 /// from a line that begins with one of their keys (`key:`, or `:key:` as Ruby writes a
 /// symbol) up to the next line that begins with any key. A line that begins with a
 /// space, a tab, `-`, `#` or nothing is within the entry before it.

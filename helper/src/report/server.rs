@@ -18,7 +18,7 @@
 //! Dropwizard timer's default reservoir, a decaying sample weighted to about the last
 //! five minutes, so neither a since-start mean nor one of any window, and `aggregate` is
 //! that mean times the count, no sum of anything. A window's figures are the counts'
-//! differences between two answers ([`crate::record::server_window`]); per-request times
+//! differences between two answers (the recorder's `server_window`); per-request times
 //! of a window come from the access log.
 //!
 //! The server section never fails the report: a server that does not answer, a TLS

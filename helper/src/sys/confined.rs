@@ -723,6 +723,26 @@ impl HostFile {
         self.read_at_most(&fd, count).map(Some)
     }
 
+    /// The regular file opened for reading (through its descriptor, never the path again)
+    /// with what it was when opened, for a reader that follows it as it grows and keeps
+    /// it open across renames (a log rotated away); `None` when nothing is there.
+    pub fn open_to_follow(
+        &self,
+    ) -> std::result::Result<Option<(File, std::fs::Metadata)>, HostFileError> {
+        let Some((fd, metadata)) = self.open_regular()? else {
+            return Ok(None);
+        };
+        let file = File::options()
+            .read(true)
+            .custom_flags(reopen_flags())
+            .open(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .map_err(|source| HostFileError::Io {
+                action: "open",
+                source,
+            })?;
+        Ok(Some((file, metadata)))
+    }
+
     /// Puts `content` there with `mode` in one rename: whatever entry was there (a file,
     /// and so far as the caller did not look first, a symlink) is replaced, never written
     /// through. The caller decides first whether what is there may go.

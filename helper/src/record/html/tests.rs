@@ -127,10 +127,18 @@ fn the_page_draws_every_chart_from_its_samples() {
         ("run-time", 4),
         ("config-retrieval-time", 4),
         ("clones", 6),
-        ("jrubies", 4),
+        ("jrubies", 6),
         ("jruby-times", 4),
         ("compile-time", 2),
         ("puppetdb-queue", 0),
+        // One window (the second and third samples had the server's answer), six
+        // endpoints; no access log.
+        ("endpoint-requests", 6),
+        ("endpoint-p95", 0),
+        // One window's borrow timeouts (Puppet Server 7's answer has no queue-limit
+        // count), three kinds of failed runs in each sample.
+        ("server-failures", 10),
+        ("server-jvm", 5),
         ("host", 5),
     ] {
         let needle = format!(r#"<figure class="chart" id="{id}" data-points="{points}">"#);
@@ -241,7 +249,10 @@ fn every_chart_spans_the_whole_recording() {
     // the recording does (1 min), as every chart's with points does.
     let page = page(&recording());
     let drawn = page.matches("<svg ").count();
-    assert_eq!(drawn, 8, "every chart but PuppetDB's has points");
+    assert_eq!(
+        drawn, 11,
+        "every chart but PuppetDB's and the access log's has points"
+    );
     assert_eq!(page.matches(">1 min</text>").count(), drawn, "{page}");
 }
 
@@ -386,4 +397,56 @@ fn versions_with_markup_from_the_servers_and_clones_are_text_in_the_page() {
     );
     assert!(page.contains("&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;&lt;script&gt;"));
     assert!(page.contains("8\\x1b]0;owned\\x07"), "{page}");
+}
+
+/// The server's windows and the access log, as the charts and the summary give them:
+/// each figure is the sample's own, none a since-start one.
+#[test]
+fn the_servers_windows_and_its_access_log_are_drawn_with_their_numbers() {
+    use crate::record::access_log::{AccessWindow, RequestTimes};
+    let mut r = recording();
+    let mut times = RequestTimes::default();
+    for ms in [10, 20, 30, 40, 2000] {
+        times.requests += 1;
+        times.times.record(ms);
+    }
+    times.server_errors = 2;
+    r.samples[2].access_log = Some(AccessWindow {
+        requests: 5,
+        endpoints: [("catalog".to_owned(), times)].into(),
+        ..AccessWindow::default()
+    });
+    r.samples[2].runs.failed_by_kind = [(FailureKind::CachedCatalog, 1)].into();
+    let s = &r.samples;
+    let window = s[2].server_window.as_ref().unwrap();
+    // Puppet Server 7's fixture twice: nothing happened in between.
+    assert_eq!(window.seconds, 30);
+    assert_eq!(series::requests_per_second(s, "catalog"), [(1060, 0.0)]);
+    assert_eq!(series::logged_p95_ms(s, "catalog"), [(1060, 2000.0)]);
+    assert_eq!(series::logged_server_errors(s), [(1060, 2.0)]);
+    assert_eq!(
+        series::failed_runs_of(s, FailureKind::CachedCatalog),
+        [(1000, 0.0), (1030, 0.0), (1060, 1.0)]
+    );
+    assert_eq!(
+        series::jruby_window(s, |j| j.borrow_timeouts),
+        [(1060, 0.0)]
+    );
+    // 301989888 of 536870912 bytes.
+    assert_eq!(series::heap_used_percent(s), [(1030, 56.25), (1060, 56.25)]);
+    let summary = summary(&r);
+    assert_eq!(summary.failed_by_kind[&FailureKind::CachedCatalog], 1);
+    let server = summary.server.as_ref().unwrap();
+    let catalog = &server.endpoints["catalog"];
+    assert_eq!((catalog.logged, catalog.server_errors), (Some(5), Some(2)));
+    assert_eq!((catalog.p50_ms, catalog.p95_ms), (Some(30), Some(2000)));
+    let page = page(&r);
+    assert!(
+        page.contains("<tr><th>requests logged by endpoint</th><td>catalog 5 (p50 30 ms, p95 2000 ms)</td></tr>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<tr><th>failed runs by kind</th><td>cached-catalog 1</td></tr>"),
+        "{page}"
+    );
 }
