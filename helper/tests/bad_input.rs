@@ -559,6 +559,21 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             "1 to 10 windows a step",
         ),
         (
+            &["--step", "10", "--max-queue-limit-hits", "0"][..],
+            "max-queue-limit-hits",
+            "give --server too",
+        ),
+        (
+            &["--step", "10", "--max-borrow-timeouts", "0"][..],
+            "max-borrow-timeouts",
+            "give --server too",
+        ),
+        (
+            &["--step", "10", "--max-puppetdb-queue", "100"][..],
+            "max-puppetdb-queue",
+            "give --puppetdb too",
+        ),
+        (
             &[
                 "--step",
                 "10",
@@ -581,6 +596,17 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             &[
                 "--step",
                 "10",
+                "--puppetdb",
+                "puppet",
+                "--max-puppetdb-queue=-1",
+            ][..],
+            "max-puppetdb-queue",
+            "commands waiting, 0 or more",
+        ),
+        (
+            &[
+                "--step",
+                "10",
                 "--max-p95",
                 "30",
                 "--load-host-cpus",
@@ -588,6 +614,18 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             ][..],
             "load-host-cpus",
             "a CPU list: CPU numbers 0 to 1023 and ranges of them",
+        ),
+        (
+            &[
+                "--step",
+                "10",
+                "--max-p95",
+                "30",
+                "--access-log",
+                "/dev/null",
+            ][..],
+            "access-log",
+            "a character device",
         ),
     ] {
         table.push((

@@ -293,8 +293,14 @@ fn dispatch(cli: Cli) -> Result<Answer> {
         Command::Ramp { verb } => match verb {
             RampVerb::Run(args) => {
                 record::stop_on_signals()?;
+                // Refused before anything is started, like the request's own fields.
+                let access_log = args
+                    .access_log
+                    .as_deref()
+                    .map(record::access_log::AccessLog::open)
+                    .transpose()?;
                 let request = args.into_request()?;
-                let mut fleet = ramp::HostFleet::new(&ctx, &request);
+                let mut fleet = ramp::HostFleet::new(&ctx, &request).reading(access_log);
                 json(ramp::ramp(
                     &mut fleet,
                     &request,

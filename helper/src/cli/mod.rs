@@ -280,6 +280,22 @@ pub struct RampArgs {
     /// clone one per interval), percent.
     #[arg(long, value_name = "PERCENT")]
     pub min_throughput: Option<f64>,
+    /// Bound: the server's JRuby borrow timeouts in a step's window (0 for none at all;
+    /// needs --server).
+    #[arg(long, value_name = "N")]
+    pub max_borrow_timeouts: Option<u64>,
+    /// Bound: requests the server refused in a step's window because its
+    /// max-queued-requests were waiting, each a 503 (0 for none at all; needs --server).
+    #[arg(long, value_name = "N")]
+    pub max_queue_limit_hits: Option<u64>,
+    /// Bound: PuppetDB's command queue depth at any sample of a step's window (needs
+    /// --puppetdb).
+    #[arg(long, value_name = "N")]
+    pub max_puppetdb_queue: Option<f64>,
+    /// Puppet Server's access log, read as it grows (as `record --access-log`): each
+    /// step's p50 and p95 per endpoint and its 5xx.
+    #[arg(long, value_name = "PATH")]
+    pub access_log: Option<PathBuf>,
     #[command(flatten)]
     pub views: ViewArgs,
 }
@@ -354,6 +370,9 @@ impl RampArgs {
                 error_percent: self.max_error_rate,
                 jruby_wait_ms: self.max_jruby_wait,
                 min_throughput_percent: self.min_throughput,
+                max_borrow_timeouts: self.max_borrow_timeouts,
+                max_queue_limit_hits: self.max_queue_limit_hits,
+                max_puppetdb_queue: self.max_puppetdb_queue,
             },
             report,
         })

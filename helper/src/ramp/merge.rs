@@ -8,6 +8,8 @@
 //! Only the steps every load host held are merged: a host that ended early (its own
 //! step crossed a bound, or it ran out of clones) ends the merged ramp there.
 
+use std::collections::BTreeMap;
+
 use super::baseline::{Baseline, LoadHost, Verdict, BASELINE_VERSION};
 use super::run_times::{RunTimes, MAX_RUN_TIMES};
 use super::step::{crossings, per_minute, FirstRuns, Phase, StepResult};
@@ -248,6 +250,16 @@ fn merge_step(at: &[(&str, &StepResult)], first: &Baseline) -> StepResult {
         run_times: times,
         within_bounds: true,
         crossed: Vec::new(),
+        failed_by_kind: steps.iter().fold(BTreeMap::new(), |mut all, s| {
+            for (kind, n) in &s.failed_by_kind {
+                *all.entry(*kind).or_default() += n;
+            }
+            all
+        }),
+        // Load hosts stepping together watch one server over the same step period: the
+        // first host's view of it stands for the step, the server's counts are not the
+        // hosts' to add up.
+        server: steps.iter().find_map(|s| s.server.clone()),
     };
     merged.crossed = crossings(&first.bounds, &merged);
     merged.within_bounds = merged.crossed.is_empty();

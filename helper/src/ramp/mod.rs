@@ -131,6 +131,12 @@ impl<'a> HostFleet<'a> {
             sampling: Sampling::default(),
         }
     }
+
+    /// Its samples also read the server's access log as it grows.
+    pub fn reading(mut self, access_log: Option<crate::record::access_log::AccessLog>) -> Self {
+        self.sampling = Sampling::with_access_log(access_log);
+        self
+    }
 }
 
 impl Fleet for HostFleet<'_> {
@@ -237,7 +243,8 @@ pub fn validate(request: &RampRequest) -> Result<()> {
         return Err(invalid(
             "bounds",
             "none".into(),
-            "give at least one of --max-p95, --max-error-rate, --max-jruby-wait, --min-throughput"
+            "give at least one of --max-p95, --max-error-rate, --max-jruby-wait, --min-throughput, \
+             --max-borrow-timeouts, --max-queue-limit-hits, --max-puppetdb-queue"
                 .into(),
         ));
     }
@@ -283,6 +290,34 @@ pub fn validate(request: &RampRequest) -> Result<()> {
             b.jruby_wait_ms.map(|v| v.to_string()).unwrap_or_default(),
             "the JRuby wait is the server's figure: give --server too".into(),
         ));
+    }
+    for (field, value) in [
+        ("max-borrow-timeouts", b.max_borrow_timeouts),
+        ("max-queue-limit-hits", b.max_queue_limit_hits),
+    ] {
+        if let (Some(value), None) = (value, &request.report.server) {
+            return Err(invalid(
+                field,
+                value.to_string(),
+                "it is counted by the server's status: give --server too".into(),
+            ));
+        }
+    }
+    if let Some(depth) = b.max_puppetdb_queue {
+        if !depth.is_finite() || depth < 0.0 {
+            return Err(invalid(
+                "max-puppetdb-queue",
+                depth.to_string(),
+                "commands waiting, 0 or more".into(),
+            ));
+        }
+        if request.report.puppetdb.is_none() {
+            return Err(invalid(
+                "max-puppetdb-queue",
+                depth.to_string(),
+                "the queue is PuppetDB's figure: give --puppetdb too".into(),
+            ));
+        }
     }
     Ok(())
 }

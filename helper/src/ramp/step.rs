@@ -1,13 +1,16 @@
 //! One step of a ramp: the runs that finished while it held, its figures, and whether
 //! they stayed within the user's bounds.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::host_cpus::{self, CpuList};
 use super::run_times::RunTimes;
 use super::spread::{RepeatSpread, Spread};
-use crate::protocol::answers::Distribution;
+use crate::protocol::answers::{Distribution, FailureKind};
 use crate::record::sample::{NewRun, Sample};
+use crate::record::server_window::{ServerFigures, WindowTotals};
 use crate::sys::table::NONE;
 
 /// The limits a step is held to; a bound left out is not checked.
@@ -23,6 +26,17 @@ pub struct Bounds {
     /// [`throughput_percent`]): a server that slows agents without failing them, or a
     /// load host that cannot start them, shows here before anywhere else.
     pub min_throughput_percent: Option<f64>,
+    /// The most JRuby borrow timeouts in the window (requests that waited longer than the
+    /// server's `borrow-timeout` for an instance and got a 503); 0 for none at all.
+    #[serde(default)]
+    pub max_borrow_timeouts: Option<u64>,
+    /// The most requests refused in the window because `max-queued-requests` were already
+    /// waiting (a 503 at once); 0 for none at all.
+    #[serde(default)]
+    pub max_queue_limit_hits: Option<u64>,
+    /// The deepest PuppetDB command queue any of the window's samples may see.
+    #[serde(default)]
+    pub max_puppetdb_queue: Option<f64>,
 }
 
 /// The runs that finished in a window as a share of the runs due in it, percent: each
@@ -43,8 +57,9 @@ pub fn one_decimal(value: Option<f64>) -> String {
 /// A bound a step crossed, with the step's figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Crossing {
-    /// `p95`, `error-rate`, `jruby-wait` (above their bound), `throughput` (below it),
-    /// or `no-runs` (no run finished while the step held, which no bound can call coping).
+    /// `p95`, `error-rate`, `jruby-wait`, `borrow-timeouts`, `queue-limit-hits`,
+    /// `puppetdb-queue` (above their bound), `throughput` (below it), or `no-runs` (no run
+    /// finished while the step held, which no bound can call coping).
     pub bound: String,
     pub limit: Option<f64>,
     pub value: Option<f64>,
@@ -53,11 +68,24 @@ pub struct Crossing {
     /// least their p95 would be).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figure: Option<String>,
+    /// What the figure is made of, for people: the failed runs by kind
+    /// ("cached-catalog 12, server-error 12").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl Crossing {
     /// For people: "p95 run time 41.2 s > 30 s", "max of 12 run times 41.2 s > 30 s".
     pub fn describe(&self) -> String {
+        let text = self.describe_figure();
+        match &self.detail {
+            Some(detail) => format!("{text} ({detail})"),
+            None => text,
+        }
+    }
+
+    fn describe_figure(&self) -> String {
+        let whole = |v: Option<f64>| v.map_or_else(|| NONE.to_owned(), |v| format!("{v:.0}"));
         match self.bound.as_str() {
             "p95" => format!(
                 "{} run time{} {} s > {} s",
@@ -80,6 +108,21 @@ impl Crossing {
                 "runs finished {} % of those due < {} %",
                 one_decimal(self.value),
                 one_decimal(self.limit)
+            ),
+            "borrow-timeouts" => format!(
+                "JRuby borrow timeouts (503) {} > {}",
+                whole(self.value),
+                whole(self.limit)
+            ),
+            "queue-limit-hits" => format!(
+                "requests refused by the queue limit (503) {} > {}",
+                whole(self.value),
+                whole(self.limit)
+            ),
+            "puppetdb-queue" => format!(
+                "PuppetDB queue depth {} > {}",
+                whole(self.value),
+                whole(self.limit)
             ),
             _ => "no run finished while the step held".to_owned(),
         }
@@ -163,6 +206,14 @@ pub struct StepResult {
     pub run_times: RunTimes,
     pub within_bounds: bool,
     pub crossed: Vec<Crossing>,
+    /// The window's failed runs by why they failed (a run of two kinds counts under
+    /// each); empty in a baseline written before it was measured.
+    #[serde(default)]
+    pub failed_by_kind: BTreeMap<FailureKind, usize>,
+    /// What the server and PuppetDB did over the window (their counts' differences and
+    /// the access log's request times); `null` without a server asked.
+    #[serde(default)]
+    pub server: Option<ServerFigures>,
 }
 
 fn one() -> usize {
@@ -188,6 +239,7 @@ pub fn crossings(bounds: &Bounds, step: &StepResult) -> Vec<Crossing> {
             limit: None,
             value: None,
             figure: None,
+            detail: None,
         });
     }
     // `above`: a figure crosses its bound by going over it; otherwise by going under.
@@ -199,6 +251,7 @@ pub fn crossings(bounds: &Bounds, step: &StepResult) -> Vec<Crossing> {
                     limit: Some(limit),
                     value: Some(value),
                     figure: None,
+                    detail: None,
                 });
             }
         }
@@ -219,9 +272,39 @@ pub fn crossings(bounds: &Bounds, step: &StepResult) -> Vec<Crossing> {
         step.throughput_percent,
         false,
     );
+    let server = step.server.as_ref();
+    let whole = |v: Option<u64>| v.map(|n| n as f64);
+    check(
+        "borrow-timeouts",
+        whole(bounds.max_borrow_timeouts),
+        whole(server.and_then(|f| f.borrow_timeouts)),
+        true,
+    );
+    check(
+        "queue-limit-hits",
+        whole(bounds.max_queue_limit_hits),
+        whole(server.and_then(|f| f.queue_limit_hits)),
+        true,
+    );
+    check(
+        "puppetdb-queue",
+        bounds.max_puppetdb_queue,
+        server.and_then(|f| f.puppetdb_queue_max),
+        true,
+    );
     for c in &mut crossed {
         if c.bound == "p95" && step.total_time.p95.is_none() {
             c.figure = Some(step.total_time.tail_name());
+        }
+        // The failed runs by kind say whether the server or the agents failed them.
+        if c.bound == "error-rate" && !step.failed_by_kind.is_empty() {
+            c.detail = Some(
+                step.failed_by_kind
+                    .iter()
+                    .map(|(kind, n)| format!("{} {n}", kind.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
         }
     }
     crossed
@@ -311,6 +394,10 @@ pub struct StepWindow {
     /// The load host's own CPUs, when they are not all of them.
     cpus: Option<CpuList>,
     windows: Vec<Window>,
+    /// What the server and PuppetDB did over every window of the step.
+    server: WindowTotals,
+    /// Whether any sample had a server's or PuppetDB's window, or the access log's.
+    server_seen: bool,
 }
 
 impl StepWindow {
@@ -332,6 +419,8 @@ impl StepWindow {
             hold_note: None,
             cpus: None,
             windows: vec![Window::new(window_from)],
+            server: WindowTotals::default(),
+            server_seen: false,
         }
     }
 
@@ -375,6 +464,13 @@ impl StepWindow {
         }
         w.cpu
             .extend(host_cpus::busy(self.cpus.as_ref(), &sample.host));
+        let (server, puppetdb, access) = (
+            sample.server_window.as_ref(),
+            sample.puppetdb_window.as_ref(),
+            sample.access_log.as_ref(),
+        );
+        self.server_seen |= server.is_some() || puppetdb.is_some() || access.is_some();
+        self.server.add(server, puppetdb, access);
     }
 
     /// The step's figures at run interval `interval`, held to `bounds`: every window's
@@ -420,6 +516,11 @@ impl StepWindow {
                 host_cpu_busy: Spread::of(each.iter().map(|(_, w)| mean(&w.cpu))),
             }
         });
+        let mut failed_by_kind: BTreeMap<FailureKind, usize> = BTreeMap::new();
+        for kind in runs.iter().flat_map(|r| &r.failure_kinds) {
+            *failed_by_kind.entry(*kind).or_default() += 1;
+        }
+        let server = self.server_seen.then(|| self.server.figures());
         let owned: Vec<NewRun> = runs.iter().map(|r| (*r).clone()).collect();
         let run_times = RunTimes::of(&owned, &first);
         let mut result = StepResult {
@@ -454,6 +555,8 @@ impl StepWindow {
             run_times,
             within_bounds: true,
             crossed: Vec::new(),
+            failed_by_kind,
+            server,
         };
         result.crossed = crossings(bounds, &result);
         result.within_bounds = result.crossed.is_empty();
@@ -557,6 +660,7 @@ mod tests {
                 error_percent: Some(1.0),
                 jruby_wait_ms: Some(200.0),
                 min_throughput_percent: Some(90.0),
+                ..Bounds::default()
             },
             INTERVAL,
         );
@@ -616,6 +720,94 @@ mod tests {
         );
         // At twice the interval the same runs are 150 % of the 10 due: within.
         assert!(window(&runs).judge(&bounds, 2 * INTERVAL).within_bounds);
+    }
+
+    /// The server refused requests (a full queue, instances not free in time) and
+    /// PuppetDB fell behind, while the runs themselves looked fine: the step crosses the
+    /// bounds on the server's own counts of the window.
+    #[test]
+    fn a_step_whose_server_refused_requests_crosses_the_servers_bounds() {
+        use crate::record::server_window::{JrubyWindow, PuppetdbWindow, ServerWindow};
+        let runs: Vec<NewRun> = (1..=20)
+            .map(|i| run(RunStatus::Unchanged, i as f64))
+            .collect();
+        let mut w = window(&runs);
+        let server = ServerWindow {
+            seconds: 60,
+            jruby: Some(JrubyWindow {
+                borrow_timeouts: Some(1),
+                queue_limit_hits: Some(2),
+                ..JrubyWindow::default()
+            }),
+            ..ServerWindow::default()
+        };
+        let puppetdb = |depth| PuppetdbWindow {
+            seconds: 60,
+            queue_depth: Some(depth),
+            ..PuppetdbWindow::default()
+        };
+        w.server.add(Some(&server), Some(&puppetdb(80.0)), None);
+        w.server.add(Some(&server), Some(&puppetdb(20.0)), None);
+        w.server_seen = true;
+        let result = w.judge(
+            &Bounds {
+                max_borrow_timeouts: Some(2),
+                max_queue_limit_hits: Some(0),
+                max_puppetdb_queue: Some(50.0),
+                ..Bounds::default()
+            },
+            INTERVAL,
+        );
+        let described: Vec<String> = result.crossed.iter().map(Crossing::describe).collect();
+        assert_eq!(
+            described,
+            [
+                "requests refused by the queue limit (503) 4 > 0",
+                "PuppetDB queue depth 80 > 50"
+            ]
+        );
+        let server = result.server.unwrap();
+        assert_eq!(
+            (server.borrow_timeouts, server.queue_limit_hits),
+            (Some(2), Some(4))
+        );
+        assert_eq!(server.seconds, 120);
+        // Without a server's window there is no figure, and no bound is checked.
+        let quiet = window(&runs).judge(
+            &Bounds {
+                max_queue_limit_hits: Some(0),
+                ..Bounds::default()
+            },
+            INTERVAL,
+        );
+        assert!(quiet.within_bounds);
+        assert_eq!(quiet.server, None);
+    }
+
+    /// Runs Puppet called `unchanged` after applying their cached catalog are failed runs:
+    /// the error rate crosses its bound and says what failed them.
+    #[test]
+    fn the_error_rate_names_the_kinds_of_its_failed_runs() {
+        let mut runs: Vec<NewRun> = (1..=18)
+            .map(|i| run(RunStatus::Unchanged, i as f64))
+            .collect();
+        for _ in 0..2 {
+            let mut cached = run(RunStatus::Failed, 1.0);
+            cached.failure_kinds = vec![FailureKind::CachedCatalog, FailureKind::ServerError];
+            runs.push(cached);
+        }
+        let result = window(&runs).judge(
+            &Bounds {
+                error_percent: Some(1.0),
+                ..Bounds::default()
+            },
+            INTERVAL,
+        );
+        assert_eq!(
+            result.crossed[0].describe(),
+            "failed runs 10.0 % > 1.0 % (cached-catalog 2, server-error 2)"
+        );
+        assert_eq!(result.failed_by_kind[&FailureKind::CachedCatalog], 2);
     }
 
     #[test]
