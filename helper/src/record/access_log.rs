@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! %h %l %u [%t] "%r" %s %b "%i{Referer}" "%i{User-Agent}" %D %i{Content-Length} %mdc{jruby.borrow-time:--}
-//! 127.0.0.1 - - [28/Nov/2026:13:28:57 +0000] "POST /puppet/v3/catalog/fc.sandbox.test?environment=production HTTP/1.1" 503 118 "-" "Puppet/8.10.0 Ruby/3.3.8-p144 (x86_64-linux-gnu)" 7 8017 -
+//! 127.0.0.1 - - [28/Nov/2026:13:28:57 +0000] "POST /puppet/v3/catalog/c1.load.example.com?environment=production HTTP/1.1" 503 118 "-" "Puppet/8.10.0 Ruby/3.3.8-p144 (x86_64-linux-gnu)" 7 8017 -
 //! ```
 //!
 //! `%D` is the milliseconds the request took. The log is the server's text, its request
