@@ -14,6 +14,8 @@ RSpec.describe 'class clone_army on a sandbox host' do
   # first check in after 15 minutes; with 60, after half a minute.
   manifest = "class { 'clone_army': server => '#{SandboxHarness::SERVER}', num_clones => #{clones.size}, " \
              "runinterval => #{SandboxHarness::RUNINTERVAL} }"
+  # Debian's Puppet Server logs every request here (its request-logging.xml).
+  access_log = '/var/log/puppetserver/puppetserver-access.log'
 
   # Bounds on every wait (seconds): the base build (debootstrap) is in the first apply.
   first_apply_timeout = Integer(ENV.fetch('FIRST_APPLY_TIMEOUT', 1200))
@@ -172,6 +174,16 @@ RSpec.describe 'class clone_army on a sandbox host' do
       end
     end
 
+    # A run whose catalog request fails must fail, not apply the cached catalog and read
+    # "unchanged" (Puppet's default): the agent as the clone runs it says so.
+    it "runs each clone's agent without the cached catalog to fall back on" do
+      clones.each do |clone|
+        result = in_clone(clone, 'puppet', 'config', 'print', 'usecacheonfailure', '--section', 'agent', timeout: 120)
+        expect(result.exitstatus).to eq(0), "#{clone}: #{result}"
+        expect(result.stdout.strip).to eq('false'), "#{clone}: #{result}"
+      end
+    end
+
     it 'gets both clones a certificate signed by the server' do
       signed = wait_for(timeout: checkin_timeout) { (certnames - signed_certs).empty? }
       expect(signed).to be_truthy,
@@ -200,9 +212,11 @@ RSpec.describe 'class clone_army on a sandbox host' do
                     "/var/lib/puppet/ssl/certs/#{SandboxHarness::SERVER}.pem", '--client-key',
                     "/var/lib/puppet/ssl/private_keys/#{SandboxHarness::SERVER}.pem"]
         end
+        # The server's access log is the sandbox's own: the recorder reads it as it grows.
         @recorded = SandboxHarness.on_sandbox(SandboxHarness::HELPER, 'record', '--output', '/root/minute.jsonl',
                                               '--every', '5', '--samples', '13', '--interval',
-                                              SandboxHarness::RUNINTERVAL.to_s, *views, timeout: 180)
+                                              SandboxHarness::RUNINTERVAL.to_s, '--access-log', access_log,
+                                              *views, timeout: 180)
         page = SandboxHarness.on_sandbox(SandboxHarness::HELPER, 'report', '--from', '/root/minute.jsonl',
                                          '--format', 'html', timeout: 60)
         @page = File.join(@page_dir, 'run.html')
@@ -222,10 +236,13 @@ RSpec.describe 'class clone_army on a sandbox host' do
       it 'draws every chart from samples, in the page as Chromium loaded it' do
         charts = @dom.scan(%r{<figure class="chart" id="([a-z-]+)" data-points="(\d+)"}).to_h
         expect(charts.keys).to eq(['runs-per-minute', 'run-time', 'config-retrieval-time', 'clones', 'jrubies',
-                                   'jruby-times', 'compile-time', 'puppetdb-queue', 'host'])
-        # Every sample has the fleet, the pool and the host; run times need a run
-        # in the minute (the two clones each run once a minute, phased half a minute apart).
-        ['runs-per-minute', 'clones', 'jrubies', 'jruby-times', 'host', 'run-time'].each do |id|
+                                   'jruby-times', 'compile-time', 'puppetdb-queue', 'endpoint-requests',
+                                   'endpoint-time', 'server-failures', 'server-jvm', 'host'])
+        # Every sample has the fleet, the pool, the server's window and the host; run times and the
+        # access log's request times need a run in the minute (the two clones each run once a
+        # minute, phased half a minute apart).
+        ['runs-per-minute', 'clones', 'jrubies', 'jruby-times', 'host', 'run-time', 'endpoint-requests',
+         'endpoint-time', 'server-failures', 'server-jvm'].each do |id|
           expect(charts[id].to_i).to be > 0, "#{id}: #{charts}"
         end
         expect(charts['puppetdb-queue'].to_i).to be > 0, charts.inspect if puppetdb?
@@ -429,6 +446,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
                          '--label', 'acceptance', '--step', '1', '--interval', interval, '--hold', interval,
                          '--max-hold', interval,
                          '--every', '5', '--max-p95', '600', '--max-error-rate', '50', '--min-throughput', '40',
+                         '--max-queue-limit-hits', '0', '--max-borrow-timeouts', '0', '--access-log', access_log,
                          '--server', "https://#{SandboxHarness::SERVER}:8140", timeout: 600)
     end
 
@@ -448,6 +466,14 @@ RSpec.describe 'class clone_army on a sandbox host' do
       made = step['runs'] + step['first_runs']['runs']
       expect(step['throughput_percent'])
         .to be_within(0.01).of(100.0 * made * SandboxHarness::RUNINTERVAL / (2 * step['seconds'])), step.inspect
+      # The server's own view of the window: its counts' differences and its access log.
+      server = step.fetch('server')
+      expect(server).to include('queue_limit_hits' => 0, 'borrow_timeouts' => 0), server.inspect
+      catalog = server.fetch('endpoints').fetch('catalog')
+      expect(catalog['requests']).to be >= 1, server.inspect
+      expect(catalog['logged']).to be >= 1, server.inspect
+      expect(catalog['p95_ms']).to be > 0, server.inspect
+      expect(server.fetch('endpoints')).to include('report'), server.inspect
       expect(answer['verdict']).to include('ended_by' => 'clones')
       expect(answer['verdict']['summary']).to start_with("sustained 2 agents at interval #{SandboxHarness::RUNINTERVAL} s ("),
                                               answer.inspect

@@ -433,7 +433,7 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
             &endpoint_series(|e| requests_per_second(samples, e)),
         ),
         line_chart(
-            "endpoint-p95",
+            "endpoint-time",
             "Request time p95 by endpoint (the access log, each sample's requests)",
             "ms",
             &endpoint_series(|e| logged_p95_ms(samples, e)),

@@ -134,7 +134,7 @@ fn the_page_draws_every_chart_from_its_samples() {
         // One window (the second and third samples had the server's answer), six
         // endpoints; no access log.
         ("endpoint-requests", 6),
-        ("endpoint-p95", 0),
+        ("endpoint-time", 0),
         // One window's borrow timeouts (Puppet Server 7's answer has no queue-limit
         // count), three kinds of failed runs in each sample.
         ("server-failures", 10),
