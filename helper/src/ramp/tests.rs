@@ -1282,6 +1282,54 @@ fn two_load_hosts_that_stepped_together_merge_into_one_verdict() {
     );
 }
 
+/// Merged, a step's failed runs add up by kind, and the server the hosts watched
+/// together is judged once: its refusals are the first host's view that has them, not
+/// one count per host.
+#[test]
+fn merged_steps_add_failures_by_kind_and_judge_the_servers_view_once() {
+    use crate::protocol::answers::FailureKind;
+    use crate::record::server_window::ServerFigures;
+    use std::collections::BTreeMap;
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = two_hosts(dir.path());
+    a.bounds.max_queue_limit_hits = Some(0);
+    b.bounds.max_queue_limit_hits = Some(0);
+    a.steps[2].failed_by_kind = BTreeMap::from([(FailureKind::CachedCatalog, 2)]);
+    b.steps[2].failed_by_kind = BTreeMap::from([
+        (FailureKind::CachedCatalog, 1),
+        (FailureKind::ServerError, 3),
+    ]);
+    let refused = ServerFigures {
+        queue_limit_hits: Some(4),
+        ..ServerFigures::default()
+    };
+    a.steps[0].server = None;
+    b.steps[0].server = Some(refused.clone());
+    let files: Vec<PathBuf> = [("a.json", &a), ("b.json", &b)]
+        .iter()
+        .map(|(name, baseline)| {
+            let file = dir.path().join(name);
+            std::fs::write(&file, serde_json::to_vec(baseline).unwrap()).unwrap();
+            file
+        })
+        .collect();
+    let merged = baseline::report(&files, None).unwrap().baseline;
+    assert_eq!(
+        merged.steps[2].failed_by_kind,
+        BTreeMap::from([
+            (FailureKind::CachedCatalog, 3),
+            (FailureKind::ServerError, 3)
+        ])
+    );
+    assert_eq!(merged.steps[0].server, Some(refused));
+    let crossed: Vec<(&str, Option<f64>)> = merged.steps[0]
+        .crossed
+        .iter()
+        .map(|c| (c.bound.as_str(), c.value))
+        .collect();
+    assert_eq!(crossed, [("queue-limit-hits", Some(4.0))]);
+}
+
 /// Each load host's CPU share is of the CPUs it counted: a merged baseline names them
 /// for every host, and at its top only when all counted the same ones.
 #[test]
