@@ -75,6 +75,9 @@ SITE_PP=/etc/puppet/code/environments/production/manifests/site.pp
 RAMP_CLONE_LIST=/var/tmp/lab-ramp-clones.jsonl
 RAMP_BASELINE=/var/tmp/lab-ramp.json
 RAMP_TIMELINE=/var/tmp/lab-ramp.jsonl
+RAMP_PAGE=/var/tmp/lab-ramp.html
+# Debian's Puppet Server logs every request here (its request-logging.xml).
+SERVER_ACCESS_LOG=/var/log/puppetserver/puppetserver-access.log
 
 sandbox() { bash "$here/sandbox.sh" "$@"; }
 inside() { sandbox exec "$NAME" "$@"; }
@@ -292,10 +295,12 @@ cmd_down() {
 # RAMP_MIN_THROUGHPUT % of those due (default 80: a one-interval window counts a
 # run a clone or two off); then it bisects between that step and the last within
 # until the knee is within RAMP_RESOLUTION (clones, or a share of the level:
-# default 10%). Where the lab pins the clones to CLONE_CPUS, those are the load
-# host's CPU in the verdict (--load-host-cpus): the server's CPUs are the
-# server's. Prints the curve; the baseline and the timeline stay in the sandbox
-# (their paths are printed).
+# default 10%). A step whose server refused a request (a JRuby borrow timeout, a
+# full queue: each a 503) is past the bounds too. Where the lab pins the clones to
+# CLONE_CPUS, those are the load host's CPU in the verdict (--load-host-cpus): the
+# server's CPUs are the server's. The server's access log gives each step's
+# per-endpoint p95. Prints the curve; the baseline, the timeline and its page stay
+# in the sandbox (their paths are printed).
 cmd_ramp() {
   require_root
   local total=${RAMP_CLONES:-40} step=${RAMP_STEP:-10} max_hold=${RAMP_MAX_HOLD:-$((2 * LAB_RUNINTERVAL))}
@@ -350,10 +355,13 @@ cmd_ramp() {
     --max-hold "$max_hold" --resolution "$resolution" "${cpus[@]}" \
     --max-p95 "${RAMP_MAX_P95:-30}" --max-error-rate "${RAMP_MAX_ERROR_RATE:-1}" \
     --max-jruby-wait "${RAMP_MAX_JRUBY_WAIT:-1000}" --min-throughput "${RAMP_MIN_THROUGHPUT:-80}" \
+    --max-borrow-timeouts 0 --max-queue-limit-hits 0 --access-log "$SERVER_ACCESS_LOG" \
     --server "https://$SERVER_NAME:8140" --ca-cert "$SERVER_CA_CERT" >/dev/null ||
     die "ramp run failed"
   EXEC_TIMEOUT=60 inside clone-army ramp report "$RAMP_BASELINE" --format table
-  log "baseline and timeline: $(sandbox_dir "$NAME")/root{$RAMP_BASELINE,$RAMP_TIMELINE}"
+  EXEC_TIMEOUT=120 inside clone-army report --from "$RAMP_TIMELINE" --format html --output "$RAMP_PAGE" >/dev/null ||
+    die "the ramp's page could not be written"
+  log "baseline, timeline and page: $(sandbox_dir "$NAME")/root{$RAMP_BASELINE,$RAMP_TIMELINE,$RAMP_PAGE}"
 }
 
 case "${1:-}" in
