@@ -1,6 +1,7 @@
 //! The ramp's result as a file: its request, every step's figures (the curve) and the
 //! verdict, so two ramps (two server versions, two tunings) can be laid side by side.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -10,6 +11,7 @@ use super::limit::{self, Limit};
 use super::step::{one_decimal, Bounds, Phase, StepResult};
 use super::usl::{self, UslFit};
 use crate::protocol::error::{Error, Result};
+use crate::report::endpoints;
 use crate::sys::escape::visible;
 use crate::sys::table::{Table, NONE};
 
@@ -145,6 +147,10 @@ pub struct Level {
     pub runs_per_minute: f64,
     /// The bounds it crossed, described ("p95 run time 41.2 s > 30 s").
     pub crossed: Vec<String>,
+    /// The server's own p95 per endpoint of an agent's run at this step, ms, from its
+    /// access log (endpoints with too few requests for a p95 are left out).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub server_p95_ms: BTreeMap<String, u64>,
 }
 
 impl Level {
@@ -155,7 +161,24 @@ impl Level {
             interval,
             runs_per_minute: round1(step.runs_per_minute),
             crossed: step.crossed.iter().map(|c| c.describe()).collect(),
+            server_p95_ms: step
+                .server
+                .iter()
+                .flat_map(|server| &server.endpoints)
+                .filter(|(name, _)| endpoints::OF_A_RUN.contains(&name.as_str()))
+                .filter_map(|(name, e)| Some((name.clone(), e.p95_ms?)))
+                .collect(),
         }
+    }
+
+    /// "server p95: catalog 335 ms, report 143 ms", in the order of an agent's run;
+    /// `None` without an access log's p95s.
+    fn server_p95s(&self) -> Option<String> {
+        let named: Vec<String> = endpoints::OF_A_RUN
+            .iter()
+            .filter_map(|name| Some(format!("{name} {} ms", self.server_p95_ms.get(*name)?)))
+            .collect();
+        (!named.is_empty()).then(|| format!("server p95: {}", named.join(", ")))
     }
 }
 
@@ -221,8 +244,13 @@ impl Verdict {
     ) -> String {
         let held = match sustained {
             Some(l) => format!(
-                "sustained {} agents at interval {} s ({} runs/min)",
-                l.clones, l.interval, l.runs_per_minute
+                "sustained {} agents at interval {} s ({} runs/min{})",
+                l.clones,
+                l.interval,
+                l.runs_per_minute,
+                l.server_p95s()
+                    .map(|p| format!("; {p}"))
+                    .unwrap_or_default()
             ),
             None => "no step within bounds".to_owned(),
         };
@@ -507,6 +535,9 @@ pub fn table(report: &RampReport) -> String {
     if b.steps.iter().any(|s| s.spread.is_some()) {
         out.push_str(&format!("\n{}", spread_table(b)));
     }
+    if b.steps.iter().any(|s| s.server.is_some()) {
+        out.push_str(&format!("\n{}", server_table(b)));
+    }
     if let Some(f) = fit {
         out.push_str(&format!(
             "USL fit over {} steps: λ {:.3} runs/min a clone, σ {:.4}, κ {:.3e}; {}; residuals {:.2} runs/min RMS\n",
@@ -566,6 +597,62 @@ pub fn table(report: &RampReport) -> String {
         ));
     }
     out
+}
+
+/// The server's own view of each step it was watched in: its CPU, the p95 of the
+/// requests that cost it most, its refusals and its queues.
+fn server_table(b: &Baseline) -> String {
+    let cell = one_decimal;
+    let whole = |v: Option<u64>| v.map_or_else(|| NONE.to_owned(), |v| v.to_string());
+    let mut rows = Table::new(&[
+        "STEP",
+        "CLONES",
+        "SERVER-CPU%",
+        "CATALOG-P95",
+        "REPORT-P95",
+        "5XX",
+        "BORROW-TIMEOUTS",
+        "QUEUE-503",
+        "JRUBY-QUEUED",
+        "GC%",
+        "HEAP-MIB",
+        "PUPPETDB-QUEUE",
+    ]);
+    for s in &b.steps {
+        let Some(server) = &s.server else { continue };
+        // Too few requests for a p95 read as their max, as the run times do.
+        let p95 = |endpoint: &str| match server.endpoints.get(endpoint) {
+            Some(e) => match (e.p95_ms, e.logged, e.max_ms) {
+                (Some(p95), _, _) => p95.to_string(),
+                (None, Some(n), Some(max)) if n > 0 => format!("max({n}) {max}"),
+                _ => NONE.to_owned(),
+            },
+            None => NONE.to_owned(),
+        };
+        let logged_errors: Option<u64> = server
+            .endpoints
+            .values()
+            .filter_map(|e| e.server_errors)
+            .reduce(u64::saturating_add);
+        rows.row([
+            s.step.to_string(),
+            s.clones.to_string(),
+            cell(server.cpu_percent),
+            p95("catalog"),
+            p95("report"),
+            whole(logged_errors),
+            whole(server.borrow_timeouts),
+            whole(server.queue_limit_hits),
+            cell(server.jruby_queued_max),
+            cell(server.gc_share.map(|g| g * 100.0)),
+            whole(server.heap_used_max_bytes.map(|b| b / (1024 * 1024))),
+            cell(server.puppetdb_queue_max),
+        ]);
+    }
+    format!(
+        "the server's view of each step (p95s in ms, from its access log; 5XX are the log's):\n{}",
+        rows.render()
+    )
 }
 
 /// Each repeated step's figures over its windows, min/median/max.

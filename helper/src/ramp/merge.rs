@@ -65,8 +65,8 @@ pub fn merge(baselines: Vec<(String, Baseline)>) -> Result<Baseline> {
         for (what, mine, theirs) in [
             (
                 "start-at",
-                format!("{:?}", b.start_at),
-                format!("{:?}", first.start_at),
+                b.start_at.clone().unwrap_or_default(),
+                first.start_at.clone().unwrap_or_default(),
             ),
             (
                 "interval",
@@ -76,11 +76,7 @@ pub fn merge(baselines: Vec<(String, Baseline)>) -> Result<Baseline> {
             ("settle", b.settle.to_string(), first.settle.to_string()),
             ("hold", b.hold.to_string(), first.hold.to_string()),
             ("repeat", b.repeat.to_string(), first.repeat.to_string()),
-            (
-                "bounds",
-                format!("{:?}", b.bounds),
-                format!("{:?}", first.bounds),
-            ),
+            ("bounds", b.bounds.to_string(), first.bounds.to_string()),
         ] {
             if mine != theirs {
                 return Err(differs(what, mine, theirs));

@@ -39,6 +39,36 @@ pub struct Bounds {
     pub max_puppetdb_queue: Option<f64>,
 }
 
+/// The bounds as the flags that set them (`--max-p95 30 --max-error-rate 1`), so a user
+/// told two baselines' bounds differ reads them in the words they typed; "none" for none.
+impl std::fmt::Display for Bounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let flags: Vec<String> = [
+            ("max-p95", self.p95_seconds),
+            ("max-error-rate", self.error_percent),
+            ("max-jruby-wait", self.jruby_wait_ms),
+            ("min-throughput", self.min_throughput_percent),
+            (
+                "max-borrow-timeouts",
+                self.max_borrow_timeouts.map(|v| v as f64),
+            ),
+            (
+                "max-queue-limit-hits",
+                self.max_queue_limit_hits.map(|v| v as f64),
+            ),
+            ("max-puppetdb-queue", self.max_puppetdb_queue),
+        ]
+        .into_iter()
+        .filter_map(|(flag, value)| value.map(|v| format!("--{flag} {v}")))
+        .collect();
+        if flags.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&flags.join(" "))
+        }
+    }
+}
+
 /// The runs that finished in a window as a share of the runs due in it, percent: each
 /// clone running is due one run every `interval` seconds, so `clones * seconds /
 /// interval` runs are due. `None` without clones or time to be due in. `runs` counts

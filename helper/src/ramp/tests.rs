@@ -1389,6 +1389,22 @@ fn baselines_that_did_not_step_together_are_refused_naming_the_file() {
     b.start_at = None;
     baseline::write(&b, &path("alone.json")).unwrap();
     refused(&["a.json", "alone.json"], "not keyed to --start-at");
+    // Bounds are named as the flags that set them, not as the helper's structure.
+    let mut stricter = a.clone();
+    stricter.bounds.max_queue_limit_hits = Some(0);
+    baseline::write(&stricter, &path("stricter.json")).unwrap();
+    refused(
+        &["a.json", "stricter.json"],
+        &format!(
+            "its bounds {} --max-queue-limit-hits 0 differs from {} in",
+            a.bounds, a.bounds
+        ),
+    );
+    assert!(
+        a.bounds.to_string().starts_with("--max-p95 "),
+        "{}",
+        a.bounds
+    );
     // A host whose second step began in another slot.
     let mut out_of_time = a.clone();
     out_of_time.steps[1].t += 200;
@@ -1457,4 +1473,103 @@ fn a_first_step_past_the_bounds_is_bisected_down_from_the_floor() {
     let v = &done.baseline.verdict;
     assert_eq!(v.sustained.as_ref().unwrap().clones, 6);
     assert_eq!(v.knee.as_ref().unwrap().describe(), "6.5 ± 0.5");
+}
+
+/// The verdict names the server's own p95 per endpoint at the level it sustained, from
+/// its access log, in the order of an agent's run; endpoints no agent run asks for, and
+/// ones with too few requests for a p95, are left out.
+#[test]
+fn the_verdict_gives_the_servers_p95_per_endpoint_where_it_held() {
+    use crate::record::server_window::{EndpointFigures, ServerFigures};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, _) = two_hosts(dir.path());
+    let p95 = |ms: Option<u64>| EndpointFigures {
+        p95_ms: ms,
+        ..EndpointFigures::default()
+    };
+    a.steps[1].server = Some(ServerFigures {
+        endpoints: [
+            ("report".to_owned(), p95(Some(143))),
+            ("catalog".to_owned(), p95(Some(335))),
+            ("status".to_owned(), p95(Some(20))),
+            ("node".to_owned(), p95(None)),
+        ]
+        .into(),
+        ..ServerFigures::default()
+    });
+    let v = baseline::Verdict::of(&a.steps, a.interval, &a.verdict.ended_by, None);
+    let held = v.sustained.as_ref().unwrap();
+    assert_eq!(held.clones, a.steps[1].clones);
+    assert_eq!(
+        held.server_p95_ms,
+        [("catalog".to_owned(), 335), ("report".to_owned(), 143)].into()
+    );
+    assert!(
+        v.summary.starts_with(&format!(
+            "sustained {} agents at interval {} s ({} runs/min; server p95: catalog 335 ms, report 143 ms); first degraded",
+            held.clones, a.interval, held.runs_per_minute
+        )),
+        "{}",
+        v.summary
+    );
+}
+
+/// The table gives the server's own view of each step it watched, beside the runs':
+/// a p95 where there were enough requests for one, else their max, marked.
+#[test]
+fn the_ramp_table_shows_the_servers_view_of_each_step() {
+    use crate::record::server_window::{EndpointFigures, ServerFigures};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, _) = two_hosts(dir.path());
+    let logged = |n: u64, p95: Option<u64>, max: u64| EndpointFigures {
+        logged: Some(n),
+        server_errors: Some(1),
+        p95_ms: p95,
+        max_ms: Some(max),
+        ..EndpointFigures::default()
+    };
+    a.steps[1].server = Some(ServerFigures {
+        endpoints: [
+            ("catalog".to_owned(), logged(5, None, 900)),
+            ("report".to_owned(), logged(40, Some(120), 300)),
+        ]
+        .into(),
+        cpu_percent: Some(42.25),
+        queue_limit_hits: Some(3),
+        heap_used_max_bytes: Some(300 * 1024 * 1024),
+        ..ServerFigures::default()
+    });
+    let text = baseline::table(&baseline::RampReport {
+        baseline: a.clone(),
+        comparison: None,
+    });
+    let (_, server) = text
+        .split_once("the server's view of each step")
+        .unwrap_or_else(|| panic!("{text}"));
+    let row: Vec<&str> = server
+        .lines()
+        .find(|l| l.starts_with("2 "))
+        .unwrap_or_else(|| panic!("{text}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row,
+        [
+            "2",
+            &a.steps[1].clones.to_string(),
+            "42.2",
+            "max(5)",
+            "900",
+            "120",
+            "2",
+            "-",
+            "3",
+            "-",
+            "-",
+            "300",
+            "-"
+        ]
+    );
+    // Steps the server was not watched in have no row.
+    assert!(!server.lines().any(|l| l.starts_with("1 ")), "{text}");
 }

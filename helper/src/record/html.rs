@@ -673,11 +673,15 @@ fn full_rows(s: &RunSummary) -> Vec<(&'static str, String)> {
             .iter()
             .filter_map(|name| {
                 let e = server.endpoints.get(*name)?;
+                let tail = match (e.p95_ms, e.max_ms) {
+                    (Some(p95), _) => format!("p95 {p95} ms"),
+                    (None, Some(max)) => format!("max {max} ms"),
+                    (None, None) => "p95 -".to_owned(),
+                };
                 Some(format!(
-                    "{name} {} (p50 {} ms, p95 {} ms)",
+                    "{name} {} (p50 {} ms, {tail})",
                     e.logged?,
                     e.p50_ms.map_or_else(|| "-".to_owned(), |v| v.to_string()),
-                    e.p95_ms.map_or_else(|| "-".to_owned(), |v| v.to_string())
                 ))
             })
             .collect();

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::answers::{Figure, PuppetdbView, ServerView};
+use crate::protocol::answers::{Figure, PuppetdbView, ServerView, P95_MIN_VALUES};
 use crate::record::access_log::{AccessWindow, RequestTimes};
 
 /// The server between two answers.
@@ -283,6 +283,7 @@ pub struct EndpointFigures {
     pub server_errors: Option<u64>,
     pub mean_ms: Option<f64>,
     pub p50_ms: Option<u64>,
+    /// `None` with fewer than [`P95_MIN_VALUES`] requests logged: their `max_ms` is the tail.
     pub p95_ms: Option<u64>,
     pub max_ms: Option<u64>,
 }
@@ -358,7 +359,10 @@ impl WindowTotals {
                     server_errors: logged.map(|t| t.server_errors),
                     mean_ms: logged.and_then(|t| t.times.mean_ms()),
                     p50_ms: logged.and_then(|t| t.times.percentile(50)),
-                    p95_ms: logged.and_then(|t| t.times.percentile(95)),
+                    // The one p95 rule: no p95 of fewer values than it takes to have one.
+                    p95_ms: logged
+                        .filter(|t| t.requests >= P95_MIN_VALUES as u64)
+                        .and_then(|t| t.times.percentile(95)),
                     max_ms: logged.and_then(|t| t.times.max_ms()),
                 };
                 (name.clone(), figures)

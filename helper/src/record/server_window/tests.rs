@@ -213,6 +213,7 @@ fn a_steps_totals_add_its_windows_up() {
     assert_eq!(catalog.logged, Some(6));
     assert_eq!(catalog.server_errors, Some(2));
     assert_eq!(catalog.p50_ms, Some(40));
-    assert_eq!(catalog.p95_ms, Some(3000));
+    // Six requests are too few for a p95: their max is the tail.
+    assert_eq!((catalog.p95_ms, catalog.max_ms), (None, Some(3000)));
     assert_eq!(f.endpoints["file_content"].logged, None);
 }
