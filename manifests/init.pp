@@ -357,6 +357,16 @@
 #   The recorder presents this host agent's certificate to it, verified
 #   against the agent's CA. Undef: PuppetDB is not asked.
 #
+# @param record_access_log
+#   Puppet Server's access log, read as it grows, when the server runs on
+#   this host or shares its log with it, e.g.
+#   `'/var/log/puppetlabs/puppetserver/puppetserver-access.log'`. Each sample
+#   then holds the requests the server logged per endpoint (node, catalog,
+#   file metadata and content, report), their 5xx and their p50 and p95: the
+#   server's own time per request, which its status API gives only as means.
+#   The log must be in Puppet Server's default pattern; a symlink or anything
+#   but a regular file is refused. Undef: no log is read.
+#
 class clone_army (
   Optional[Clone_army::Hostname] $server = undef,
   Optional[Clone_army::Hostname] $master = undef,
@@ -392,6 +402,7 @@ class clone_army (
   Clone_army::Timeline_path $record_file = '/var/log/puppet-clone-army/timeline.jsonl',
   Optional[Integer[1]] $record_every = undef,
   Optional[Clone_army::Service_address] $record_puppetdb = undef,
+  Optional[Clone_army::Timeline_path] $record_access_log = undef,
 ) {
   $given_server = clone_army::given_server($server, $master)
   # Only a catalog compiled by a Puppet Server for a remote agent has a server

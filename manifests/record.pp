@@ -68,8 +68,12 @@ class clone_army::record (
       undef   => [],
       default => ['--puppetdb', $clone_army::record_puppetdb],
     }
+    $access_log = $clone_army::record_access_log ? {
+      undef   => [],
+      default => ['--access-log', $clone_army::record_access_log],
+    }
     $argv = [$helper, 'record', '--output', $timeline, '--interval', String($clone_army::runinterval)] +
-      $every + $asked_server + $asked_puppetdb
+      $every + $asked_server + $asked_puppetdb + $access_log
 
     # Made when missing; an existing directory (`/var/log` itself, say) keeps
     # its owner and mode.

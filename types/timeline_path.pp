@@ -1,4 +1,4 @@
-# @summary Where the recorder writes its timeline: an absolute path in a directory below `/`.
+# @summary A path the recorder's unit names (its timeline, the access log it reads): absolute, in a directory below `/`.
 #
 # Letters, digits and `.`, `_`, `-`, `@`, `+` in each part (no `.` or `..`
 # part): the path goes into a systemd unit, whose settings give other

@@ -55,13 +55,15 @@ describe 'clone_army' do
   context 'with every recorder setting' do
     let(:params) do
       base_params.merge(record: true, record_file: '/srv/load-runs/lab@1.jsonl', record_every: 5,
-                        record_puppetdb: 'https://puppetdb.example.com:8081', helper_path: '/opt/clone army/clone-army')
+                        record_puppetdb: 'https://puppetdb.example.com:8081', helper_path: '/opt/clone army/clone-army',
+                        record_access_log: '/var/log/puppetlabs/puppetserver/puppetserver-access.log')
     end
 
     it 'gives them all to the recorder, each a word of its own' do
       expect(exec_start).to eq('"/opt/clone army/clone-army" "record" "--output" "/srv/load-runs/lab@1.jsonl" ' \
                                '"--interval" "600" "--every" "5" "--server" "puppet.example.com" ' \
-                               '"--puppetdb" "https://puppetdb.example.com:8081"')
+                               '"--puppetdb" "https://puppetdb.example.com:8081" ' \
+                               '"--access-log" "/var/log/puppetlabs/puppetserver/puppetserver-access.log"')
       expect(unit).to include("ReadWritePaths=/srv/load-runs\n")
     end
   end
@@ -118,6 +120,8 @@ describe 'clone_army' do
     ['record_every', 0],
     ['record_puppetdb', 'https://puppetdb.example.com/ x'],
     ['record_puppetdb', "puppetdb\nExecStartPre=/bin/sh"],
+    ['record_access_log', "/var/log/access.log\nExecStartPre=/bin/sh"],
+    ['record_access_log', 'access.log'],
   ].each do |name, value|
     context "with #{name} => #{value.inspect}" do
       let(:params) { base_params.merge(record: true, name.to_sym => value) }
