@@ -476,7 +476,7 @@ pub fn table(report: &RampReport) -> String {
         String::new()
     };
     let mut out = format!(
-        "ramp{}: +{} clones every {} s{longer} (settle {} s, hold {} s{}{}) at interval {} s, from {} running\n",
+        "ramp{}: +{} clones every {} s{longer} (settle {} s{}, hold {} s{}{}) at interval {} s, from {} running\n",
         b.label
             .as_deref()
             .map(|l| format!(" {}", visible(l)))
@@ -484,6 +484,11 @@ pub fn table(report: &RampReport) -> String {
         b.step,
         super::step_period(b.settle, b.hold.saturating_mul(b.repeat as u64), b.interval),
         b.settle,
+        if b.steps.iter().any(|s| s.settle > b.settle) {
+            format!(", {} s after a step past the bounds", b.settle + b.interval)
+        } else {
+            String::new()
+        },
         b.hold,
         if b.max_hold > b.hold {
             format!(", longer for a p95 up to {} s", b.max_hold)

@@ -235,6 +235,7 @@ fn merge_step(at: &[(&str, &StepResult)], first: &Baseline) -> StepResult {
         jruby_wait_ms: highest(|s| s.jruby_wait_ms),
         host_cpu_busy: highest(|s| s.host_cpu_busy),
         phase: Phase::Coarse,
+        settle: steps.iter().map(|s| s.settle).max().unwrap_or(0),
         hold: steps.iter().map(|s| s.hold).max().unwrap_or(0),
         repeats: steps[0].repeats,
         hold_note,

@@ -552,8 +552,9 @@ impl<F: Fleet, C: Clock> Run<'_, F, C> {
         let request = self.request;
         let number = self.baseline.steps.len() as u32 + 1;
         let interval = request.report.interval;
+        let settle = settle_after(self.baseline.steps.last(), request.settle, interval);
         let rule = schedule::HoldRule {
-            settle: request.settle,
+            settle,
             hold: request.hold,
             max_hold: request.max_hold,
             every: request.every,
@@ -569,12 +570,12 @@ impl<F: Fleet, C: Clock> Run<'_, F, C> {
         // their start, which this is on the rhythm, not from when the start returns.
         let started = self.clock.now();
         let (added, failed) = self.set_level(target)?;
-        let window_from = started + request.settle;
+        let window_from = started + settle;
         let clones = self.running_before + self.started.len();
         let hold = rule.hold_for(clones);
         let windows = hold.seconds * request.repeat as u64;
         let window_to = window_from + windows;
-        self.next_due = due.saturating_add(step_period(request.settle, windows, interval));
+        self.next_due = due.saturating_add(step_period(settle, windows, interval));
         let mut window = StepWindow::new(number, added, failed, started, window_from)
             .held(phase, hold.seconds, hold.note)
             .counting(request.load_host_cpus.clone());
@@ -630,6 +631,18 @@ impl<F: Fleet, C: Clock> Run<'_, F, C> {
         );
         baseline::write(&self.baseline, &request.output)?;
         Ok(Some(result))
+    }
+}
+
+/// Seconds a step settles before its window: the settle asked, and one run interval
+/// more after a step past the bounds. The level tried next inherits that step's backlog
+/// (runs stretched to their interval's end, where the timer stops them, and the queues
+/// behind them); a run lasts at most one interval, so one more lets the backlog end
+/// before the window opens, and the step period stays whole intervals.
+pub fn settle_after(previous: Option<&StepResult>, settle: u64, interval: u64) -> u64 {
+    match previous {
+        Some(step) if !step.within_bounds => settle.saturating_add(interval),
+        _ => settle,
     }
 }
 

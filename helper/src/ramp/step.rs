@@ -211,6 +211,11 @@ pub struct StepResult {
     /// How the step's level was chosen.
     #[serde(default)]
     pub phase: Phase,
+    /// Seconds from the step's start to its window: the baseline's `settle`, one interval
+    /// more after a step past the bounds ([`super::settle_after`]); 0 in a baseline
+    /// written before (the baseline's `settle` then).
+    #[serde(default)]
+    pub settle: u64,
     /// Seconds each of the step's windows held: the hold asked, or longer so that its
     /// runs reach a p95 (see [`super::schedule`]); 0 in a baseline written before.
     #[serde(default)]
@@ -576,6 +581,7 @@ impl StepWindow {
             jruby_wait_ms,
             host_cpu_busy: mean(&cpu),
             phase: self.phase,
+            settle: self.windows[0].from.saturating_sub(self.started),
             hold: self.hold,
             repeats: windows.len(),
             hold_note: self.hold_note,

@@ -334,7 +334,7 @@ fn busiest_of_each_step(
         .steps
         .iter()
         .map(|step| {
-            let from = step.t + baseline.settle;
+            let from = step.t + step.settle;
             let starts = fleet.run_starts(from, from + step.hold * step.repeats as u64);
             let busiest = (0..starts.len())
                 .map(|i| starts[i..].partition_point(|t| *t < starts[i] + WINDOW))
@@ -491,10 +491,28 @@ fn bisection_and_longer_holds_keep_every_level_a_prefix_on_the_step_rhythm() {
         );
         assert_eq!(steps[0].hold, 3 * INTERVAL - settle);
         assert!(steps[1..].iter().all(|s| s.hold == INTERVAL));
+        // The levels tried after one past the bounds (30, then 25) settle one interval
+        // more: the backlog of the step before ends before their window opens.
+        let settled: Vec<u64> = steps.iter().map(|s| s.settle).collect();
+        let longer = settle + INTERVAL;
+        assert_eq!(
+            settled,
+            [settle, settle, settle, longer, longer, settle, settle]
+        );
+        let text = baseline::table(&baseline::RampReport {
+            baseline: done.baseline.clone(),
+            comparison: None,
+        });
+        assert!(
+            text.contains(&format!(
+                "(settle {settle} s, {longer} s after a step past the bounds,"
+            )),
+            "{text}"
+        );
         for pair in steps.windows(2) {
             assert_eq!(
                 pair[1].t - pair[0].t,
-                step_period(settle, pair[0].hold, INTERVAL),
+                step_period(pair[0].settle, pair[0].hold, INTERVAL),
                 "settle {settle}, step {}",
                 pair[1].step
             );
@@ -502,7 +520,7 @@ fn bisection_and_longer_holds_keep_every_level_a_prefix_on_the_step_rhythm() {
         }
         let busiest = busiest_of_each_step(&fleet, &done.baseline);
         for (step, (running, runs, busiest, bound)) in steps.iter().zip(busiest) {
-            let from = step.t + settle;
+            let from = step.t + step.settle;
             let ran = fleet.clones_that_ran(from, from + step.hold);
             let case = format!("settle {settle}, step {}", step.step);
             assert_eq!(
