@@ -120,13 +120,18 @@ print_table() {
   } | align_columns
 }
 
+# `--puppetdb URL`, one word a line, where the suite has PuppetDB; nothing else.
+puppetdb_flag() {
+  [ "$SANDBOX_PUPPETDB" != yes ] || printf '%s\n' --puppetdb "https://$SERVER_NAME:$PUPPETDB_TLS_PORT"
+}
+
 # The fleet report: every clone's last run, the fleet's p50/p95, the server's
 # own view and PuppetDB's command queue where the suite has PuppetDB, verified
 # against the lab server's CA. The sandbox host's agent certificate, which the
 # helper presents to PuppetDB, is the server's own (they share an ssldir).
 print_report() {
-  local puppetdb=()
-  [ "$SANDBOX_PUPPETDB" != yes ] || puppetdb=(--puppetdb "https://$SERVER_NAME:$PUPPETDB_TLS_PORT")
+  local puppetdb
+  mapfile -t puppetdb < <(puppetdb_flag)
   echo
   inside clone-army report --interval "$LAB_RUNINTERVAL" \
     --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert "$SERVER_CA_CERT" \
@@ -232,7 +237,7 @@ cmd_up() {
   # Each clone first runs at its phase offset within the interval T (the class's
   # phasing), so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every
   # check-in.
-  local record="record => true, record_every => $LAB_RECORD_EVERY"
+  local record="record => true, record_every => $LAB_RECORD_EVERY, record_access_log => '$SERVER_ACCESS_LOG'"
   [ "$SANDBOX_PUPPETDB" != yes ] || record+=", record_puppetdb => 'https://$SERVER_NAME:$PUPPETDB_TLS_PORT'"
   local noop=''
   [ -z "$LAB_ROLE" ] || noop=', agent_noop => true'
@@ -323,6 +328,9 @@ cmd_ramp() {
   # The clones' CPUs are the load host's own when the lab pins them.
   local cpus=()
   [ -z "${CLONE_CPUS:-}" ] || cpus=(--load-host-cpus "$CLONE_CPUS")
+  # PuppetDB's queue is recorded with each step (the server's view), not a bound.
+  local puppetdb
+  mapfile -t puppetdb < <(puppetdb_flag)
   listed=$(EXEC_TIMEOUT=120 inside clone-army clone list)
   base=$(jq -er '.result.clones[0].base' <<<"$listed") || die "the lab has no clone: run lab.sh up first"
   domain=$(jq -er '.result.clones[0].certname | sub("^[^.]*[.]"; "")' <<<"$listed")
@@ -356,7 +364,7 @@ cmd_ramp() {
     --max-p95 "${RAMP_MAX_P95:-30}" --max-error-rate "${RAMP_MAX_ERROR_RATE:-1}" \
     --max-jruby-wait "${RAMP_MAX_JRUBY_WAIT:-1000}" --min-throughput "${RAMP_MIN_THROUGHPUT:-80}" \
     --max-borrow-timeouts 0 --max-queue-limit-hits 0 --access-log "$SERVER_ACCESS_LOG" \
-    --server "https://$SERVER_NAME:8140" --ca-cert "$SERVER_CA_CERT" >/dev/null ||
+    --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert "$SERVER_CA_CERT" >/dev/null ||
     die "ramp run failed"
   EXEC_TIMEOUT=60 inside clone-army ramp report "$RAMP_BASELINE" --format table
   EXEC_TIMEOUT=120 inside clone-army report --from "$RAMP_TIMELINE" --format html --output "$RAMP_PAGE" >/dev/null ||
