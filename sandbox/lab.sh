@@ -317,14 +317,15 @@ cmd_ramp() {
   # The longest the ramp may take: each step at its longest (settle and the longest
   # hold, rounded up to whole intervals, as the steps start whole intervals apart),
   # for the coarse steps and for bisection's tries (each halves a bracket at most a
-  # step wide, down to one clone at the worst), and 600 s to start, stop and sample.
+  # step wide, down to one clone at the worst; a try after a level past the bounds
+  # settles one interval more), and 600 s to start, stop and sample.
   local period=$(((LAB_RUNINTERVAL + max_hold + LAB_RUNINTERVAL - 1) / LAB_RUNINTERVAL * LAB_RUNINTERVAL))
   local coarse=$(((total + step - 1) / step)) tries=0 width=$step
   while ((width > 1)); do
     width=$(((width + 1) / 2))
     tries=$((tries + 1))
   done
-  local timeout=$((period * (coarse + tries) + 600))
+  local timeout=$((period * (coarse + tries) + LAB_RUNINTERVAL * tries + 600))
   # The clones' CPUs are the load host's own when the lab pins them.
   local cpus=()
   [ -z "${CLONE_CPUS:-}" ] || cpus=(--load-host-cpus "$CLONE_CPUS")
