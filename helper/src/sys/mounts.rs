@@ -179,6 +179,36 @@ mod properties {
             }
         }
 
+        /// Lines shaped like mountinfo's, each field any text (escapes cut short, a
+        /// separator missing or doubled, options without `=`): every line with a
+        /// separator and a point is a mount, and none panics.
+        #[test]
+        fn mountinfo_shaped_lines_parse_without_panicking(
+            lines in prop::collection::vec(
+                (
+                    "[0-9]{1,3} [0-9]{1,3} [0-9:]{1,5} [^ \n]{1,8}",
+                    "[^ \n]{1,16}",
+                    "[^\n]{0,12}",
+                    "( - )?",
+                    "[a-z]{0,8} [^ \n]{0,8} [a-z=,/\\\\0-9]{0,30}",
+                ),
+                0..8,
+            )
+        ) {
+            let text: String = lines
+                .iter()
+                .map(|(head, point, optional, sep, tail)| {
+                    format!("{head} {point} rw {optional}{sep}{tail}\n")
+                })
+                .collect();
+            let points = parse_mount_points(&text);
+            prop_assert_eq!(points.len(), lines.len());
+            for mount in parse_mounts(&text) {
+                let _ = mount.super_option("upperdir");
+                let _ = mount.super_option("lowerdir");
+            }
+        }
+
         #[test]
         fn escaped_points_round_trip(point in "/[a-z ]{1,20}(/[a-z\\\\ ]{1,10}){0,3}") {
             let escaped = point.replace('\\', "\\134").replace(' ', "\\040");

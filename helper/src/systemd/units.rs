@@ -265,20 +265,40 @@ mod properties {
     use proptest::prelude::*;
 
     proptest! {
+        // Every case is a unit clone-army could have written but for its `Where=`, so
+        // each reaches the assertions: a name read back is one the helper accepts, and
+        // a name it accepts is read back as written.
         #[test]
         fn read_back_names_stay_inside_the_machines_dir(
-            body in any::<String>(),
-            where_ in "/var/lib/machines/[a-z0-9./-]{0,12}",
+            body in "[^\n]{0,40}",
+            name in "[a-z0-9./-]{0,12}",
         ) {
-            let text = format!("{HEADER_PREFIX}0.1.0.\n[Mount]\nWhere={where_}\n{body}");
-            if let Some(mount) = parse_clone_mount(&text) {
-                prop_assert!(
-                    crate::sys::names::validate_name("clone", "name", &mount.clone).is_ok(),
-                    "{:?}",
-                    mount.clone
-                );
+            let text = format!(
+                "{HEADER_PREFIX}0.1.0.\n[Mount]\nWhere={MACHINES_DIR}/{name}\nOptions=lowerdir=/l\n# {body}\n"
+            );
+            let accepted = crate::sys::names::validate_name("clone", "name", &name).is_ok();
+            match parse_clone_mount(&text) {
+                Some(mount) => {
+                    prop_assert!(accepted, "{:?} read back from {:?}", mount.clone, name);
+                    prop_assert_eq!(mount.clone, name);
+                }
+                None => prop_assert!(!accepted, "{:?} is a name, yet not read back", name),
             }
-            let _ = parse_clone_mount(&body);
+        }
+
+        /// Any text at all, as a whole unit or after a valid header: no panic, and no
+        /// clone name that is not one.
+        #[test]
+        fn any_unit_text_reads_back_without_panicking(body in any::<String>()) {
+            for text in [body.clone(), format!("{HEADER_PREFIX}0.1.0.\n{body}")] {
+                if let Some(mount) = parse_clone_mount(&text) {
+                    prop_assert!(
+                        crate::sys::names::validate_name("clone", "name", &mount.clone).is_ok(),
+                        "{:?}",
+                        mount.clone
+                    );
+                }
+            }
         }
     }
 
