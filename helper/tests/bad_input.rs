@@ -13,7 +13,6 @@ use std::fs;
 use std::hash::{Hash, Hasher};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use clone_army::protocol::answers::Envelope;
 
@@ -141,18 +140,7 @@ fn populated_root() -> tempfile::TempDir {
     dir
 }
 
-fn run(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clone-army"))
-        .args(args)
-        .env("CLONE_ARMY_ROOT", root)
-        // Never reach a real bus from a test.
-        .env(
-            "DBUS_SYSTEM_BUS_ADDRESS",
-            "unix:path=/nonexistent/clone-army-test",
-        )
-        .output()
-        .expect("run clone-army")
-}
+use common::run_in as run;
 
 /// What a refusal must say.
 struct Expect {

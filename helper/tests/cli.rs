@@ -11,18 +11,7 @@ use serde::Deserialize;
 
 use clone_army::protocol::answers::{BaseList, CloneList, Envelope, ErrorBody, Report, RunStatus};
 
-fn run(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clone-army"))
-        .args(args)
-        .env("CLONE_ARMY_ROOT", root)
-        // Never reach a real bus from a test.
-        .env(
-            "DBUS_SYSTEM_BUS_ADDRESS",
-            "unix:path=/nonexistent/clone-army-test",
-        )
-        .output()
-        .expect("run clone-army")
-}
+use common::run_in as run;
 
 /// Exactly one JSON document, one line, on stdout.
 fn envelope<T: for<'de> Deserialize<'de>>(output: &Output) -> Envelope<T> {

@@ -3,21 +3,11 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use clone_army::protocol::answers::{Capacity, Envelope, ErrorBody, HostReport};
 
-fn run(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clone-army"))
-        .args(args)
-        .env("CLONE_ARMY_ROOT", root)
-        .env(
-            "DBUS_SYSTEM_BUS_ADDRESS",
-            "unix:path=/nonexistent/clone-army-test",
-        )
-        .output()
-        .expect("run clone-army")
-}
+use common::run_in as run;
 
 fn tree(root: &Path) -> Vec<String> {
     let mut out = Vec::new();

@@ -45,6 +45,25 @@ printf '#!/bin/sh\n' > "$target/usr/bin/puppet"
 chmod 0755 "$target/usr/bin/puppet"
 "#;
 
+/// The helper with `root` as its root (`CLONE_ARMY_ROOT`), never reaching a real bus and
+/// never killed by a fault hook it inherited.
+pub fn helper_in(root: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_clone-army"));
+    command
+        .env("CLONE_ARMY_ROOT", root)
+        .env(
+            "DBUS_SYSTEM_BUS_ADDRESS",
+            "unix:path=/nonexistent/clone-army-test",
+        )
+        .env_remove("CLONE_ARMY_FAULT_AFTER");
+    command
+}
+
+/// Runs the helper with `args` in `root`, whatever its exit.
+pub fn run_in(root: &Path, args: &[&str]) -> Output {
+    helper_in(root).args(args).output().expect("run clone-army")
+}
+
 /// A fresh root, a fake systemd and a PATH with the stand-in debootstrap.
 pub struct Scene {
     pub root: tempfile::TempDir,
@@ -78,20 +97,14 @@ impl Scene {
             self.aside.path().join("bin").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let mut command = Command::new(env!("CARGO_BIN_EXE_clone-army"));
+        let mut command = helper_in(self.root.path());
         command
             .args(args)
-            .env("CLONE_ARMY_ROOT", self.root.path())
             .env(
                 "CLONE_ARMY_SYSTEMD",
                 format!("fake:{}", self.systemd_file().display()),
             )
-            .env(
-                "DBUS_SYSTEM_BUS_ADDRESS",
-                "unix:path=/nonexistent/clone-army-test",
-            )
-            .env("PATH", path)
-            .env_remove("CLONE_ARMY_FAULT_AFTER");
+            .env("PATH", path);
         command
     }
 
