@@ -26,7 +26,9 @@
 # (sandbox.sh's SERVER_CPUS and CLONE_CPUS; LAB_SPLIT_CPUS=no runs everything
 # on every CPU): the knee `lab.sh ramp` finds is then the server's, not the
 # clones' share of one CPU pool, and each CPU's busy share in the samples says
-# which side was busy.
+# which side was busy. SERVER_CPU_QUOTA (sandbox.sh: a percentage of one CPU,
+# such as 10) makes the server smaller than its load host, as a real load host
+# is beside a real server: then the server gives out first.
 #
 # Look around: bash sandbox/sandbox.sh exec lab machinectl list
 #              bash sandbox/sandbox.sh exec lab bash

@@ -35,6 +35,11 @@
 # own (systemd's CPUAffinity=, which the clones' processes inherit), so the
 # server's CPU is not the clones' and each CPU's busy share in the recorder's
 # samples says whose it was.
+# SERVER_CPU_QUOTA (empty: none), a percentage of one CPU such as 10, is all the
+# CPU time Puppet Server, PuppetDB and PostgreSQL may use together, counted by
+# this machine's cgroup v1 cpu controller (the sandbox's own systemd cannot set
+# it there): a server smaller than its load host, so the load gives the server
+# out first. It holds for the processes `server` started and those they start.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=sandbox/lib.sh
@@ -58,6 +63,7 @@ SERVER_ADDR=${SERVER_ADDR:-127.0.0.1}
 SERVER_ALIASES=${SERVER_ALIASES:-puppet2}
 SERVER_CPUS=${SERVER_CPUS:-}
 CLONE_CPUS=${CLONE_CPUS:-}
+SERVER_CPU_QUOTA=${SERVER_CPU_QUOTA:-}
 [[ $SERVER_ADDR =~ ^127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || {
   echo "SERVER_ADDR must be a loopback IPv4 address (127.x.y.z), not '$SERVER_ADDR'" >&2
   exit 2
@@ -275,7 +281,12 @@ remove_cgroups() {
     [ -d "$cg" ] || continue
     find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null ||
       log "sandbox $1: could not remove its cgroup $cg (something still runs in it?)"
-  done < <(sandbox_cgroups "$1")
+  done < <(sandbox_cgroups "$1"; server_cpu_cgroup "$1")
+}
+
+# Where limit_server_cpu puts the server's services (under this machine's cpu hierarchy).
+server_cpu_cgroup() {
+  printf '/sys/fs/cgroup/cpu/clone-army-sandbox-%s\n' "$1"
 }
 
 # --- restart ---------------------------------------------------------------
@@ -376,6 +387,8 @@ cmd_server() {
   [[ $SERVER_JRUBIES =~ ^[1-9][0-9]*$ ]] || die "SERVER_JRUBIES must be a positive number, not '$SERVER_JRUBIES'"
   [[ $SERVER_HEAP =~ ^[1-9][0-9]*[kmgKMG]$ ]] || die "SERVER_HEAP must look like 1g or 768m, not '$SERVER_HEAP'"
   local cpus
+  [[ -z $SERVER_CPU_QUOTA || $SERVER_CPU_QUOTA =~ ^[1-9][0-9]{0,3}$ ]] ||
+    die "SERVER_CPU_QUOTA must be a percentage of one CPU from 1 to 9999 (or empty), not '$SERVER_CPU_QUOTA'"
   for cpus in SERVER_CPUS CLONE_CPUS; do
     [[ -z ${!cpus} || ${!cpus} =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
       die "$cpus must be a CPU list such as 0, 1-3 or 0,2 (or empty), not '${!cpus}'"
@@ -434,6 +447,28 @@ EOF
     journal_and_die "$name" "puppetserver in sandbox $name did not answer on https://$SERVER_ADDR:8140 within ${SERVER_TIMEOUT}s" puppetserver
   log "puppetserver in sandbox $name answers after $((SECONDS - started)) s"
   [ "$SANDBOX_PUPPETDB" != yes ] || start_puppetdb "$name"
+  limit_server_cpu "$name"
+}
+
+# Moves the server's services' processes (seen from here through the sandbox's
+# name=systemd cgroup) into a cpu cgroup of this machine's with SERVER_CPU_QUOTA.
+limit_server_cpu() {
+  local name=$1 cg procs pid moved=0
+  [ -n "$SERVER_CPU_QUOTA" ] || return 0
+  [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] ||
+    die "SERVER_CPU_QUOTA needs the cgroup v1 cpu controller at /sys/fs/cgroup/cpu"
+  cg=$(server_cpu_cgroup "$name")/server
+  mkdir -p "$cg"
+  echo 100000 >"$cg/cpu.cfs_period_us"
+  echo $((SERVER_CPU_QUOTA * 1000)) >"$cg/cpu.cfs_quota_us"
+  while read -r procs; do
+    while read -r pid; do
+      echo "$pid" >"$cg/cgroup.procs" && moved=$((moved + 1))
+    done <"$procs"
+  done < <(find "/sys/fs/cgroup/systemd/clone-army-sandbox-$name" -name cgroup.procs \
+    \( -path '*/puppetserver.service/*' -o -path '*/puppetdb.service/*' -o -path '*/postgresql@*.service/*' \))
+  ((moved > 0)) || die "sandbox $name: no process of the server's services found to limit"
+  log "sandbox $name: Puppet Server, PuppetDB and PostgreSQL ($moved processes) limited to $SERVER_CPU_QUOTA % of one CPU"
 }
 
 # The server's services and the clones on CPUs of their own (SERVER_CPUS,
