@@ -346,7 +346,7 @@ pub struct RampReport {
 /// stepped together, merged), and its comparison with the one at `against`.
 pub fn report(paths: &[std::path::PathBuf], against: Option<&Path>) -> Result<RampReport> {
     let baseline = match paths {
-        [one] => read(one, "baseline")?,
+        [one] => read_judged(one, "baseline")?,
         _ => {
             if paths.len() > super::merge::MAX_LOAD_HOSTS {
                 return Err(Error::InvalidArgument {
@@ -366,13 +366,26 @@ pub fn report(paths: &[std::path::PathBuf], against: Option<&Path>) -> Result<Ra
         }
     };
     let comparison = against
-        .map(|old| read(old, "against"))
+        .map(|old| read_judged(old, "against"))
         .transpose()?
         .map(|old| compare(&baseline, old));
     Ok(RampReport {
         baseline,
         comparison,
     })
+}
+
+/// A baseline judged again with this helper's rules: a verdict is always its steps'
+/// under one set of rules, whichever helper wrote the file (its `ended_by` stands).
+fn read_judged(path: &Path, field: &'static str) -> Result<Baseline> {
+    let mut b = read(path, field)?;
+    b.verdict = Verdict::of(
+        &b.steps,
+        b.interval,
+        &b.verdict.ended_by,
+        b.load_host_cpus.as_deref(),
+    );
+    Ok(b)
 }
 
 /// The steps of `new` and `old` side by side: a step of one is matched with the step of

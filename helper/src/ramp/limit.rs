@@ -10,7 +10,11 @@
 //!   the lightest step within bounds, and more than catalog retrieval grew. A server
 //!   that gives first slows the retrieval (compiling, queueing for a JRuby); a load host
 //!   that gives first slows everything its agents do themselves, and the retrieval
-//!   barely.
+//!   barely. This is read only where the load host's CPU figure cannot say it had
+//!   room: without one, or counted over every CPU, a server's among them. The runs' own
+//!   time also holds their other requests to the server (plugins, files, the report):
+//!   where the load host's own CPUs (`--load-host-cpus`) had room, a longer own time
+//!   is time spent waiting on the server, not starving.
 //!
 //! Otherwise the server gave first, as far as the load host's figures can tell; without
 //! them it is not known. The load host's CPU is the CPUs the ramp was told are its own
@@ -87,9 +91,11 @@ pub fn whose(
                 percent(LOAD_HOST_CPU_SATURATED)
             ),
         )
-    } else if let Some(a) =
-        agent.filter(|a| *a >= AGENT_TIME_INFLATION && retrieval.is_none_or(|r| *a > r))
-    {
+    } else if let Some(a) = agent.filter(|a| {
+        *a >= AGENT_TIME_INFLATION
+            && retrieval.is_none_or(|r| *a > r)
+            && (cpu.is_none() || host_cpus.is_none())
+    }) {
         (
             GaveFirst::LoadHost,
             format!(
@@ -104,10 +110,19 @@ pub fn whose(
             room.push(format!("{cpu_name} {} busy", percent(busy)));
         }
         if agent.is_some() {
+            // Its own CPUs had room, so a grown own time waited on the server.
+            let waited = host_cpus.is_some()
+                && cpu.is_some()
+                && agent.is_some_and(|a| a >= AGENT_TIME_INFLATION);
             room.push(format!(
-                "runs' own time {} from {from} clones, catalog retrieval {}",
+                "runs' own time {} from {from} clones, catalog retrieval {}{}",
                 times(agent),
-                times(retrieval)
+                times(retrieval),
+                if waited {
+                    ": outside catalog retrieval they waited on the server"
+                } else {
+                    ""
+                }
             ));
         }
         (

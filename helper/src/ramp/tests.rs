@@ -1085,6 +1085,33 @@ fn the_load_host_gave_first_when_its_agents_slowed_and_catalog_retrieval_did_not
     );
 }
 
+/// Counted on the load host's own CPUs, CPUs with room say its agents were not
+/// starved: runs' own time that grew is time they spent on the server's other requests
+/// (plugins, files, the report), and the server gave first.
+#[test]
+fn agents_slower_on_a_load_host_whose_own_cpus_had_room_waited_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fleet = fleet_of(50, 0);
+    fleet.starved_above = 20;
+    fleet.cpu_per_clone = Some(0.01);
+    let never = AtomicBool::new(false);
+    let mut req = request(dir.path().join("ramp.json"));
+    req.bounds.p95_seconds = Some(20.0);
+    req.load_host_cpus = Some("0".parse().unwrap());
+    let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
+    let limit = done.baseline.verdict.limit.clone().unwrap();
+    assert_eq!(limit.gave_first, limit::GaveFirst::Server);
+    assert_eq!(limit.agent_time_growth, Some(9.0));
+    assert!(
+        limit.reason.starts_with("the load host had room (CPU (CPUs 0) ")
+            && limit.reason.ends_with(
+                "runs' own time 9.0× from 10 clones, catalog retrieval 3.0×: outside catalog retrieval they waited on the server)"
+            ),
+        "{}",
+        limit.reason
+    );
+}
+
 #[test]
 fn the_server_gave_first_when_the_load_host_had_room() {
     let dir = tempfile::tempdir().unwrap();
