@@ -137,7 +137,7 @@ pub struct Waits {
     pub unit_state_seconds: u64,
     /// A call's limit for its caller, unless `long_call_seconds` names its verb.
     pub call_seconds: u64,
-    /// Verbs that may legitimately run longer, by "<noun> <verb>".
+    /// Verbs that may legitimately run longer, by noun and verb (`"base create"`).
     pub long_call_seconds: BTreeMap<&'static str, u64>,
     /// The verb that sleeps through its `--ramp-up`: its limit is its call limit plus
     /// the ramp's seconds.
