@@ -19,12 +19,13 @@ use crate::clone::run_mode::{
     Phasing, RunMode, DEFAULT_PHASING, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL,
     MIN_RUNINTERVAL,
 };
-use crate::clone::{apply_source, facts, limits, secrets};
+use crate::clone::{apply_source, facts, limits, secrets, MAX_RAMP_UP_SECONDS};
 use crate::exec;
 use crate::host::limits as host_limits;
 use crate::inventory::problems;
 use crate::protocol::error;
-use crate::sys::{names, paths};
+use crate::sys::{lock, names, paths};
+use crate::systemd;
 
 #[derive(Debug, Serialize)]
 pub struct Schema {
@@ -41,6 +42,7 @@ pub struct Schema {
     pub facts: FactRules,
     pub challenge_password_max_bytes: usize,
     pub capacity: Capacity,
+    pub waits: Waits,
     pub error_kinds: Vec<&'static str>,
     pub problem_kinds: Vec<&'static str>,
 }
@@ -117,6 +119,54 @@ pub struct Capacity {
     pub reserve_bytes: u64,
     pub cost_bytes: BTreeMap<&'static str, u64>,
     pub cpu_seconds_per_run: f64,
+}
+
+/// How long the helper waits, at most, on what it waits for, and from that how long a
+/// caller lets one call run before it takes the helper for hung and stops it. The
+/// caller's limits are here, beside the waits they must outlast, so that the two cannot
+/// drift apart: a limit shorter than a legitimate wait kills a helper that was working.
+#[derive(Debug, Serialize)]
+pub struct Waits {
+    /// The helper's lock, held by another call.
+    pub lock_seconds: u64,
+    /// One D-Bus method call, and one whole operation with its connection.
+    pub dbus_method_seconds: u64,
+    pub dbus_operation_seconds: u64,
+    pub daemon_reload_seconds: u64,
+    /// One unit reaching the state asked for (a wave of clones waits once, together).
+    pub unit_state_seconds: u64,
+    /// A call's limit for its caller, unless `long_call_seconds` names its verb.
+    pub call_seconds: u64,
+    /// Verbs that may legitimately run longer, by noun and verb (`"base create"`).
+    pub long_call_seconds: BTreeMap<&'static str, u64>,
+    /// The verb that sleeps through its `--ramp-up`: its limit is its call limit plus
+    /// the ramp's seconds.
+    pub ramped_call: &'static str,
+}
+
+/// Well above the longest the helper waits in one ordinary verb (the lock, a
+/// daemon-reload, then a unit's start or stop), so only a helper that hangs meets it.
+pub const CALL_LIMIT_SECONDS: u64 = 900;
+/// A base build runs debootstrap or an installer; a batch of a thousand clones is a
+/// thousand creates and one daemon-reload: an hour for either.
+pub const LONG_CALL_LIMIT_SECONDS: u64 = 3600;
+pub const LONG_CALLS: &[&str] = &["base create", "clone create-many"];
+pub const RAMPED_CALL: &str = "clone start";
+
+fn waits() -> Waits {
+    Waits {
+        lock_seconds: lock::LOCK_TIMEOUT.as_secs(),
+        dbus_method_seconds: systemd::METHOD_TIMEOUT.as_secs(),
+        dbus_operation_seconds: systemd::OPERATION_TIMEOUT.as_secs(),
+        daemon_reload_seconds: systemd::RELOAD_TIMEOUT.as_secs(),
+        unit_state_seconds: systemd::STATE_WAIT_TIMEOUT.as_secs(),
+        call_seconds: CALL_LIMIT_SECONDS,
+        long_call_seconds: LONG_CALLS
+            .iter()
+            .map(|verb| (*verb, LONG_CALL_LIMIT_SECONDS))
+            .collect(),
+        ramped_call: RAMPED_CALL,
+    }
 }
 
 const NAME_EXAMPLES_VALID: &[&str] = &["clone1", "debian-12", "0a", "a"];
@@ -228,6 +278,7 @@ pub fn schema() -> Schema {
             ]),
             cpu_seconds_per_run: host_limits::CPU_SECONDS_PER_RUN,
         },
+        waits: waits(),
         error_kinds: error::KINDS.to_vec(),
         problem_kinds: problems::KINDS.to_vec(),
     }
@@ -258,6 +309,7 @@ fn ranges() -> BTreeMap<&'static str, Range> {
             range(0, u64::from(MAX_PHASE_COUNT) - 1, Some(0)),
         ),
         ("phase_count", range(1, u64::from(MAX_PHASE_COUNT), Some(1))),
+        ("ramp_up", range(0, MAX_RAMP_UP_SECONDS, Some(0))),
         ("tasks_max", range(1, limits::MAX_TASKS, None)),
         (
             "generated_facts",
@@ -351,6 +403,23 @@ mod tests {
         for path in &rule.invalid {
             assert!(!apply_source::is_plain_path(path), "{path:?}");
         }
+    }
+
+    /// The longest an ordinary verb waits on its own: the lock, a daemon-reload, and one
+    /// unit's start or stop (each of its D-Bus operations bounded too). A caller's limit
+    /// below that would stop a helper that was still working.
+    #[test]
+    fn a_callers_limit_outlasts_the_helpers_own_waits() {
+        let waits = waits();
+        let own = waits.lock_seconds
+            + waits.daemon_reload_seconds
+            + waits.unit_state_seconds
+            + 2 * waits.dbus_operation_seconds;
+        assert!(waits.call_seconds > own, "{} <= {own}", waits.call_seconds);
+        for (verb, seconds) in &waits.long_call_seconds {
+            assert!(*seconds >= waits.call_seconds, "{verb}");
+        }
+        assert!(!waits.long_call_seconds.contains_key(waits.ramped_call));
     }
 
     #[test]

@@ -370,6 +370,17 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             mentions: vec!["timeout \"0\"", "1 to 86400"],
         },
     ));
+    // A ramp-up past its bound is refused before any clone starts: the helper sleeps
+    // through a ramp holding the lock, so an unbounded one would hold off every other verb.
+    table.push((
+        strings(&["clone", "start", "--ramp-up", "86401", "--", "c1"]),
+        Expect {
+            kind: "invalid-argument",
+            exit: 2,
+            field: Some("ramp-up"),
+            mentions: vec!["ramp-up \"86401\"", "0 to 86400"],
+        },
+    ));
     // Load-shape flags: each refused on create and on configure, naming the flag and
     // what is allowed, before the lock or any file is touched.
     let bad_facts = "/nonexistent/facts.json";

@@ -38,7 +38,7 @@ pub use list::{
 pub use remove::{remove, remove_with};
 pub use secrets::SecretFiles;
 #[cfg_attr(not(test), allow(unused_imports))]
-pub use start::{start, ClonesStarted};
+pub use start::{start, ClonesStarted, MAX_RAMP_UP_SECONDS};
 
 use crate::context::Context;
 pub use crate::inventory::{confdir_of, discover, find};

@@ -22,6 +22,11 @@ use crate::systemd::{JournalTail, SystemdError, STATE_POLL_INTERVAL};
 /// About how far apart the waves of a ramp-up are.
 pub const WAVE_INTERVAL_SECONDS: u64 = 5;
 
+/// The longest ramp-up: a day. The helper sleeps through its ramp holding the shared
+/// lock, so an unbounded one would hold every other verb's exclusive lock off for as long
+/// as a caller asked.
+pub const MAX_RAMP_UP_SECONDS: u64 = 86_400;
+
 /// Time as the start sees it: real in the binary, simulated in tests (no sleeping).
 pub trait Pace {
     /// Time since the start began.
@@ -83,6 +88,13 @@ pub fn start_paced(
     ramp_up_seconds: u64,
     pace: &dyn Pace,
 ) -> Result<ClonesStarted> {
+    if ramp_up_seconds > MAX_RAMP_UP_SECONDS {
+        return Err(Error::InvalidArgument {
+            field: "ramp-up",
+            value: ramp_up_seconds.to_string(),
+            reason: format!("allowed: 0 to {MAX_RAMP_UP_SECONDS} seconds"),
+        });
+    }
     for clone in clones {
         validate_name("clone", "name", clone)?;
     }
@@ -315,6 +327,20 @@ mod tests {
         assert_eq!(started.waves[1], ["c4", "c5"]);
         assert_eq!(started.ramp_up_seconds, 10);
         assert_eq!(started.clones.len(), 5);
+    }
+
+    #[test]
+    fn a_ramp_up_past_a_day_is_refused_before_any_clone_starts() {
+        let f = fixture_with(&["c1", "c2"]);
+        let before = f.systemd.calls().len();
+        let pace = FakePace::default();
+        let error = start_paced(&f.ctx(), &names(2), MAX_RAMP_UP_SECONDS + 1, &pace).unwrap_err();
+        assert_eq!(error.field(), Some("ramp-up"));
+        assert!(error.to_string().contains("allowed: 0 to 86400"), "{error}");
+        assert_eq!(f.systemd.calls().len(), before);
+        assert!(pace.sleeps.borrow().is_empty());
+        // The bound itself is a ramp like any other.
+        start_paced(&f.ctx(), &names(2), MAX_RAMP_UP_SECONDS, &pace).unwrap();
     }
 
     #[test]

@@ -552,11 +552,11 @@ Puppet::Type.newtype(:clone_army_clone) do
     defaultto 0
 
     validate do |value|
-      PuppetX::CloneArmy::Shape.integer(:ramp_up, value, 0..86_400)
+      PuppetX::CloneArmy::Shape.integer(:ramp_up, value, PuppetX::CloneArmy::Schema.range(:ramp_up))
     end
 
     munge do |value|
-      PuppetX::CloneArmy::Shape.integer(:ramp_up, value, 0..86_400)
+      PuppetX::CloneArmy::Shape.integer(:ramp_up, value, PuppetX::CloneArmy::Schema.range(:ramp_up))
     end
   end
 

@@ -30,6 +30,8 @@ module PuppetX
     # A call that fails is made again for each clone on its own (starting a
     # running clone, stopping a stopped one or removing a removed one
     # changes nothing), so each failure is known by the clone that failed.
+    # The retries of a start with a ramp-up keep its pace (one clone every
+    # ramp_up / N seconds) and say so: they never start the fleet at once.
     #
     # The queued providers are duck-typed: #name, #state, #helper and
     # #update_from(answered_clones, reached_state).
@@ -43,7 +45,10 @@ module PuppetX
       # Providers.
       attr_reader :creates, :removals
 
-      def initialize
+      # `pause` sleeps the seconds it is given (the specs pass one that only
+      # records them).
+      def initialize(pause: ->(seconds) { sleep(seconds) })
+        @pause = pause
         @creates = []
         @starts = []
         @restarts = []
@@ -160,25 +165,58 @@ module PuppetX
 
       def start_all(pairs)
         ramp_up = pairs.map(&:last).max
-        each_or_one_by_one(pairs.map(&:first), 'start') do |batch|
-          # One clone on its own (a retry) has nothing to spread out.
+        providers = pairs.map(&:first)
+        pace = providers.size > 1 ? ramp_up.to_f / providers.size : 0
+        each_or_one_by_one(providers, 'start', pace: pace) do |batch|
+          # One clone on its own (a retry) has nothing to spread out; the
+          # retries' pace keeps the ramp.
           started = batch.first.helper.clone_start(*batch.map(&:name), ramp_up: batch.size > 1 ? ramp_up : 0)
           batch.each { |provider| provider.update_from(started, :running) }
         end
       end
 
-      # Yields all `providers` at once; when that fails, each on its own.
-      def each_or_one_by_one(providers, verb)
+      # Yields all `providers` at once; when that fails, each on its own,
+      # each `pace` seconds after the one before began (0: at once).
+      def each_or_one_by_one(providers, verb, pace: 0)
         yield providers
         []
       rescue Puppet::Error => e
-        Puppet.debug("clone_army: #{verb} of #{providers.map(&:name).join(' ')} failed (#{e.message}); one clone at a time")
+        announce_retries(providers, verb, pace, e)
+        began = nil
         providers.filter_map do |provider|
+          began = keep_pace(began, pace)
           yield [provider]
           nil
         rescue Puppet::Error => error
           Failure.new(provider, verb, error)
         end
+      end
+
+      # A paced retry takes as long as the ramp again: a warning says why.
+      def announce_retries(providers, verb, pace, error)
+        names = providers.map(&:name).join(' ')
+        unless pace.positive?
+          Puppet.debug("clone_army: #{verb} of #{names} failed (#{error.message}); one clone at a time")
+          return
+        end
+
+        Puppet.warning(format('clone_army: %<verb>s of %<names>s failed (%<message>s); trying one clone at a time, ' \
+                              'one every %<pace>.1f s to keep the ramp-up', verb: verb, names: names,
+                                                                            message: error.message, pace: pace))
+      end
+
+      # Pauses until `pace` seconds after `began` (a monotonic time, nil for
+      # the first); returns the time the next one begins.
+      def keep_pace(began, pace)
+        if began && pace.positive?
+          left = pace - (monotonic_now - began)
+          @pause.call(left) if left.positive?
+        end
+        monotonic_now
+      end
+
+      def monotonic_now
+        Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
     end
   end

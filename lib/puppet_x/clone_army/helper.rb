@@ -2,6 +2,7 @@
 
 require 'json'
 require 'puppet'
+require_relative 'call_limits'
 require_relative 'runner'
 require_relative 'secrets'
 
@@ -38,13 +39,6 @@ module PuppetX
     class Helper
       PROTOCOL_VERSION = 2
       DEFAULT_PATH = '/usr/local/sbin/clone-army'
-      # Seconds a helper call may take before it is stopped and fails: above
-      # the helper's own limits (its lock wait is 300 s, every D-Bus call 25 s,
-      # every start or stop 30 s), so only a helper that hangs meets them.
-      # A base build runs debootstrap or an installer: an hour.
-      # A batch of a thousand clones is a thousand creates and one daemon-reload.
-      TIMEOUTS = { ['base', 'create'] => 3600, ['clone', 'create-many'] => 3600 }.freeze
-      DEFAULT_TIMEOUT = 900
       CLONE_STATES = ['running', 'stopped'].freeze
 
       attr_reader :path
@@ -223,9 +217,9 @@ module PuppetX
         parse(result.stdout, result.exitstatus, argv)
       end
 
-      # The helper's time limit for the verb in `args`.
-      def self.timeout_for(args)
-        TIMEOUTS.fetch(args.take(2).map(&:to_s), DEFAULT_TIMEOUT)
+      # The helper's time limit for the call with `args` (CallLimits).
+      def self.timeout_for(args, **options)
+        CallLimits.seconds(args, **options)
       end
 
       # Reads one answer of the helper; public so the specs can feed it

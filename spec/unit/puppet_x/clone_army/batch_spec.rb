@@ -4,7 +4,10 @@ require 'spec_helper'
 require 'puppet_x/clone_army/batch'
 
 describe PuppetX::CloneArmy::Batch do
-  subject(:batch) { described_class.new }
+  subject(:batch) { described_class.new(pause: ->(seconds) { pauses << seconds }) }
+
+  # The seconds the batch paused, in order (it never sleeps here).
+  let(:pauses) { [] }
 
   # Records the helper calls of every clone (one helper, shared, as the
   # providers of one run share the helper's path) and fails those told to.
@@ -125,6 +128,26 @@ describe PuppetX::CloneArmy::Batch do
     expect(clones.map(&:state)).to eq([:running, :stopped, :running])
     # The retries are single clones: nothing to spread over the ramp-up.
     expect(calls.drop(1)).to eq([['start', ['c1'], { ramp_up: 0 }], ['start', ['c2'], { ramp_up: 0 }], ['start', ['c3'], { ramp_up: 0 }]])
+  end
+
+  it 'never starts the fleet at once after a ramped start failed: the retries keep its pace, and say so' do
+    failing['start'] = ['c2']
+    clones = ['c1', 'c2', 'c3', 'c4'].map { |name| clone(name, :stopped) }
+    clones.each { |c| batch.start(c, 40) }
+    expect(Puppet).to receive(:warning).with(%r{start of c1 c2 c3 c4 failed .*one every 10\.0 s to keep the ramp-up})
+    batch.run
+    expect(calls.drop(1).map { |_, names, _| names }).to eq([['c1'], ['c2'], ['c3'], ['c4']])
+    # A pause before each retry but the first, each up to a quarter of the 40 s ramp.
+    expect(pauses.size).to eq(3)
+    pauses.each { |seconds| expect(seconds).to be_within(0.5).of(10) }
+  end
+
+  it 'retries a start without a ramp-up at once, as before' do
+    failing['start'] = ['c2']
+    ['c1', 'c2', 'c3'].each { |name| batch.start(clone(name, :stopped), 0) }
+    expect(Puppet).not_to receive(:warning)
+    batch.run
+    expect(pauses).to eq([])
   end
 
   it 'does not start a clone whose stop for a restart failed' do

@@ -269,12 +269,40 @@ describe PuppetX::CloneArmy::Helper do
     it 'stops a helper that hangs at its time limit (an hour for a base build, 15 minutes otherwise)' do
       expect(described_class.timeout_for(['base', 'create', '--os', 'debian'])).to eq(3600)
       expect(described_class.timeout_for(['clone', 'list'])).to eq(900)
+      expect(described_class.timeout_for(['clone', 'start', '--', 'clone1'])).to eq(900)
       expect(PuppetX::CloneArmy::Runner).to receive(:run).with([helper_path, 'clone', 'list'], timeout: 900)
                                                          .and_raise(PuppetX::CloneArmy::Runner::Timeout.new([helper_path], 900))
       expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
         expect(error.kind).to eq('helper-timeout')
         expect(error.message).to include('clone-army clone list failed:', 'did not finish within 900 s')
       }
+    end
+
+    it 'takes its time limits from the helper\'s schema, which holds them beside the helper\'s own waits' do
+      waits = PuppetX::CloneArmy::Schema.fetch('waits')
+      expect(described_class.timeout_for(['clone', 'list'])).to eq(waits['call_seconds'])
+      expect(described_class.timeout_for(['clone', 'create-many', '/tmp/b'])).to eq(waits['long_call_seconds']['clone create-many'])
+      expect(waits['call_seconds']).to be > waits['lock_seconds'] + waits['daemon_reload_seconds'] + waits['unit_state_seconds']
+    end
+
+    it 'does not cut a ramp-up longer than the call limit: clone start gets the limit plus the ramp' do
+      longest = PuppetX::CloneArmy::Schema.range(:ramp_up).max
+      expect(described_class.timeout_for(['clone', 'start', '--ramp-up', '3600', '--', 'clone1'])).to eq(900 + 3600)
+      expect(described_class.timeout_for(['clone', 'start', '--ramp-up', longest.to_s, '--', 'c1'])).to eq(900 + longest)
+      # A name after `--` is a name, never a ramp.
+      expect(described_class.timeout_for(['clone', 'start', '--', '--ramp-up', '5'])).to eq(900)
+      expect(PuppetX::CloneArmy::Runner).to receive(:run)
+        .with([helper_path, 'clone', 'start', '--ramp-up', '1800', '--', 'clone1'], timeout: 900 + 1800)
+        .and_raise(PuppetX::CloneArmy::Runner::Timeout.new([helper_path], 2700))
+      expect { helper.clone_start('clone1', ramp_up: 1800) }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
+        expect(error.kind).to eq('helper-timeout')
+      }
+    end
+
+    it 'shortens every limit, ramps included, when the schema\'s call limit is lower (as the acceptance test lowers it)' do
+      waits = PuppetX::CloneArmy::Schema.fetch('waits').merge('call_seconds' => 20)
+      expect(described_class.timeout_for(['clone', 'list'], waits: waits)).to eq(20)
+      expect(described_class.timeout_for(['clone', 'start', '--ramp-up', '60', '--', 'c1'], waits: waits)).to eq(80)
     end
 
     it 'turns ok:false with a non-zero exit into a Puppet::Error with the kind, message, field and causes' do

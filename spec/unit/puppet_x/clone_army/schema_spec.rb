@@ -113,6 +113,16 @@ describe PuppetX::CloneArmy::Schema do
     end
   end
 
+  it 'has the class and the clone type take ramp_up in the helper\'s range, no longer' do
+    require 'puppet'
+    bounds = schema.dig('ranges', 'ramp_up')
+    init = File.read(File.expand_path('../../../../manifests/init.pp', __dir__))
+    expect(init).to include("Integer[#{bounds['min']}, #{bounds['max']}] $ramp_up = #{bounds['default']},")
+    type = Puppet::Type.type(:clone_army_clone)
+    expect(type.new(name: 'c1', ramp_up: bounds['max'])[:ramp_up]).to eq(bounds['max'])
+    expect { type.new(name: 'c1', ramp_up: bounds['max'] + 1) }.to raise_error(Puppet::ResourceError, %r{ramp_up})
+  end
+
   it 'gives every integer attribute of the shape the helper\'s range' do
     PuppetX::CloneArmy::Shape::RANGES.each do |name, range|
       bounds = schema.dig('ranges', name.to_s)
