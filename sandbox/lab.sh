@@ -61,6 +61,10 @@ esac
 lab_cpus() {
   local n
   n=$(nproc)
+  # nproc counts the CPUs this process may use: run under a narrower affinity, the
+  # lab would split (or count) fewer CPUs than the machine has, and say nothing.
+  (("$(nproc --all)" == n)) ||
+    log "lab: this process may use $n of the machine's $(nproc --all) CPUs; the CPU split and the ramp's load-host CPUs follow those $n"
   if [ "$LAB_SPLIT_CPUS" = yes ] && ((n >= 2)); then
     export SERVER_CPUS=${SERVER_CPUS:-$(cpu_range 0 $((n / 2 - 1)))}
     export CLONE_CPUS=${CLONE_CPUS:-$(cpu_range $((n / 2)) $((n - 1)))}
