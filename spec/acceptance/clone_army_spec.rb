@@ -472,7 +472,13 @@ RSpec.describe 'class clone_army on a sandbox host' do
       catalog = server.fetch('endpoints').fetch('catalog')
       expect(catalog['requests']).to be >= 1, server.inspect
       expect(catalog['logged']).to be >= 1, server.inspect
-      expect(catalog['p95_ms']).to be > 0, server.inspect
+      # A p95 only over 20 requests or more; below that the max is the tail.
+      expect(catalog['max_ms']).to be > 0, server.inspect
+      if catalog['logged'] >= 20
+        expect(catalog['p95_ms']).to be > 0, server.inspect
+      else
+        expect(catalog['p95_ms']).to be_nil, server.inspect
+      end
       expect(server.fetch('endpoints')).to include('report'), server.inspect
       expect(answer['verdict']).to include('ended_by' => 'clones')
       expect(answer['verdict']['summary']).to start_with("sustained 2 agents at interval #{SandboxHarness::RUNINTERVAL} s ("),
