@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use serde_json::Value;
 
-use crate::protocol::error::Error;
+use crate::protocol::error::{Error, ErrorKind};
+use crate::protocol::kinds::wire_kinds;
 
 /// Bumped when a change to the envelope or a result is not backwards compatible.
 pub const PROTOCOL_VERSION: u32 = 2;
@@ -61,7 +62,7 @@ impl Envelope<serde_json::Value> {
 /// The `error` object of a failed invocation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
-    pub kind: String,
+    pub kind: ErrorKind,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
@@ -72,7 +73,7 @@ pub struct ErrorBody {
 impl From<&Error> for ErrorBody {
     fn from(error: &Error) -> Self {
         ErrorBody {
-            kind: error.kind().to_owned(),
+            kind: error.kind(),
             message: error.to_string(),
             field: error.field().map(str::to_owned),
             causes: error.causes(),
@@ -246,12 +247,29 @@ pub struct CloneShape {
 /// given that is not one clone-army writes, and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
-    /// One of the kinds `clone-army schema` lists: `upper-dir-missing`,
-    /// `work-dir-missing`, `base-missing`, `incomplete`, `orphan-mount`, `config-invalid`.
-    pub kind: String,
+    pub kind: ProblemKind,
     pub message: String,
     /// The exact command line that fixes it, to run as root.
     pub fix: String,
+}
+
+wire_kinds! {
+    /// What is stale or refused, as a [`Problem`]'s `kind` names it (PROTOCOL.md, "Problems"),
+    /// in the order `clone-army schema` lists them.
+    pub enum ProblemKind {
+        /// The base directory the clone's mount unit names is gone.
+        BaseMissing => "base-missing",
+        /// The clone's upper dir is gone.
+        UpperDirMissing => "upper-dir-missing",
+        /// The upper dir is there, the work dir is not.
+        WorkDirMissing => "work-dir-missing",
+        /// A mount unit without its link into the fleet target: a create or remove killed half-way.
+        Incomplete => "incomplete",
+        /// A clone-army overlay that no mount unit owns.
+        OrphanMount => "orphan-mount",
+        /// A setting a clone is given that is not one clone-army writes.
+        ConfigInvalid => "config-invalid",
+    }
 }
 
 /// `clone start` and `clone stop`: the clones as `clone list` reports them.
@@ -535,7 +553,8 @@ pub fn print<T: Serialize>(envelope: &Envelope<T>) {
     let text = serde_json::to_string(envelope).unwrap_or_else(|e| {
         // Serializing our own plain structs cannot fail; if it ever does, still answer in JSON.
         format!(
-            r#"{{"protocol":{PROTOCOL_VERSION},"ok":false,"error":{{"kind":"internal","message":{},"causes":[]}}}}"#,
+            r#"{{"protocol":{PROTOCOL_VERSION},"ok":false,"error":{{"kind":"{}","message":{},"causes":[]}}}}"#,
+            ErrorKind::Internal,
             serde_json::Value::String(e.to_string())
         )
     });
@@ -1093,7 +1112,7 @@ mod tests {
             unit: "puppet-clone-army@clone2.service".into(),
             mounted: false,
             problems: vec![Problem {
-                kind: "upper-dir-missing".into(),
+                kind: ProblemKind::UpperDirMissing,
                 message: "its upper dir is missing".into(),
                 fix: "clone-army clone remove -- clone2".into(),
             }],
@@ -1134,7 +1153,7 @@ mod tests {
         round_trip(CloneList {
             clones: vec![running.clone(), stopped.clone()],
             problems: vec![Problem {
-                kind: "orphan-mount".into(),
+                kind: ProblemKind::OrphanMount,
                 message: "no unit owns it".into(),
                 fix: "umount -- /var/lib/machines/old".into(),
             }],
