@@ -35,7 +35,8 @@
 //! - A new **table** for people: its rows next to the verb (`clone/list.rs`, `base/list.rs`,
 //!   `exec/table.rs`), written with [`sys::table`], which escapes every cell; the verb's
 //!   `--format` is [`cli::ListFormat`].
-//! - A new **verb or flag**: [`cli`]; the man page and the completions follow by
+//! - A new **verb or flag**: its group's file in [`cli`] (a new group: a file with its
+//!   `run`, and one arm in `cli/dispatch.rs`); the man page and the completions follow by
 //!   themselves (`cli/docs.rs`).
 //! - A new **rule** the Puppet side must share (a range, a name, a default): a constant
 //!   where the helper checks it, exported by [`schema`]; Ruby reads `schema.json`.
