@@ -30,8 +30,8 @@
 //! - A new **base OS**: `base/mod.rs` (`Os`, its family) and `base/builder.rs` (the build
 //!   commands, with snapshots); the Puppet face is `clone_army_base`'s `os`, read from
 //!   the schema.
-//! - A new **report format**: `report/render.rs` (and `Format` in it); the Puppet face is
-//!   the `clone_army::report` task's `format`.
+//! - A new **report format**: a file in `report/render/` (and `Format` in its `mod.rs`);
+//!   the Puppet face is the `clone_army::report` task's `format`.
 //! - A new **table** for people: its rows next to the verb (`clone/list.rs`, `base/list.rs`,
 //!   `exec/table.rs`), written with [`sys::table`], which escapes every cell; the verb's
 //!   `--format` is [`cli::ListFormat`].
