@@ -27,9 +27,9 @@
 //! - A new **run mode**: `clone/run_mode.rs` (its units, masks and read-back), its
 //!   capacity cost in `host/limits.rs`; the Puppet face is `types/run_mode.pp` and the
 //!   class's `run_mode`, both held to `clone-army schema` by the specs.
-//! - A new **base OS**: `base/mod.rs` (`Os`, its family) and `base/builder.rs` (the build
-//!   commands, with snapshots); the Puppet face is `clone_army_base`'s `os`, read from
-//!   the schema.
+//! - A new **base OS**: `base/mod.rs` (`Os`, its family) and `base/builder/` (the build
+//!   commands, one file per installer, with snapshots; where the agent comes from in
+//!   `agent.rs`); the Puppet face is `clone_army_base`'s `os`, read from the schema.
 //! - A new **report format**: a file in `report/render/` (and `Format` in its `mod.rs`);
 //!   the Puppet face is the `clone_army::report` task's `format`.
 //! - A new **table** for people: its rows next to the verb (`clone/list.rs`, `base/list.rs`,
