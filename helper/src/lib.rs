@@ -27,15 +27,16 @@
 //! - A new **run mode**: `clone/run_mode.rs` (its units, masks and read-back), its
 //!   capacity cost in `host/limits.rs`; the Puppet face is `types/run_mode.pp` and the
 //!   class's `run_mode`, both held to `clone-army schema` by the specs.
-//! - A new **base OS**: `base/mod.rs` (`Os`, its family) and `base/builder.rs` (the build
-//!   commands, with snapshots); the Puppet face is `clone_army_base`'s `os`, read from
-//!   the schema.
-//! - A new **report format**: `report/render.rs` (and `Format` in it); the Puppet face is
-//!   the `clone_army::report` task's `format`.
+//! - A new **base OS**: `base/mod.rs` (`Os`, its family) and `base/builder/` (the build
+//!   commands, one file per installer, with snapshots; where the agent comes from in
+//!   `agent.rs`); the Puppet face is `clone_army_base`'s `os`, read from the schema.
+//! - A new **report format**: a file in `report/render/` (and `Format` in its `mod.rs`);
+//!   the Puppet face is the `clone_army::report` task's `format`.
 //! - A new **table** for people: its rows next to the verb (`clone/list.rs`, `base/list.rs`,
 //!   `exec/table.rs`), written with [`sys::table`], which escapes every cell; the verb's
 //!   `--format` is [`cli::ListFormat`].
-//! - A new **verb or flag**: [`cli`]; the man page and the completions follow by
+//! - A new **verb or flag**: its group's file in [`cli`] (a new group: a file with its
+//!   `run`, and one arm in `cli/dispatch.rs`); the man page and the completions follow by
 //!   themselves (`cli/docs.rs`).
 //! - A new **rule** the Puppet side must share (a range, a name, a default): a constant
 //!   where the helper checks it, exported by [`schema`]; Ruby reads `schema.json`.

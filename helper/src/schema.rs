@@ -22,8 +22,8 @@ use crate::clone::run_mode::{
 use crate::clone::{apply_source, facts, limits, secrets, MAX_RAMP_UP_SECONDS};
 use crate::exec;
 use crate::host::limits as host_limits;
-use crate::inventory::problems;
-use crate::protocol::error;
+use crate::inventory::problems::ProblemKind;
+use crate::protocol::error::ErrorKind;
 use crate::sys::{lock, names, paths};
 use crate::systemd;
 
@@ -43,8 +43,8 @@ pub struct Schema {
     pub challenge_password_max_bytes: usize,
     pub capacity: Capacity,
     pub waits: Waits,
-    pub error_kinds: Vec<&'static str>,
-    pub problem_kinds: Vec<&'static str>,
+    pub error_kinds: &'static [ErrorKind],
+    pub problem_kinds: &'static [ProblemKind],
 }
 
 #[derive(Debug, Serialize)]
@@ -279,8 +279,8 @@ pub fn schema() -> Schema {
             cpu_seconds_per_run: host_limits::CPU_SECONDS_PER_RUN,
         },
         waits: waits(),
-        error_kinds: error::KINDS.to_vec(),
-        problem_kinds: problems::KINDS.to_vec(),
+        error_kinds: ErrorKind::ALL,
+        problem_kinds: ProblemKind::ALL,
     }
 }
 

@@ -7,7 +7,7 @@ use super::{read_metadata_in, BaseMetadata};
 use crate::context::Context;
 use crate::inventory::bases::complete_bases;
 use crate::inventory::discover;
-use crate::protocol::answers::{BaseInfo, BaseList, Problem};
+use crate::protocol::answers::{BaseInfo, BaseList, Problem, ProblemKind};
 use crate::protocol::error::Result;
 use crate::sys::escape::visible;
 use crate::sys::paths::Layout;
@@ -34,7 +34,7 @@ fn problems(layout: &Layout) -> Result<Vec<Problem>> {
         found.extend(
             crate::inventory::problems::of_clone(layout, mount, None, None)
                 .into_iter()
-                .filter(|p| p.kind == "base-missing"),
+                .filter(|p| p.kind == ProblemKind::BaseMissing),
         );
     }
     Ok(found)
@@ -108,7 +108,7 @@ pub fn table(list: &BaseList) -> String {
         for problem in &list.problems {
             out.push_str(&format!(
                 "{}: {}\n  fix: {}\n",
-                visible(&problem.kind),
+                visible(problem.kind.as_str()),
                 visible(&problem.message),
                 visible(&problem.fix)
             ));
@@ -157,7 +157,7 @@ mod tests {
                 odd,
             ],
             problems: vec![Problem {
-                kind: "base-missing".to_owned(),
+                kind: ProblemKind::BaseMissing,
                 message: "clone7's base /var/lib/puppet-clone-army/gone is missing".to_owned(),
                 fix: "clone-army clone remove clone7".to_owned(),
             }],

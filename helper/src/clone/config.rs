@@ -172,7 +172,7 @@ impl Refused {
     pub fn by(file: &str, setting: &'static str, error: Error) -> Self {
         let reason = match error {
             Error::InvalidArgument { reason, .. } | Error::InvalidName { reason, .. } => reason,
-            other => other.kind().to_owned(),
+            other => other.kind().to_string(),
         };
         Refused {
             file: file.to_owned(),

@@ -191,7 +191,7 @@ pub fn table(list: &CloneList) -> String {
             let who = clone.map_or_else(String::new, |c| format!("{}: ", visible(c)));
             out.push_str(&format!(
                 "{who}{}: {}\n  fix: {}\n",
-                visible(&problem.kind),
+                visible(problem.kind.as_str()),
                 visible(&problem.message),
                 visible(&problem.fix)
             ));
@@ -203,7 +203,7 @@ pub fn table(list: &CloneList) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::answers::{CloneShape, RunMode};
+    use crate::protocol::answers::{CloneShape, ProblemKind, RunMode};
 
     fn clone(name: &str, state: CloneState, run_mode: Option<RunMode>) -> CloneInfo {
         CloneInfo {
@@ -230,7 +230,7 @@ mod tests {
         // What a clone wrote in its own puppet.conf reaches the table escaped.
         broken.certname = Some("evil\u{1b}]0;owned\u{7}\u{1b}[2J".to_owned());
         broken.problems = vec![Problem {
-            kind: "upper-dir-missing".to_owned(),
+            kind: ProblemKind::UpperDirMissing,
             message: "/var/lib/puppet-clone-army/clone3-overlay/upper is missing".to_owned(),
             fix: "clone-army clone remove clone3".to_owned(),
         }];
@@ -244,7 +244,7 @@ mod tests {
                 broken,
             ],
             problems: vec![Problem {
-                kind: "orphan-mount".to_owned(),
+                kind: ProblemKind::OrphanMount,
                 message: "/var/lib/machines/gone is an overlay mount no clone owns".to_owned(),
                 fix: "umount /var/lib/machines/gone".to_owned(),
             }],

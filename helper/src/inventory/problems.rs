@@ -10,22 +10,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::protocol::answers::Problem;
+pub use crate::protocol::answers::ProblemKind;
 use crate::protocol::error::Result;
 use crate::sys::fsutil::read_optional;
 use crate::sys::mounts::parse_mounts;
 use crate::sys::names::{validate_hostname, validate_name};
 use crate::sys::paths::{Layout, MACHINES_DIR, STATE_DIR};
 use crate::systemd::units::CloneMount;
-
-/// Every problem kind found here; `clone-army schema` lists them.
-pub const KINDS: &[&str] = &[
-    "base-missing",
-    "upper-dir-missing",
-    "work-dir-missing",
-    "incomplete",
-    "orphan-mount",
-    "config-invalid",
-];
 
 /// Problems of one clone that has its mount unit: its base, upper or work dir is gone.
 /// `server` and `certname` (from its puppet.conf) make the work-dir fix exact.
@@ -41,7 +32,7 @@ pub fn of_clone(
     let mut problems = Vec::new();
     if missing(&mount.lowerdir) {
         problems.push(Problem {
-            kind: "base-missing".into(),
+            kind: ProblemKind::BaseMissing,
             message: format!(
                 "clone {name:?}: its base {} is missing, so its overlay cannot be mounted; \
                  remove the clone (and create it again on an existing base)",
@@ -52,7 +43,7 @@ pub fn of_clone(
     }
     if missing(&mount.upperdir) {
         problems.push(Problem {
-            kind: "upper-dir-missing".into(),
+            kind: ProblemKind::UpperDirMissing,
             message: format!(
                 "clone {name:?}: its upper dir {} is missing (its own files, puppet.conf and \
                  certificates, are gone) and its overlay cannot be mounted; remove the clone \
@@ -78,7 +69,7 @@ pub fn of_clone(
             _ => None,
         };
         problems.push(Problem {
-            kind: "work-dir-missing".into(),
+            kind: ProblemKind::WorkDirMissing,
             message: format!(
                 "clone {name:?}: its work dir {} is missing, so its overlay cannot be mounted; {}",
                 mount.workdir,
@@ -112,7 +103,7 @@ pub fn of_clone(
             _ => remove.clone(),
         };
         problems.push(Problem {
-            kind: "incomplete".into(),
+            kind: ProblemKind::Incomplete,
             message: format!(
                 "clone {name:?}: its mount unit is there but it is not part of the fleet target \
                  ({} is missing): a clone create or remove was killed half-way; creating it \
@@ -130,7 +121,7 @@ pub fn of_clone(
 /// quoted: a clone's root can rewrite what is bound into it, with megabytes of anything.
 pub fn config_invalid(clone: &str, file: &str, setting: &str, reason: &str) -> Problem {
     Problem {
-        kind: "config-invalid".into(),
+        kind: ProblemKind::ConfigInvalid,
         message: format!(
             "clone {clone:?}: its {setting} in {file} is not one clone-army writes ({reason}), \
              so it is left out; its root may have rewritten it, or a person did. \
@@ -176,7 +167,7 @@ pub fn orphan_mounts(layout: &Layout, owned: &BTreeSet<String>) -> Result<Vec<Pr
             fix.push_str(&format!(" && clone-army clone remove -- {name}"));
         }
         problems.push(Problem {
-            kind: "orphan-mount".into(),
+            kind: ProblemKind::OrphanMount,
             message: format!(
                 "{point} is a clone-army overlay (upperdir {upperdir}) that no mount unit owns, \
                  left over from a crash or a removed unit; it keeps its base busy"
@@ -203,24 +194,27 @@ fn shell_word(word: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// The list holds exactly the kinds this file reports.
-    #[test]
-    fn kinds_lists_every_kind() {
-        let source = include_str!("problems.rs");
-        let code = source.split("#[cfg(test)]").next().unwrap();
-        let mut named: Vec<&str> = code
-            .lines()
-            .filter_map(|line| line.trim().strip_prefix("kind: \""))
-            .map(|rest| rest.split('"').next().unwrap())
-            .collect();
-        named.sort_unstable();
-        named.dedup();
-        let mut listed = super::KINDS.to_vec();
-        listed.sort_unstable();
-        assert_eq!(named, listed);
-    }
-
     use super::*;
+
+    #[test]
+    fn protocol_md_documents_every_problem_kind() {
+        let protocol = include_str!("../../PROTOCOL.md");
+        let table = protocol
+            .split("| kind | where | when | fix |")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap();
+        let mut documented: Vec<&str> = table
+            .lines()
+            .skip(2)
+            .map(|row| row.split(" | ").next().unwrap())
+            .map(|cell| cell.trim_start_matches("| ").trim_matches('`'))
+            .collect();
+        documented.sort_unstable();
+        let mut kinds: Vec<&str> = ProblemKind::ALL.iter().map(|kind| kind.as_str()).collect();
+        kinds.sort_unstable();
+        assert_eq!(documented, kinds);
+    }
 
     #[test]
     fn shell_words() {

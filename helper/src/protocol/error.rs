@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+use super::kinds::wire_kinds;
+
 /// Exit code for an operation that failed (systemd, disk, a command).
 pub const EXIT_FAILED: i32 = 1;
 /// Exit code for bad input or usage.
@@ -155,41 +157,35 @@ fn existing_or_none(existing: &[String]) -> String {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// The protocol's machine-readable kind, kebab-case.
-    /// Every kind [`Error::kind`] answers with (PROTOCOL.md, "Errors").
-    pub fn kind(&self) -> &'static str {
+    /// The protocol's machine-readable kind (PROTOCOL.md, "Errors").
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Usage(_) => "usage",
-            Error::InvalidName { .. } => "invalid-name",
-            Error::InvalidArgument { .. } => "invalid-argument",
-            Error::NotRoot { .. } => "not-root",
-            Error::NotFound { .. } => "not-found",
-            Error::NotFoundAmong { .. } => "not-found",
-            Error::AlreadyExists { .. } => "already-exists",
-            Error::BaseInUse { .. } => "base-in-use",
-            Error::BaseBuildFailed { .. } => "base-build-failed",
-            Error::NoSpace { .. } => "no-space",
-            Error::CommandFailed { .. } => "command-failed",
-            Error::Io { .. } => "io",
-            Error::StillMounted { .. } => "still-mounted",
-            Error::Systemd(_) => "systemd",
-            Error::ClonesFailed { .. } => "systemd",
-            Error::NotInPlace { .. } => "not-in-place",
-            Error::Unsupported { .. } => "unsupported",
-            Error::LockTimeout { .. } => "lock-timeout",
-            Error::UnsafePath { .. } => "unsafe-path",
-            Error::Internal(_) => "internal",
+            Error::Usage(_) => ErrorKind::Usage,
+            Error::InvalidName { .. } => ErrorKind::InvalidName,
+            Error::InvalidArgument { .. } => ErrorKind::InvalidArgument,
+            Error::NotRoot { .. } => ErrorKind::NotRoot,
+            Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::NotFoundAmong { .. } => ErrorKind::NotFound,
+            Error::AlreadyExists { .. } => ErrorKind::AlreadyExists,
+            Error::BaseInUse { .. } => ErrorKind::BaseInUse,
+            Error::BaseBuildFailed { .. } => ErrorKind::BaseBuildFailed,
+            Error::NoSpace { .. } => ErrorKind::NoSpace,
+            Error::CommandFailed { .. } => ErrorKind::CommandFailed,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::StillMounted { .. } => ErrorKind::StillMounted,
+            Error::Systemd(_) => ErrorKind::Systemd,
+            Error::ClonesFailed { .. } => ErrorKind::Systemd,
+            Error::NotInPlace { .. } => ErrorKind::NotInPlace,
+            Error::Unsupported { .. } => ErrorKind::Unsupported,
+            Error::LockTimeout { .. } => ErrorKind::LockTimeout,
+            Error::UnsafePath { .. } => ErrorKind::UnsafePath,
+            Error::Internal(_) => ErrorKind::Internal,
         }
     }
 
     /// The documented exit code: 2 for bad input or usage, 1 for everything else.
     pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Usage(_) | Error::InvalidName { .. } | Error::InvalidArgument { .. } => {
-                EXIT_USAGE
-            }
-            _ => EXIT_FAILED,
-        }
+        self.kind().exit_code()
     }
 
     /// The argument that was wrong, when one input was.
@@ -290,50 +286,92 @@ fn unit_suffix(unit: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-/// Every error kind, as [`Error::kind`] names them; `clone-army schema` lists them.
-pub const KINDS: &[&str] = &[
-    "usage",
-    "invalid-name",
-    "invalid-argument",
-    "not-root",
-    "not-found",
-    "already-exists",
-    "base-in-use",
-    "base-build-failed",
-    "no-space",
-    "command-failed",
-    "io",
-    "still-mounted",
-    "systemd",
-    "not-in-place",
-    "unsupported",
-    "lock-timeout",
-    "unsafe-path",
-    "internal",
-];
+wire_kinds! {
+    /// What went wrong, as the protocol's `kind` names it (PROTOCOL.md, "Errors"), in
+    /// the order `clone-army schema` lists them.
+    pub enum ErrorKind {
+        Usage => "usage",
+        InvalidName => "invalid-name",
+        InvalidArgument => "invalid-argument",
+        NotRoot => "not-root",
+        NotFound => "not-found",
+        AlreadyExists => "already-exists",
+        BaseInUse => "base-in-use",
+        BaseBuildFailed => "base-build-failed",
+        NoSpace => "no-space",
+        CommandFailed => "command-failed",
+        Io => "io",
+        StillMounted => "still-mounted",
+        Systemd => "systemd",
+        NotInPlace => "not-in-place",
+        Unsupported => "unsupported",
+        LockTimeout => "lock-timeout",
+        UnsafePath => "unsafe-path",
+        Internal => "internal",
+    }
+}
+
+impl ErrorKind {
+    /// The documented exit code: 2 for bad input or usage, 1 for everything else.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ErrorKind::Usage | ErrorKind::InvalidName | ErrorKind::InvalidArgument => EXIT_USAGE,
+            _ => EXIT_FAILED,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The list holds exactly the kinds [`Error::kind`] can answer with.
-    #[test]
-    fn kinds_lists_every_kind() {
-        let source = include_str!("error.rs");
-        let body = source
-            .split("pub fn kind(&self)")
+    /// PROTOCOL.md's table of error kinds: each row's kind and exit code.
+    fn documented_kinds() -> Vec<(String, i32)> {
+        let protocol = include_str!("../../PROTOCOL.md");
+        let table = protocol
+            .split("Error kinds in use, with their exit codes:")
             .nth(1)
-            .and_then(|rest| rest.split("\n    }\n").next())
+            .and_then(|rest| rest.split("\n\n").nth(1))
             .unwrap();
-        let mut named: Vec<&str> = body
+        table
             .lines()
-            .filter_map(|line| line.split("=> \"").nth(1))
-            .map(|rest| rest.trim_end_matches("\","))
+            .skip(2)
+            .map(|row| {
+                let cells: Vec<&str> = row.split(" | ").collect();
+                let kind = cells[0].trim_start_matches("| ").trim_matches('`');
+                (kind.to_owned(), cells[1].parse().unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn protocol_md_documents_every_error_kind_with_its_exit_code() {
+        let mut documented = documented_kinds();
+        documented.sort();
+        let mut kinds: Vec<(String, i32)> = ErrorKind::ALL
+            .iter()
+            .map(|kind| (kind.as_str().to_owned(), kind.exit_code()))
             .collect();
-        named.sort_unstable();
-        named.dedup();
-        let mut listed = KINDS.to_vec();
-        listed.sort_unstable();
-        assert_eq!(named, listed);
+        kinds.sort();
+        assert_eq!(documented, kinds);
+    }
+
+    #[test]
+    fn kinds_are_written_as_protocol_md_names_them() {
+        assert_eq!(
+            serde_json::to_string(&ErrorKind::ALL[..3]).unwrap(),
+            r#"["usage","invalid-name","invalid-argument"]"#
+        );
+        assert_eq!(Error::Internal("x".into()).kind(), ErrorKind::Internal);
+        assert_eq!(
+            Error::NotFoundAmong {
+                what: "base",
+                field: "base",
+                name: "b".into(),
+                existing: Vec::new(),
+            }
+            .kind(),
+            "not-found"
+        );
     }
 }

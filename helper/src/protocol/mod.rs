@@ -1,7 +1,8 @@
 //! The wire: every answer the helper prints ([`answers`]), every error it can fail
-//! with ([`error`]) and the warnings it carries ([`warnings`]), as PROTOCOL.md documents them. The bottom layer: it uses nothing
+//! with ([`error`]), the closed sets of kinds they name ([`kinds`]) and the warnings it carries ([`warnings`]), as PROTOCOL.md documents them. The bottom layer: it uses nothing
 //! else in the crate, and everything else speaks through it.
 
 pub mod answers;
 pub mod error;
+pub mod kinds;
 pub mod warnings;

@@ -124,7 +124,7 @@ fn list_reports_stale_state_with_the_command_that_fixes_it() {
     let orphan = |problems: &[crate::protocol::answers::Problem]| {
         problems
             .iter()
-            .map(|p| (p.kind.clone(), p.fix.clone()))
+            .map(|p| (p.kind.to_string(), p.fix.clone()))
             .collect::<Vec<_>>()
     };
     let orphan_fix = (

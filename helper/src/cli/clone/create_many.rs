@@ -6,7 +6,8 @@ use std::path::Path;
 
 use clap::Parser;
 
-use super::{Cli, CloneVerb, Command};
+use super::args::CloneCreateArgs;
+use crate::cli::answer::usage_message;
 use crate::clone::CloneRequest;
 use crate::protocol::error::{Error, Result};
 
@@ -54,18 +55,24 @@ fn request(number: usize, line: &str) -> Result<CloneRequest> {
             "each line is one `clone create`'s arguments as a JSON array of strings: {e}"
         ))
     })?;
-    let argv = ["clone-army", "clone", "create"]
-        .into_iter()
-        .map(str::to_owned)
-        .chain(args);
-    let cli = Cli::try_parse_from(argv)
-        .map_err(|e| invalid(super::usage_message(&e.render().to_string())))?;
-    match cli.command {
-        Command::Clone {
-            verb: CloneVerb::Create(args),
-        } => Ok(args.into_request()),
-        _ => Err(invalid("not a `clone create`".to_owned())),
-    }
+    let argv = std::iter::once(CreateLine::ARGV0.to_owned()).chain(args);
+    let line = CreateLine::try_parse_from(argv)
+        .map_err(|e| invalid(usage_message(&e.render().to_string())))?;
+    Ok(line.args.into_request())
+}
+
+// One line of a batch, parsed as `clone-army clone create` parses its command line (and
+// named so, so that its errors read the same). Not a doc comment: clap would make it the
+// command's `about`, which `clone create`'s own (on its arguments) must be.
+#[derive(Debug, Parser)]
+struct CreateLine {
+    #[command(flatten)]
+    args: CloneCreateArgs,
+}
+
+impl CreateLine {
+    /// What clap names the command in its usage: the verb a line stands for.
+    const ARGV0: &'static str = "clone-army clone create";
 }
 
 #[cfg(test)]

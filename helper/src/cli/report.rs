@@ -1,0 +1,99 @@
+//! `report`: every clone's last run and the fleet's figures, live (as JSON, a table or a
+//! Prometheus textfile) or of a recorded run (`--from`: its summary or its page).
+
+use clap::Args;
+
+use std::path::{Path, PathBuf};
+
+use super::answer::{answer, fail, json, on_host, print_text};
+use super::args::ViewArgs;
+use crate::protocol::answers::{self, Envelope, Report};
+use crate::protocol::error::Error;
+use crate::protocol::warnings;
+use crate::report::render::Format;
+use crate::{record, report};
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub views: ViewArgs,
+    /// Report a recorded run instead (a timeline `record` wrote, with its rotated files):
+    /// its summary (json, table) or one self-contained page with its charts (html).
+    #[arg(long, value_name = "TIMELINE", conflicts_with_all = ["server", "puppetdb"])]
+    pub from: Option<PathBuf>,
+    /// json: the JSON envelope; table: for people; prometheus: node_exporter textfile;
+    /// html: the page of a recorded run (with --from). Errors always come as the JSON
+    /// envelope.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    pub format: Format,
+    /// With --format html: write the page to this file and answer the JSON envelope with its
+    /// path, instead of printing the page. Its directory must exist; only a missing file or
+    /// an earlier page is replaced (whole), never a symlink or any other file.
+    #[arg(long, value_name = "PAGE", requires = "from")]
+    pub output: Option<PathBuf>,
+}
+
+/// `report --from`: a recorded run's summary or page; reads only the timeline.
+fn run_recorded_report(from: &Path, format: Format, output: Option<&Path>) -> i32 {
+    if output.is_some() && format != Format::Html {
+        return fail(&Error::Usage(
+            "--output is where --format html writes the page; a summary (json, table) is printed"
+                .to_owned(),
+        ));
+    }
+    let recording = match record::read::read(from) {
+        Ok(recording) => recording,
+        Err(e) => return fail(&e),
+    };
+    match (format, output) {
+        (Format::Html, Some(page)) => {
+            return answer(json(record::html::write_page(&recording, page)));
+        }
+        (Format::Json, _) => answers::print(
+            &Envelope::success(record::html::summary(&recording)).with_warnings(warnings::take()),
+        ),
+        (Format::Html, None) => print_text(&record::html::page(&recording)),
+        (Format::Table, _) => print_text(&record::html::summary_table(&recording)),
+        (Format::Prometheus, _) => {
+            return fail(&Error::Usage(
+                "--format prometheus is the live report's; a recorded run is json, table or html"
+                    .to_owned(),
+            ))
+        }
+    }
+    0
+}
+
+/// Runs `report`, which may answer in another format than JSON; its errors are still the
+/// envelope. The process's exit code.
+pub fn run(args: &ReportArgs) -> i32 {
+    if let Some(from) = &args.from {
+        return run_recorded_report(from, args.format, args.output.as_deref());
+    }
+    let print: fn(&Report) = match args.format {
+        Format::Html => {
+            return fail(&Error::Usage(
+                "--format html is a recorded run's page: give --from TIMELINE".to_owned(),
+            ))
+        }
+        Format::Json => {
+            |report| answers::print(&Envelope::success(report).with_warnings(warnings::take()))
+        }
+        Format::Table => |report| print_text(&report::render::table(report)),
+        Format::Prometheus => |report| print_text(&report::render::prometheus(report)),
+    };
+    let result = on_host(|ctx| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        report::report(ctx, &args.views.clone().into_request(), now)
+    });
+    match result {
+        Ok(report) => {
+            print(&report);
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
