@@ -278,6 +278,17 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       described_class.post_resource_eval
       expect(resources.map { |resource| resource.provider.state }).to eq([:stopped, :stopped, :stopped])
     end
+
+    it 'a_clone_in_noop_or_to_be_removed_is_not_made_ahead' do
+      catalog = Puppet::Resource::Catalog.new
+      catalog.add_resource(clone_resource('clone1', full.merge(ensure: 'stopped', certname: 'clone1.loadhost.example.com')))
+      catalog.add_resource(clone_resource('clone2', full.merge(ensure: 'stopped', noop: true)))
+      catalog.add_resource(clone_resource('clone3', full.merge(ensure: 'absent')))
+      expect_base_list
+      expect_create_many([create_args('clone1')], 'generated/clone_create_many_clone1_clone2_clone3.json')
+      catalog.resource('Clone_army_clone[clone1]').provider.create(start: false)
+      described_class.post_resource_eval
+    end
   end
 
   # A run as Puppet makes it: prefetch, each clone evaluated in order, then
