@@ -4,17 +4,19 @@ Puppet::Type.newtype(:clone_army_fleet) do
   @doc = <<-DOC
     @summary The clones' batched work in a Puppet run: what the clone_army_clone resources queued, done together.
 
-    Creating, removing and changing clones queues the slow part for the end
-    of the run, so that a fleet of hundreds costs a few helper calls: the
-    removals go with one `clone-army clone remove`, the new clones are made
-    with one `clone-army clone create-many` (one daemon-reload for them all),
-    the clones to restart are stopped with one `clone-army clone stop`, and
-    the new and restarted clones are started with one `clone-army clone
-    start --ramp-up N` (N the largest `ramp_up` of the run). This resource
-    does that work, after every clone_army_clone in the catalog (it requires
-    them all by itself). It is in sync when nothing is queued.
+    Removing and changing clones queues the slow part for the end of the
+    run, so that a fleet of hundreds costs a few helper calls: the removals
+    go with one `clone-army clone remove`, the clones to restart are stopped
+    with one `clone-army clone stop`, and the new and restarted clones are
+    started with one `clone-army clone start --ramp-up N` (N the largest
+    `ramp_up` of the run). This resource does that work, after every
+    clone_army_clone in the catalog (it requires them all by itself). It is
+    in sync when nothing is queued. (The new clones are made earlier, with
+    one `clone-army clone create-many` when Puppet evaluates the first of
+    them, so that a clone that cannot be made fails its own resource; one
+    made ahead for a resource Puppet then skipped is removed here.)
 
-    A clone that fails to be created, start, restart or be removed is logged as an error
+    A clone that fails to start, restart or be removed is logged as an error
     against that clone, and fails this resource, so the run reports a
     failure (exit code 4 or 6 with `--detailed-exitcodes`). The class
     `clone_army` declares one; declare one yourself beside clone_army_clone

@@ -1,10 +1,11 @@
 # frozen_string_literal: true
 
-require_relative 'secrets'
+require_relative 'creations'
+require_relative 'one_by_one'
 
 module PuppetX
   module CloneArmy
-    # The clone provider's end-of-run work, gathered during a Puppet run and
+    # The clone provider's batched work, gathered during a Puppet run and
     # done with one helper call per kind, so that 500 clones cost four
     # helper calls (and three daemon-reloads), not 2000: a daemon-reload
     # costs more the more units systemd has, so one per clone grows a fleet
@@ -14,50 +15,47 @@ module PuppetX
     #
     # - prefetch: once, before any clone resource; one `clone list` gives
     #   every resource its provider.
+    # - the first resource's create: every new clone of the run is made with
+    #   one `clone create-many` (#creations, PuppetX::CloneArmy::Creations),
+    #   each resource's create taking its own outcome, so that a clone that
+    #   cannot be made fails its resource.
     # - each resource's create, destroy or flush: what can be done at once is
     #   (`clone configure`); what should go together is queued here: a new
-    #   clone to create (and start), a running clone to restart (a changed
-    #   run mode, interval, certname or apply source is read only at boot), a
-    #   clone to remove.
+    #   clone to start, a running clone to restart (a changed run mode,
+    #   interval, certname or apply source is read only at boot), a clone to
+    #   remove.
     # - the clone_army_fleet resource, which requires every clone (or, in a
     #   run without one, post_resource_eval, once after every clone
-    #   resource): #run empties the batch in this order: one `clone remove` of the removals, one
-    #   `clone create-many` of the new clones, one `clone stop` of the clones
-    #   to restart, then one `clone start --ramp-up N` of the new and the
-    #   restarted clones, N the largest ramp_up asked for. The helper spreads
-    #   the starts over N seconds in waves; this side plans nothing.
+    #   resource): #run empties the batch in this order: one `clone remove` of
+    #   the removals (and of the clones made ahead for resources Puppet did
+    #   not apply), one `clone stop` of the clones to restart, then one
+    #   `clone start --ramp-up N` of the new and the restarted clones, N the
+    #   largest ramp_up asked for. The helper spreads the starts over N
+    #   seconds in waves; this side plans nothing.
     #
-    # A call that fails is made again for each clone on its own (starting a
-    # running clone, stopping a stopped one or removing a removed one
-    # changes nothing), so each failure is known by the clone that failed.
-    # The retries of a start with a ramp-up keep its pace (one clone every
-    # ramp_up / N seconds) and say so: they never start the fleet at once.
+    # A call that fails is made again for each clone on its own
+    # (PuppetX::CloneArmy::OneByOne), so each failure is known by the clone
+    # that failed. The retries of a start with a ramp-up keep its pace (one
+    # clone every ramp_up / N seconds) and say so.
     #
     # The queued providers are duck-typed: #name, #state, #helper and
     # #update_from(answered_clones, reached_state).
     class Batch
-      # One clone the batch could not act on: the provider, what was tried
-      # ('remove', 'create', 'restart' or 'start') and the Puppet::Error.
-      Failure = Struct.new(:provider, :verb, :error)
-
       # [provider, ramp_up] pairs.
       attr_reader :starts, :restarts
       # Providers.
-      attr_reader :creates, :removals
+      attr_reader :removals
+      # The clones made in this run.
+      attr_reader :creations
 
       # `pause` sleeps the seconds it is given (the specs pass one that only
       # records them).
       def initialize(pause: ->(seconds) { sleep(seconds) })
         @pause = pause
-        @creates = []
+        @creations = Creations.new
         @starts = []
         @restarts = []
         @removals = []
-      end
-
-      # Queues a clone to be created (once) after the run.
-      def create(provider)
-        @creates << provider unless queued?(@creates, provider)
       end
 
       # Queues a clone to be started (once) after the run.
@@ -80,16 +78,15 @@ module PuppetX
       end
 
       def empty?
-        @creates.empty? && @starts.empty? && @restarts.empty? && @removals.empty?
+        @starts.empty? && @restarts.empty? && @removals.empty? && @creations.unclaimed.empty?
       end
 
-      # What is queued, in words ("removed clone4; created clone2, clone3;
-      # restarted clone1; started clone2, clone3 over 30 s").
+      # What is queued, in words ("removed clone4; restarted clone1; started
+      # clone2, clone3 over 30 s").
       def summary
         over = ramp_up_text
         [
-          ['removed', @removals, ''],
-          ['created', @creates, ''],
+          ['removed', @removals + @creations.unclaimed, ''],
           ['restarted', @restarts.map(&:first), over],
           ['started', @starts.map(&:first), over],
         ].reject { |_, providers, _| providers.empty? }
@@ -99,16 +96,14 @@ module PuppetX
 
       # Does the queued work and empties the batch. Returns the Failures.
       def run
+        @creations.take_unclaimed.each { |provider| remove(provider) }
         failures = run_removals
-        creates = @creates.dup
         restarts = @restarts.dup
         starts = @starts.dup
-        @creates.clear
         @restarts.clear
         @starts.clear
-        failures += create_all(creates) unless creates.empty?
         failures += stop(restarts.map(&:first)) unless restarts.empty?
-        starting = startable(starts, restarts, failures)
+        starting = startable(starts, restarts)
         failures += start_all(starting) unless starting.empty?
         failures
       end
@@ -120,17 +115,14 @@ module PuppetX
         @removals.clear
         return [] if removals.empty?
 
-        each_or_one_by_one(removals, 'remove') { |batch| batch.first.helper.clone_remove(*batch.map(&:name)) }
+        OneByOne.each(removals, 'remove') { |batch| batch.first.helper.clone_remove(*batch.map(&:name)) }
       end
 
       private
 
-      # A clone whose create failed is not there to start; one whose stop
-      # failed is still running: neither is started.
-      def startable(starts, restarts, failures)
-        not_created = failures.select { |failure| failure.verb == 'create' }.map(&:provider)
-        starts.reject { |provider, _| queued?(not_created, provider) } +
-          restarts.select { |provider, _| provider.state == :stopped }
+      # A clone whose stop failed is still running: it is not started.
+      def startable(starts, restarts)
+        starts + restarts.select { |provider, _| provider.state == :stopped }
       end
 
       def ramp_up_text
@@ -143,21 +135,8 @@ module PuppetX
         providers.any? { |queued| queued.equal?(provider) }
       end
 
-      # The files every clone's create names are written at once (one private
-      # directory, removed after the call), so the whole batch is one call.
-      def create_all(providers)
-        each_or_one_by_one(providers, 'create') do |batch|
-          files = batch.map(&:create_files).reduce({}, :merge)
-          Secrets.with_files(files) do |paths|
-            requests = batch.to_h { |provider| [provider.name, provider.create_request(paths)] }
-            created = batch.first.helper.clone_create_many(requests)
-            batch.each { |provider| provider.update_from(created, :created) }
-          end
-        end
-      end
-
       def stop(providers)
-        each_or_one_by_one(providers, 'restart') do |batch|
+        OneByOne.each(providers, 'restart') do |batch|
           stopped = batch.first.helper.clone_stop(*batch.map(&:name))
           batch.each { |provider| provider.update_from(stopped, :stopped) }
         end
@@ -166,8 +145,7 @@ module PuppetX
       def start_all(pairs)
         ramp_up = pairs.map(&:last).max
         providers = pairs.map(&:first)
-        pace = providers.size > 1 ? ramp_up.to_f / providers.size : 0
-        each_or_one_by_one(providers, 'start', pace: pace) do |batch|
+        OneByOne.each(providers, 'start', pace: retry_pace(ramp_up, providers.size), pause: @pause) do |batch|
           # One clone on its own (a retry) has nothing to spread out; the
           # retries' pace keeps the ramp.
           started = batch.first.helper.clone_start(*batch.map(&:name), ramp_up: batch.size > 1 ? ramp_up : 0)
@@ -175,48 +153,9 @@ module PuppetX
         end
       end
 
-      # Yields all `providers` at once; when that fails, each on its own,
-      # each `pace` seconds after the one before began (0: at once).
-      def each_or_one_by_one(providers, verb, pace: 0)
-        yield providers
-        []
-      rescue Puppet::Error => e
-        announce_retries(providers, verb, pace, e)
-        began = nil
-        providers.filter_map do |provider|
-          began = keep_pace(began, pace)
-          yield [provider]
-          nil
-        rescue Puppet::Error => error
-          Failure.new(provider, verb, error)
-        end
-      end
-
-      # A paced retry takes as long as the ramp again: a warning says why.
-      def announce_retries(providers, verb, pace, error)
-        names = providers.map(&:name).join(' ')
-        unless pace.positive?
-          Puppet.debug("clone_army: #{verb} of #{names} failed (#{error.message}); one clone at a time")
-          return
-        end
-
-        Puppet.warning(format('clone_army: %<verb>s of %<names>s failed (%<message>s); trying one clone at a time, ' \
-                              'one every %<pace>.1f s to keep the ramp-up', verb: verb, names: names,
-                                                                            message: error.message, pace: pace))
-      end
-
-      # Pauses until `pace` seconds after `began` (a monotonic time, nil for
-      # the first); returns the time the next one begins.
-      def keep_pace(began, pace)
-        if began && pace.positive?
-          left = pace - (monotonic_now - began)
-          @pause.call(left) if left.positive?
-        end
-        monotonic_now
-      end
-
-      def monotonic_now
-        Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      # The seconds between two retried starts: the ramp's own pace.
+      def retry_pace(ramp_up, count)
+        count > 1 ? ramp_up.to_f / count : 0
       end
     end
   end

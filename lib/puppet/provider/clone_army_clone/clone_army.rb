@@ -11,10 +11,13 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     Manages clones with the `clone-army` helper. All clones are read with one
     `clone-army clone list` per run (prefetch); changes of base, server,
     server port, certname and load shape are applied once per resource in `flush`, with
-    one `clone-army clone configure` carrying only what changed. After all
-    clones are evaluated, the clones removed in the run go with one
-    `clone-army clone remove`, the clones new in the run are made with one
-    `clone-army clone create-many` (one daemon-reload), the running clones
+    one `clone-army clone configure` carrying only what changed. The clones
+    new in the run are made with one `clone-army clone create-many` (one
+    daemon-reload) when Puppet evaluates the first of them, after one
+    `clone-army base list` has shown their bases there; each fails its own
+    resource if it could not be made. After all clones are evaluated, the
+    clones removed in the run go with one `clone-army clone remove`, the
+    running clones
     whose schedule or certname changed are stopped with one `clone-army clone
     stop`, and those and the new clones are started with one `clone-army
     clone start --ramp-up N` (N the largest `ramp_up`), which spreads them
@@ -86,20 +89,41 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     ![:absent, :incomplete].include?(state)
   end
 
-  # Queues the clone to be made, with every other clone created in the run,
-  # by one `clone create-many` after all clones are evaluated (and, with
-  # `start`, to be started with them).
+  # Makes the clone now, so that a clone that cannot be made fails this
+  # resource: with every other clone the run is to create, by one `clone
+  # create-many`, when it is the first (PuppetX::CloneArmy::Creations).
+  # With `start`, it is queued to be started with the others after all
+  # clones are evaluated.
   def create(start:)
     if resource[:base].nil?
       raise Puppet::Error, "cannot create clone #{name}: base not given (the clone_army_base it boots from, e.g. base => 'debian-12')"
     end
 
-    wanted = with_defaults({ base: resource[:base], server: resource[:server], server_port: resource[:server_port],
-                             certname: resource[:certname] }, resource[:run_mode])
-    @creating = { wanted: wanted, shape: PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact }
-    self.class.batch.create(self)
+    update_from(self.class.batch.creations.create(self, self.class.to_be_created(resource.catalog)), :created)
     self.class.batch.start(self, resource[:ramp_up]) if start
     @property_flush = {}
+  end
+
+  # The providers of the clones in `catalog` that this run is to create:
+  # absent or incomplete as prefetch found them, and asked to exist, from a
+  # base, not in noop.
+  def self.to_be_created(catalog)
+    return [] unless catalog
+
+    catalog.resources.filter_map do |resource|
+      provider = resource.provider if resource.type == :clone_army_clone
+      provider if provider.is_a?(self) && provider.to_be_created?
+    end
+  end
+
+  def to_be_created?
+    !exists? && !resource.nil? && [:present, :running, :stopped].include?(resource[:ensure]) &&
+      !resource[:base].nil? && !resource.noop?
+  end
+
+  # The base a new clone boots from.
+  def base_to_create
+    creating[:wanted][:base]
   end
 
   # Queues the removal for post_resource_eval, which removes every clone
@@ -235,7 +259,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # facts as JSON), keyed by this clone's name so that a batch's files can
   # share one private directory: { key => content }.
   def create_files
-    facts = PuppetX::CloneArmy::Shape.facts_file_content(@creating[:shape])
+    facts = PuppetX::CloneArmy::Shape.facts_file_content(creating[:shape])
     { root_password_hash: resource[:root_password_hash], challenge_password: resource[:challenge_password], facts: facts }
       .compact.transform_keys { |kind| file_key(kind) }
   end
@@ -243,10 +267,10 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # clone_create's keywords for this clone, given where the files of
   # create_files are ({ key => path }).
   def create_request(paths)
-    shape = PuppetX::CloneArmy::Shape.for_helper(@creating[:shape], paths[file_key(:facts)])
-    @creating[:wanted].merge(start: false, shape: shape,
-                             root_password_hash_file: paths[file_key(:root_password_hash)],
-                             challenge_password_file: paths[file_key(:challenge_password)])
+    shape = PuppetX::CloneArmy::Shape.for_helper(creating[:shape], paths[file_key(:facts)])
+    creating[:wanted].merge(start: false, shape: shape,
+                            root_password_hash_file: paths[file_key(:root_password_hash)],
+                            challenge_password_file: paths[file_key(:challenge_password)])
   end
 
   def helper
@@ -254,6 +278,16 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   private
+
+  # What a new clone is made with, as its resource asks (a recreated clone
+  # sets its own, see create_clone).
+  def creating
+    @creating ||= {
+      wanted: with_defaults({ base: resource[:base], server: resource[:server], server_port: resource[:server_port],
+                              certname: resource[:certname] }, resource[:run_mode]),
+      shape: PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact,
+    }
+  end
 
   # Sets `changes` (server, certname, shape) in place with one `clone
   # configure`.

@@ -24,29 +24,26 @@ describe PuppetX::CloneArmy::Batch do
         names
       end
       define_method(:clone_remove) { |*names| call('remove', names) }
-      # The requests are kept with the call, and each file they name is read
-      # while the call "runs".
-      define_method(:clone_create_many) do |requests|
-        files = requests.transform_values { |request| request[:facts_file] && File.read(request[:facts_file]) }
-        call('create', requests.keys, files.compact)
-      end
+      define_method(:path) { '/usr/local/sbin/clone-army' }
+      define_method(:base_list) { [{ 'name' => 'debian-12' }] }
+      define_method(:clone_create_many) { |requests| call('create', requests.keys) }
       define_method(:clone_stop) { |*names| call('stop', names) }
       define_method(:clone_start) { |*names, ramp_up: 0| call('start', names, ramp_up: ramp_up) }
     }.new
   end
 
   # A provider as the batch sees one: a name, a state, the helper,
-  # update_from, and for a create the files it names (its facts) and its
-  # request given their paths.
+  # update_from, and for a create its base, files and request.
   def clone(name, state)
     helper = self.helper
     Struct.new(:name, :state) {
       define_method(:helper) { helper }
       define_method(:update_from) do |answered, reached|
-        self.state = (reached == :created ? :stopped : reached) if answered.include?(name)
+        self.state = reached if answered.include?(name)
       end
-      define_method(:create_files) { { "#{name}.facts": "{\"clone\": \"#{name}\"}" } }
-      define_method(:create_request) { |paths| { facts_file: paths[:"#{name}.facts"] } }
+      define_method(:base_to_create) { 'debian-12' }
+      define_method(:create_files) { {} }
+      define_method(:create_request) { |_paths| {} }
     }.new(name, state)
   end
 
@@ -69,42 +66,10 @@ describe PuppetX::CloneArmy::Batch do
     expect(batch).to be_empty
   end
 
-  it 'creates the new clones with one call, their files all there during it, before the stops and starts' do
-    restarted = clone('c1', :running)
-    created = [clone('c2', :absent), clone('c3', :absent)]
-    created.each do |c|
-      batch.create(c)
-      batch.start(c, 10)
-    end
-    batch.restart(restarted, 0)
-    expect(batch.summary).to eq('created c2, c3; restarted c1 over 10 s; started c2, c3 over 10 s')
-    expect(batch.run).to eq([])
-    expect(calls).to eq([['create', ['c2', 'c3'], { 'c2' => '{"clone": "c2"}', 'c3' => '{"clone": "c3"}' }],
-                         ['stop', ['c1'], {}], ['start', ['c2', 'c3', 'c1'], { ramp_up: 10 }]])
-    expect(created.map(&:state)).to eq([:running, :running])
-    expect(batch).to be_empty
-  end
-
-  it 'creates each clone on its own when the batch fails, and starts none that was not made' do
-    failing['create'] = ['c3']
-    created = ['c2', 'c3', 'c4'].map { |name| clone(name, :absent) }
-    created.each do |c|
-      batch.create(c)
-      batch.start(c, 0)
-    end
-    failures = batch.run
-    expect(failures.map { |f| [f.provider.name, f.verb] }).to eq([['c3', 'create']])
-    expect(calls.map { |verb, names, _| [verb, names] })
-      .to eq([['create', ['c2', 'c3', 'c4']], ['create', ['c2']], ['create', ['c3']], ['create', ['c4']], ['start', ['c2', 'c4']]])
-    expect(created.map(&:state)).to eq([:running, :absent, :running])
-  end
-
   it 'queues each clone once' do
     created = clone('c2', :stopped)
     2.times { batch.start(created, 0) }
     2.times { batch.remove(created) }
-    2.times { batch.create(created) }
-    expect(batch.creates.size).to eq(1)
     expect(batch.starts.size).to eq(1)
     expect(batch.removals.size).to eq(1)
     expect(batch.restarting?(created)).to be(false)
@@ -157,6 +122,18 @@ describe PuppetX::CloneArmy::Batch do
     failures = batch.run
     expect(failures.map(&:verb)).to eq(['restart'])
     expect(calls.map(&:first)).to eq(['stop', 'stop'])
+  end
+
+  it 'a_clone_made_ahead_that_no_create_claimed_is_removed_before_the_starts' do
+    claimed = clone('c1', :absent)
+    unclaimed = clone('c2', :absent)
+    batch.creations.create(claimed, [claimed, unclaimed])
+    batch.start(claimed, 0)
+    expect(batch).not_to be_empty
+    expect(batch.summary).to eq('removed c2; started c1')
+    expect(batch.run).to eq([])
+    expect(calls.map { |verb, names, _| [verb, names] }).to eq([['create', ['c1', 'c2']], ['remove', ['c2']], ['start', ['c1']]])
+    expect(batch).to be_empty
   end
 
   it 'runs the removals alone when asked (before a base goes)' do

@@ -41,6 +41,17 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
   end
 
+  # Expects the one `base list` a create asks before anything is written,
+  # answering debian-12 (and `more` bases).
+  def expect_base_list(*more)
+    document = JSON.parse(helper_fixture('base_list.json'))
+    bases = document['result']['bases']
+    more.each { |name| bases << bases.first.merge('name' => name) }
+    expect(PuppetX::CloneArmy::Runner).to receive(:run)
+      .with([helper_path, 'base', 'list'], timeout: PuppetX::CloneArmy::Helper.timeout_for(['base', 'list']))
+      .once.ordered.and_return(PuppetX::CloneArmy::Runner::Result.new(document.to_json, '', 0))
+  end
+
   # The lines of the one batch file in `files`, checked to be private.
   def batch_lines(files)
     expect(files.size).to eq(1)
@@ -88,10 +99,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       resource = clone_resource('clone3', full.merge(ensure: 'present'))
       prefetched(resource, :incomplete)
       expect(resource.property(:ensure).insync?(:incomplete)).to be(false)
-      resource.property(:ensure).sync
-      expect(described_class.batch.creates).to eq([resource.provider])
-      expect(described_class.start_queue).to eq([[resource.provider, 0]])
+      expect_base_list
       expect_create_many([create_args])
+      resource.property(:ensure).sync
+      expect(resource.provider.state).to eq(:stopped)
+      expect(described_class.start_queue).to eq([[resource.provider, 0]])
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       described_class.post_resource_eval
       expect(resource.provider.state).to eq(:running)
@@ -160,15 +172,13 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   end
 
   describe '#create' do
-    it 'queues a clone to be created and started after all clones are evaluated' do
+    it 'creates a clone at once and queues it to be started after all clones are evaluated' do
       resource = clone_resource('clone3', full.merge(ensure: 'present'))
-      expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
-      resource.provider.create(start: true)
-      expect(resource.provider.state).to eq(:absent)
-      expect(described_class.batch.creates).to eq([resource.provider])
-      expect(described_class.start_queue).to eq([[resource.provider, 0]])
-      RSpec::Mocks.space.proxy_for(PuppetX::CloneArmy::Runner).reset
+      expect_base_list
       expect_create_many([create_args]) { expect(resource.provider.state).to eq(:absent) }
+      resource.provider.create(start: true)
+      expect(resource.provider.state).to eq(:stopped)
+      expect(described_class.start_queue).to eq([[resource.provider, 0]])
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       described_class.post_resource_eval
       expect(resource.provider.state).to eq(:running)
@@ -177,9 +187,10 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'creates a clone without starting it' do
       resource = clone_resource('clone3', full.merge(ensure: 'stopped'))
+      expect_base_list
+      expect_create_many([create_args])
       resource.provider.create(start: false)
       expect(described_class.start_queue).to eq([])
-      expect_create_many([create_args])
       described_class.post_resource_eval
       expect(resource.provider.state).to eq(:stopped)
     end
@@ -187,6 +198,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'creates a masterless clone in apply mode without --server' do
       resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12', certname: 'clone3.loadhost.example.com',
                                           run_mode: 'apply', apply_source: '/srv/clone-army-apply')
+      expect_base_list
       expect_create_many([['--base', 'debian-12', '--certname', 'clone3.loadhost.example.com',
                            '--run-mode', 'apply', '--apply-source', '/srv/clone-army-apply', '--', 'clone3']])
       resource.provider.create(start: false)
@@ -207,6 +219,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       Puppet[:server_list] = ''
       Puppet[:certname] = 'loadhost.example.com'
       resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12')
+      expect_base_list
       expect_create_many([['--base', 'debian-12', '--server', 'puppet', '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
       resource.provider.create(start: false)
       described_class.post_resource_eval
@@ -216,6 +229,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       Puppet[:server_list] = 'compile1.example.com:8141'
       Puppet[:certname] = 'loadhost.example.com'
       resource = clone_resource('clone3', ensure: 'stopped', base: 'debian-12')
+      expect_base_list
       expect_create_many([['--base', 'debian-12', '--server', 'compile1.example.com', '--server-port', '8141',
                            '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
       resource.provider.create(start: false)
@@ -225,46 +239,125 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it "keeps the host agent's port away from a server given, which has its own" do
       Puppet[:server_list] = 'compile1.example.com:8141'
       resource = clone_resource('clone3', full.merge(ensure: 'stopped'))
+      expect_base_list
       expect_create_many([['--base', 'debian-12', '--server', 'puppet.example.com',
                            '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
       resource.provider.create(start: false)
       described_class.post_resource_eval
       resource = clone_resource('clone3', full.merge(ensure: 'stopped', server_port: 8142))
+      expect_base_list
       expect_create_many([['--base', 'debian-12', '--server', 'puppet.example.com', '--server-port', '8142',
                            '--certname', 'clone3.loadhost.example.com', '--', 'clone3']])
       resource.provider.create(start: false)
       described_class.post_resource_eval
     end
 
-    it 'fails with the helper\'s kind and message, against the clone, and starts nothing' do
+    it 'fails with the helper\'s kind and message, in the create, and starts nothing' do
       resource = clone_resource('clone3', full.merge(base: 'debian-13'))
-      resource.provider.create(start: true)
+      expect_base_list('debian-13')
       # The batch, then the clone on its own: both refused.
       2.times do
         expect_create_many([['--base', 'debian-13', *create_args.drop(2)]], 'error_not_found.json', 1)
       end
-      expect(resource).to receive(:err).with(%r{Could not create clone clone3: .*\[not-found\]: base "debian-13" does not exist})
-      expect { described_class.post_resource_eval }
-        .to raise_error(Puppet::Error, %r{Could not create clone clone3: .*\[not-found\]})
+      expect { resource.provider.create(start: true) }
+        .to raise_error(Puppet::Error, %r{\[not-found\]: base "debian-13" does not exist})
       expect(described_class.start_queue).to eq([])
+      described_class.post_resource_eval
     end
 
-    it 'makes the clones of a run with one call, and each on its own when that fails' do
+    it 'makes the clones of a catalog with one call at the first create, each create taking its own outcome' do
+      catalog = Puppet::Resource::Catalog.new
+      resources = ['clone1', 'clone2', 'clone3'].map do |name|
+        catalog.add_resource(clone_resource(name, full.merge(ensure: 'stopped', certname: "#{name}.loadhost.example.com")))
+        catalog.resource("Clone_army_clone[#{name}]")
+      end
+      expect_base_list
+      expect_create_many(['clone1', 'clone2', 'clone3'].map { |name| create_args(name) },
+                         'generated/clone_create_many_clone1_clone2_clone3.json')
+      resources.each { |resource| resource.provider.create(start: false) }
+      described_class.post_resource_eval
+      expect(resources.map { |resource| resource.provider.state }).to eq([:stopped, :stopped, :stopped])
+    end
+
+    it 'a_clone_in_noop_or_to_be_removed_is_not_made_ahead' do
+      catalog = Puppet::Resource::Catalog.new
+      catalog.add_resource(clone_resource('clone1', full.merge(ensure: 'stopped', certname: 'clone1.loadhost.example.com')))
+      catalog.add_resource(clone_resource('clone2', full.merge(ensure: 'stopped', noop: true)))
+      catalog.add_resource(clone_resource('clone3', full.merge(ensure: 'absent')))
+      expect_base_list
+      expect_create_many([create_args('clone1')], 'generated/clone_create_many_clone1_clone2_clone3.json')
+      catalog.resource('Clone_army_clone[clone1]').provider.create(start: false)
+      described_class.post_resource_eval
+    end
+  end
+
+  # A run as Puppet makes it: prefetch, each clone evaluated in order, then
+  # post_resource_eval; what each resource's status in the report says.
+  describe 'a create that fails, in a Puppet run' do
+    # Applies `resources` as one catalog, after a `clone list` that finds
+    # none of them; returns the transaction's report.
+    def apply(*resources)
+      catalog = Puppet::Resource::Catalog.new
+      resources.each { |resource| catalog.add_resource(resource) }
+      catalog.apply.report
+    end
+
+    def status_of(report, name)
+      report.resource_statuses["Clone_army_clone[#{name}]"]
+    end
+
+    def events_of(report, name)
+      status_of(report, name).events.map { |event| [event.status, event.message] }
+    end
+
+    before(:each) do
+      # Where a run keeps its state (puppetlabs_spec_helper points it at /dev/null).
+      Puppet[:vardir] = File.join(@helper_dir, 'var')
+      expect_helper(['clone', 'list'], 'clone_list_empty.json')
+    end
+
+    it 'a_clone_on_a_missing_base_fails_its_own_resource_before_any_helper_call_that_writes' do
+      expect_helper(['base', 'list'], 'base_list.json')
+      report = apply(clone_resource('clonex', full.merge(ensure: 'present', base: 'no-such-base')))
+      expect(status_of(report, 'clonex').failed).to be(true)
+      expect(events_of(report, 'clonex')).to eq([['failure', "change from 'absent' to 'present' failed: cannot create clone " \
+                                                             'clonex: base "no-such-base" does not exist (there are debian-12; ' \
+                                                             'a clone_army_base resource of that name builds it)']])
+      expect(report.exit_status & 4).to eq(4)
+      expect(report.logs.map(&:message).grep(%r{created})).to eq([])
+    end
+
+    it 'a_clone_the_helper_refuses_to_make_fails_its_own_resource_and_not_its_siblings' do
       resources = ['clone1', 'clone2', 'clone3'].map do |name|
         clone_resource(name, full.merge(ensure: 'stopped', certname: "#{name}.loadhost.example.com"))
       end
-      resources.each { |resource| resource.provider.create(start: false) }
-      expect_create_many(['clone1', 'clone2', 'clone3'].map { |name| create_args(name) },
-                         'generated/clone_create_many_clone1_clone2_clone3.json')
-      described_class.post_resource_eval
-      expect(resources.map { |resource| resource.provider.state }).to eq([:stopped, :stopped, :stopped])
-
-      resources.each { |resource| resource.provider.create(start: false) }
-      expect_create_many(nil, 'error_systemd.json', 1)
+      expect_helper(['base', 'list'], 'base_list.json')
+      # All three with one call at the first clone's create, then each on its own.
+      expect_create_many(['clone1', 'clone2', 'clone3'].map { |name| create_args(name) }, 'error_systemd.json', 1)
       expect_create_many([create_args('clone1')], 'generated/clone_create_many_clone1_clone2_clone3.json')
       expect_create_many([create_args('clone2')], 'error_systemd.json', 1)
       expect_create_many([create_args('clone3')], 'generated/clone_create_many_clone3.json')
-      expect { described_class.post_resource_eval }.to raise_error(Puppet::Error, %r{Could not create clone clone2})
+      report = apply(*resources)
+      expect(['clone1', 'clone2', 'clone3'].map { |name| status_of(report, name).failed }).to eq([false, true, false])
+      expect(events_of(report, 'clone2').first).to match(['failure', %r{change from 'absent' to 'stopped' failed: .*\[systemd\]}])
+      expect(events_of(report, 'clone1')).to eq([['success', 'created (left stopped)']])
+      expect(report.logs.map(&:message).grep(%r{created}).size).to eq(2)
+      expect(report.exit_status & 4).to eq(4)
+    end
+
+    it 'a_clone_made_ahead_for_a_resource_puppet_then_skips_is_removed_at_the_end_of_the_run' do
+      good = clone_resource('clone1', full.merge(ensure: 'stopped', certname: 'clone1.loadhost.example.com'))
+      bad = clone_resource('clonex', full.merge(ensure: 'stopped', base: 'no-such-base'))
+      skipped = clone_resource('clone2', full.merge(ensure: 'stopped', certname: 'clone2.loadhost.example.com',
+                                                    require: 'Clone_army_clone[clonex]'))
+      expect_helper(['base', 'list'], 'base_list.json')
+      expect_create_many([create_args('clone1'), create_args('clone2')], 'generated/clone_create_many_clone1_clone2_clone3.json')
+      # clonex's own create lists the bases again (its base could have been built since).
+      expect_helper(['base', 'list'], 'base_list.json')
+      expect_helper(['clone', 'remove', '--', 'clone2'], 'clone_remove.json')
+      report = apply(good, bad, skipped)
+      expect(['clone1', 'clonex', 'clone2'].map { |name| status_of(report, name).failed }).to eq([false, true, false])
+      expect(status_of(report, 'clone2').skipped).to be(true)
     end
   end
 
@@ -279,6 +372,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     # the example.
     def expect_create_with_secret_files(fixture, exitstatus = 0)
       seen = {}
+      expect_base_list
       expect_create_many(nil, fixture, exitstatus) do |lines|
         hash_file = lines[0][lines[0].index('--root-password-hash-file') + 1]
         challenge_file = lines[0][lines[0].index('--challenge-password-file') + 1]
@@ -303,13 +397,13 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     it 'removes them when the helper fails too' do
       seen = expect_create_with_secret_files('error_not_found.json', 1)
       expect_create_many(nil, 'error_not_found.json', 1)
-      resource.provider.create(start: true)
-      expect { described_class.post_resource_eval }.to raise_error(Puppet::Error, %r{\[not-found\]})
+      expect { resource.provider.create(start: true) }.to raise_error(Puppet::Error, %r{\[not-found\]})
       expect(File.exist?(File.dirname(seen[:files].first))).to be false
     end
 
     it 'passes only the flags of the secrets given' do
       resource = clone_resource('clone3', full.merge(ensure: 'stopped', challenge_password: 's3cret'))
+      expect_base_list
       expect_create_many(nil) do |lines|
         expect(lines[0]).not_to include('--root-password-hash-file')
         expect(lines[0][lines[0].index('--challenge-password-file') + 2]).to eq('--')
@@ -372,6 +466,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         # The batch's answer with the clone as the helper describes it with that shape.
         answer = JSON.parse(helper_fixture('generated/clone_create_many_clone3.json'))
         answer['result']['clones'][0]['clone'] = JSON.parse(helper_fixture('clone_create_shape.json'))['result']['clone']
+        expect_base_list
         expect_create_many(nil, answer: answer) do |lines|
           facts_file = lines[0][lines[0].index('--facts-file') + 1]
           expect(lines).to eq([create_args('clone3', ['--run-mode', 'timer', '--runinterval', '1800',
@@ -394,6 +489,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
       it 'passes agent_noop as the flag the helper takes' do
         resource = clone_resource('clone3', full.merge(ensure: 'stopped', agent_noop: true))
+        expect_base_list
         expect_create_many([create_args('clone3', ['--agent-noop', 'true'])])
         resource.provider.create(start: false)
         described_class.post_resource_eval
@@ -401,6 +497,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
       it 'passes only the flags of the settings given' do
         resource = clone_resource('clone3', full.merge(ensure: 'stopped', run_mode: 'manual', tasks_max: 'none'))
+        expect_base_list
         expect_create_many([create_args('clone3', ['--run-mode', 'manual', '--tasks-max', 'none'])])
         resource.provider.create(start: false)
         described_class.post_resource_eval
@@ -882,6 +979,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'creates many clones, then the fleet starts them together, and fails the run for a clone that does not start' do
       expect_helper(['clone', 'list'], 'clone_list_empty.json')
+      expect_base_list
       expect_create_many([create_args('clone1'), create_args('clone2')], 'generated/clone_create_many_clone1_clone2_clone3.json')
       expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
       expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
@@ -955,6 +1053,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'creates a missing clone and starts it once' do
       expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_base_list
       expect_create_many([create_args])
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       apply(clone_resource('clone3', full.merge(ensure: 'present')))
