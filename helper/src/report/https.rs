@@ -191,14 +191,9 @@ pub fn get(
     deadline: &Deadline,
     max_body: u64,
 ) -> Result<(u16, String), String> {
-    let timeout = deadline
-        .request_timeout(HTTP_TIMEOUT)
-        .map_err(|e| format!("GET {url} {e}"))?;
-    let response = agent(ca, client, timeout.limit)?
-        .get(url)
-        .call()
-        .map_err(|e| failed("GET", url, "failed", e, timeout, deadline))?;
-    answer("GET", url, response, max_body, timeout, deadline)
+    exchange("GET", url, ca, client, deadline, max_body, |agent| {
+        agent.get(url).call()
+    })
 }
 
 /// POST the JSON `body` to `url`, with the same verification, client certificate, limit
@@ -212,15 +207,28 @@ pub fn post_json(
     deadline: &Deadline,
     max_body: u64,
 ) -> Result<(u16, String), String> {
+    exchange("POST", url, ca, client, deadline, max_body, |agent| {
+        agent.post(url).content_type("application/json").send(body)
+    })
+}
+
+/// One request `send` makes with the verified agent, within this request's share of
+/// `deadline`, its answer read up to `max_body`: what GET and POST have in common.
+fn exchange(
+    method: &str,
+    url: &str,
+    ca: &Path,
+    client: Option<&ClientIdentity>,
+    deadline: &Deadline,
+    max_body: u64,
+    send: impl FnOnce(ureq::Agent) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Result<(u16, String), String> {
     let timeout = deadline
         .request_timeout(HTTP_TIMEOUT)
-        .map_err(|e| format!("POST {url} {e}"))?;
-    let response = agent(ca, client, timeout.limit)?
-        .post(url)
-        .content_type("application/json")
-        .send(body)
-        .map_err(|e| failed("POST", url, "failed", e, timeout, deadline))?;
-    answer("POST", url, response, max_body, timeout, deadline)
+        .map_err(|e| format!("{method} {url} {e}"))?;
+    let response = send(agent(ca, client, timeout.limit)?)
+        .map_err(|e| failed(method, url, "failed", e, timeout, deadline))?;
+    answer(method, url, response, max_body, timeout, deadline)
 }
 
 /// A client that trusts the CA at `ca` alone, presents `client` when given, follows no
