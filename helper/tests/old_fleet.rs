@@ -6,6 +6,7 @@ mod common;
 
 use std::path::Path;
 
+use clone_army::sys::faults;
 use common::Scene;
 
 const ASIDE: &str = "var/lib/puppet-clone-army/sharpie-clone_army-0.2.1";
@@ -407,18 +408,6 @@ fn an_old_clones_planted_hostname_link_is_never_followed() {
         .is_symlink());
 }
 
-/// The helper's steps of the migration (src/sys/faults.rs, `STEPS`).
-const STEPS: &[&str] = &[
-    "old-fleet:stopped",
-    "old-fleet:certificates-kept",
-    "old-fleet:first-dir-moved",
-    "old-fleet:dirs-moved",
-    "old-fleet:first-mount-unit-removed",
-    "old-fleet:mount-units-removed",
-    "old-fleet:shared-units-written",
-    "old-fleet:daemon-reloaded",
-];
-
 #[test]
 #[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn a_migration_killed_at_any_step_is_finished_by_the_next_call() {
@@ -426,7 +415,7 @@ fn a_migration_killed_at_any_step_is_finished_by_the_next_call() {
     let clean = old_fleet();
     create(&clean, "clone1");
     let want = clean.tree();
-    for step in STEPS {
+    for step in faults::steps_of("old-fleet") {
         let scene = old_fleet();
         let args = [
             "clone",
