@@ -346,10 +346,7 @@ mod tests {
     #[test]
     fn a_failed_clone_is_reported_after_the_others_were_tried() {
         let f = fixture_with(&["c1", "c2", "c3"]);
-        f.systemd
-            .failing
-            .borrow_mut()
-            .push("puppet-clone-army@c2.service".into());
+        f.systemd.fail_starts_of("puppet-clone-army@c2.service");
         let pace = FakePace::default();
         let error = start_paced(&f.ctx(), &names(3), 0, &pace).unwrap_err();
         assert_eq!(error.kind(), "systemd");
@@ -424,7 +421,7 @@ mod tests {
     #[test]
     fn an_unreachable_bus_fails_the_verb_at_once() {
         let f = fixture_with(&["c1"]);
-        f.systemd.unreachable.set(true);
+        f.systemd.make_unreachable();
         let pace = FakePace::default();
         let error = start_paced(&f.ctx(), &names(1), 0, &pace).unwrap_err();
         assert_eq!(error.kind(), "systemd");
