@@ -248,8 +248,7 @@ module PuppetX
         result.stderr.each_line { |line| Puppet.debug("clone_army: #{line.chomp}") }
         result
       rescue Runner::Timeout => e
-        raise HelperError.new("#{describe(argv)} failed: #{e.message}; see what it waits for " \
-                              '(journalctl, the lock /var/lib/puppet-clone-army/.lock) and apply again',
+        raise HelperError.new("#{describe(argv)} failed: #{e.message}; #{Runner::Timeout::WHAT_TO_CHECK} and apply again",
                               kind: 'helper-timeout', argv: argv)
       end
 

@@ -19,6 +19,9 @@ module PuppetX
 
       # The command ran out of time (and was killed).
       class Timeout < StandardError
+        # Where to look for what a helper that ran out of time waits for.
+        WHAT_TO_CHECK = 'see what it waits for (journalctl, the lock /var/lib/puppet-clone-army/.lock)'
+
         attr_reader :seconds
 
         def initialize(argv, seconds)

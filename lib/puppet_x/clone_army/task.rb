@@ -202,20 +202,19 @@ module PuppetX
       # put it, or what is wrong with its answer, with the output it gave.
       def refused(error, stdout)
         exitstatus = error.exitstatus
-        details = if error.helper_failure?
-                    helper_error(error.document, exitstatus)
-                  else
-                    { 'kind' => "clone_army/#{error.kind}", 'msg' => error.message,
-                      'details' => { 'stdout' => stdout.to_s[0, 2000], 'exitstatus' => exitstatus } }
-                  end
-        [(error.document || {}).merge('_error' => details), exitstatus.to_i.zero? ? 1 : exitstatus]
+        bolt_error = if error.helper_failure?
+                       helper_error(error.document, exitstatus)
+                     else
+                       { 'kind' => "clone_army/#{error.kind}", 'msg' => error.message,
+                         'details' => { 'stdout' => stdout.to_s[0, 2000], 'exitstatus' => exitstatus } }
+                     end
+        [(error.document || {}).merge('_error' => bolt_error), exitstatus.to_i.zero? ? 1 : exitstatus]
       end
 
       # Bolt's `_error` for a call stopped at its time limit.
       def timed_out(error)
         [{ '_error' => { 'kind' => 'clone_army/helper-timeout',
-                         'msg' => "#{error.message}; see what it waits for (journalctl, the lock " \
-                                  '/var/lib/puppet-clone-army/.lock) and run the task again',
+                         'msg' => "#{error.message}; #{Runner::Timeout::WHAT_TO_CHECK} and run the task again",
                          'details' => { 'seconds' => error.seconds } } }, 1]
       end
 
