@@ -12,37 +12,33 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use clone_army::sys::faults;
 use common::Scene;
 
-/// The helper's steps (src/faults.rs, `STEPS`), by verb.
-const BASE_CREATE_STEPS: &[&str] = &[
-    "base-create:staging-created",
-    "base-create:builder-ran",
-    "base-create:rootfs-finished",
-    "base-create:metadata-written",
-    "base-create:renamed",
-];
-const CLONE_CREATE_STEPS: &[&str] = &[
-    "clone-create:dirs-created",
-    "clone-create:clone-files-written",
-    "clone-create:shared-units-written",
-    "clone-create:mount-unit-written",
-    "clone-create:enable-link-created",
-    "clone-create:host-units-written",
-    "clone-create:daemon-reloaded",
-];
-const CLONE_REMOVE_STEPS: &[&str] = &[
-    "clone-remove:stopped",
-    "clone-remove:enable-link-removed",
-    "clone-remove:mount-unit-removed",
-    "clone-remove:limits-removed",
-    "clone-remove:nspawn-settings-removed",
-    "clone-remove:upper-dir-removed",
-    "clone-remove:work-dir-removed",
-    "clone-remove:config-dir-removed",
-    "clone-remove:machine-dir-removed",
-    "clone-remove:daemon-reloaded",
-];
+/// The operations a fault suite drives: this file's three and the migration's
+/// (`tests/old_fleet.rs`). Their steps come from the helper's own list.
+const OPERATIONS: &[&str] = &["base-create", "clone-create", "clone-remove", "old-fleet"];
+
+/// A step of a new operation has no suite to kill it; one of a known operation is
+/// picked up by that operation's suite without being named anywhere else.
+#[test]
+fn every_fault_step_belongs_to_an_operation_a_suite_drives() {
+    for step in faults::STEPS {
+        let operation = step.split_once(':').map_or(*step, |(op, _)| op);
+        assert!(
+            OPERATIONS.contains(&operation),
+            "{step}: no fault suite drives {operation}"
+        );
+    }
+    for operation in OPERATIONS {
+        assert!(
+            !faults::steps_of(operation).is_empty(),
+            "{operation}: no steps"
+        );
+    }
+    let driven: usize = OPERATIONS.iter().map(|op| faults::steps_of(op).len()).sum();
+    assert_eq!(driven, faults::STEPS.len());
+}
 
 fn assert_same_tree(step: &str, got: &BTreeMap<String, String>, want: &BTreeMap<String, String>) {
     if got == want {
@@ -99,12 +95,12 @@ fn a_base_create_killed_at_any_step_converges() {
     let want = clean.tree();
     assert!(want.contains_key("var/lib/puppet-clone-army/b1/etc/clone-army/base.json"));
 
-    for step in BASE_CREATE_STEPS {
+    for step in faults::steps_of("base-create") {
         let scene = Scene::new();
         scene.run_killed_after(step, &scene.base_create());
         // A half-built base is never listed (only a renamed, complete one is).
         let listed = scene.base_names();
-        if *step == "base-create:renamed" {
+        if step == "base-create:renamed" {
             assert_eq!(listed, ["b1"], "{step}");
         } else {
             assert!(listed.is_empty(), "{step}: {listed:?}");
@@ -127,7 +123,7 @@ fn a_clone_create_killed_at_any_step_converges_or_is_removable() {
     assert!(want.contains_key("etc/systemd/system/puppet-clone-army@c1.service.d/50-limits.conf"));
 
     let mut windows = 0;
-    for step in CLONE_CREATE_STEPS {
+    for step in faults::steps_of("clone-create") {
         // Created again: the clean tree.
         let scene = Scene::new();
         scene.run(&scene.base_create());
@@ -194,7 +190,7 @@ fn a_clone_remove_killed_at_any_step_can_be_removed_again() {
     let want = clean.tree();
     assert_eq!(clone_paths(&clean), Vec::<String>::new());
 
-    for step in CLONE_REMOVE_STEPS {
+    for step in faults::steps_of("clone-remove") {
         let scene = Scene::new();
         scene.run(&scene.base_create());
         scene.run(&scene.clone_create());

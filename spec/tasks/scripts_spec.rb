@@ -58,7 +58,7 @@ describe 'the Bolt tasks' do
 
       it 'has metadata with stdin input, its shared file, and a description and valid Puppet type per parameter' do
         expect(metadata['input_method']).to eq('stdin')
-        shared = ['task.rb', 'task_io.rb', 'record_dir.rb', 'schema.rb', 'schema.json']
+        shared = ['task.rb', 'task_io.rb', 'answer.rb', 'call_limits.rb', 'runner.rb', 'record_dir.rb', 'schema.rb', 'schema.json']
         expect(metadata['files']).to eq(shared.map { |f| "clone_army/lib/puppet_x/clone_army/#{f}" })
         metadata['files'].each { |file| expect(File.file?(File.join(root, file.delete_prefix('clone_army/')))).to be true }
         metadata['parameters'].each do |name, parameter|

@@ -390,6 +390,70 @@ describe PuppetX::CloneArmy::Task do
     end
   end
 
+  # The tasks hold the helper to the protocol and the time limits the
+  # providers hold it to (Answer, CallLimits): an answer of another protocol
+  # or a malformed one is Bolt's `_error`, never passed on as a success.
+  describe 'a helper that does not answer by the protocol' do
+    it 'answering in another protocol version is a protocol-mismatch, not a success' do
+      expect_run([helper, 'clone', 'list'], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
+      result, status = run_task(:fleet, 'action' => 'status')
+      expect(status).to eq(1)
+      expect(result['_error']['kind']).to eq('clone_army/protocol-mismatch')
+      expect(result['_error']['msg']).to include('answered in protocol version 1; this module speaks version 2')
+    end
+
+    it 'answering a malformed envelope (no ok) is malformed-output, with what it said' do
+      envelope = '{"protocol":2,"result":{"runs":[]}}'
+      expect_run([helper, 'report'], envelope)
+      result, status = run_task(:report, {})
+      expect(status).to eq(1)
+      expect(result['_error']).to include('kind' => 'clone_army/malformed-output',
+                                          'details' => { 'stdout' => envelope, 'exitstatus' => 0 })
+      expect(result['_error']['msg']).to include('"ok" is neither true nor false')
+    end
+
+    it 'failing with a malformed error is malformed-output, keeping its document and exit status' do
+      expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":2,"ok":false,"error":"boom"}', 3)
+      result, status = run_task(:exec, 'command' => ['true'])
+      expect(status).to eq(3)
+      expect(result['error']).to eq('boom')
+      expect(result['_error']['kind']).to eq('clone_army/malformed-output')
+    end
+  end
+
+  describe 'a helper that hangs' do
+    around(:each) do |example|
+      Dir.mktmpdir('clone-army-hung') do |dir|
+        @hung = File.join(dir, 'clone-army')
+        File.write(@hung, "#!/bin/sh\nexec sleep 20\n")
+        File.chmod(0o755, @hung)
+        ENV[described_class::TEST_HELPER_ENV] = @hung
+        example.run
+      ensure
+        ENV.delete(described_class::TEST_HELPER_ENV)
+      end
+    end
+
+    it 'is stopped at the call\'s limit and answers a helper-timeout _error' do
+      expect(PuppetX::CloneArmy::CallLimits).to receive(:seconds).with(['clone', 'list']).and_return(1)
+      started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      result, status = run_task(:fleet, 'action' => 'status')
+      expect(Process.clock_gettime(Process::CLOCK_MONOTONIC) - started).to be < 10
+      expect(status).to eq(1)
+      expect(result['_error']).to include('kind' => 'clone_army/helper-timeout', 'details' => { 'seconds' => 1 })
+      expect(result['_error']['msg']).to match(%r{did not finish within 1 s and was stopped; .*run the task again})
+    end
+  end
+
+  describe '.time_limit' do
+    it 'is the providers\' limit for the verb, a ramp on top, and none for a burst the caller sizes' do
+      limits = PuppetX::CloneArmy::CallLimits
+      expect(described_class.time_limit(['clone', 'list'])).to eq(limits.seconds(['clone', 'list']))
+      expect(described_class.time_limit(['report', '--format', 'json'])).to eq(limits.seconds(['report']))
+      expect(described_class.time_limit(['exec', '--all', '--', 'true'])).to be_nil
+    end
+  end
+
   describe 'parameters on stdin' do
     it 'refuses input that is not a JSON object' do
       output = StringIO.new

@@ -3,7 +3,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::build_log::BuildLog;
 use super::builder::{release_package_url, BuildSpec, PeSpec};
@@ -12,6 +11,7 @@ use crate::context::Context;
 use crate::host::os as host;
 use crate::protocol::answers::BaseCreated;
 use crate::protocol::error::{Error, Result};
+use crate::sys::clock::{Clock, SystemClock};
 use crate::sys::faults;
 use crate::sys::fsutil::{create_dir_all, remove_dir_all, write_atomic};
 use crate::sys::names::{validate_base_name, validate_hostname};
@@ -228,10 +228,7 @@ fn resolve(layout: &Layout, request: &BaseRequest) -> Result<(BaseMetadata, Buil
     release_package_url(&spec)?;
     builder_for(os).commands(&spec, Path::new("/"))?;
     let builder = builder_for(os);
-    let created_at = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let created_at = SystemClock::new().now();
     let metadata = BaseMetadata {
         name: request.name.clone(),
         os: os.as_str().to_owned(),

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::answer::{json, listing, on_host, Answer};
 use super::args::{ListFormat, ViewArgs};
 use crate::protocol::error::Result;
+use crate::sys::clock::SystemClock;
 use crate::{ramp, record};
 
 /// Runs a `ramp` verb; `ramp report` reads only the baselines it is given, so it needs no
@@ -31,7 +32,7 @@ pub fn run(verb: RampVerb) -> Result<Answer> {
             json(ramp::ramp(
                 &mut fleet,
                 &request,
-                &record::SystemClock,
+                &SystemClock::new(),
                 &record::STOP,
             ))
         }),

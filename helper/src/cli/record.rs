@@ -9,6 +9,7 @@ use super::answer::{json, on_host, Answer};
 use super::args::ViewArgs;
 use crate::protocol::error::Result;
 use crate::record;
+use crate::sys::clock::SystemClock;
 
 /// Runs `record`, until its duration, its count of samples, SIGTERM or SIGINT.
 pub fn run(args: RecordArgs) -> Result<Answer> {
@@ -26,7 +27,7 @@ pub fn run(args: RecordArgs) -> Result<Answer> {
                 report: args.views.into_request(),
                 access_log: args.access_log,
             },
-            &record::SystemClock,
+            &SystemClock::new(),
             &record::STOP,
         ))
     })

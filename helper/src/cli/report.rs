@@ -11,6 +11,7 @@ use crate::protocol::answers::{self, Envelope, Report};
 use crate::protocol::error::Error;
 use crate::protocol::warnings;
 use crate::report::render::Format;
+use crate::sys::clock::{Clock, SystemClock};
 use crate::{record, report};
 
 #[derive(Debug, Args)]
@@ -83,11 +84,11 @@ pub fn run(args: &ReportArgs) -> i32 {
         Format::Prometheus => |report| print_text(&report::render::prometheus(report)),
     };
     let result = on_host(|ctx| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        report::report(ctx, &args.views.clone().into_request(), now)
+        report::report(
+            ctx,
+            &args.views.clone().into_request(),
+            SystemClock::new().now(),
+        )
     });
     match result {
         Ok(report) => {

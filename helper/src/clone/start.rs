@@ -9,13 +9,14 @@
 //! every failed clone after it has tried them all.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{describe_named, find};
 use crate::context::Context;
 use crate::host::limits::{self as host_limits};
 pub use crate::protocol::answers::ClonesStarted;
 use crate::protocol::error::{Error, Result};
+use crate::sys::clock::{Clock, SystemClock};
 use crate::sys::names::validate_name;
 use crate::systemd::{JournalTail, SystemdError, STATE_POLL_INTERVAL};
 
@@ -26,35 +27,6 @@ pub const WAVE_INTERVAL_SECONDS: u64 = 5;
 /// lock, so an unbounded one would hold every other verb's exclusive lock off for as long
 /// as a caller asked.
 pub const MAX_RAMP_UP_SECONDS: u64 = 86_400;
-
-/// Time as the start sees it: real in the binary, simulated in tests (no sleeping).
-pub trait Pace {
-    /// Time since the start began.
-    fn elapsed(&self) -> Duration;
-    fn sleep(&self, duration: Duration);
-}
-
-pub struct RealPace {
-    started: Instant,
-}
-
-impl RealPace {
-    pub fn new() -> Self {
-        RealPace {
-            started: Instant::now(),
-        }
-    }
-}
-
-impl Pace for RealPace {
-    fn elapsed(&self) -> Duration {
-        self.started.elapsed()
-    }
-
-    fn sleep(&self, duration: Duration) {
-        std::thread::sleep(duration);
-    }
-}
 
 /// The waves: `min(N, max(1, ramp_up / 5))` of them, each of `ceil(N / waves)` clones,
 /// and the offset (from the start) at which each begins.
@@ -79,14 +51,14 @@ pub fn plan_waves(clones: &[String], ramp_up_seconds: u64) -> Vec<(Duration, Vec
 }
 
 pub fn start(ctx: &Context, clones: &[String], ramp_up_seconds: u64) -> Result<ClonesStarted> {
-    start_paced(ctx, clones, ramp_up_seconds, &RealPace::new())
+    start_paced(ctx, clones, ramp_up_seconds, &SystemClock::new())
 }
 
 pub fn start_paced(
     ctx: &Context,
     clones: &[String],
     ramp_up_seconds: u64,
-    pace: &dyn Pace,
+    clock: &dyn Clock,
 ) -> Result<ClonesStarted> {
     if ramp_up_seconds > MAX_RAMP_UP_SECONDS {
         return Err(Error::InvalidArgument {
@@ -114,16 +86,16 @@ pub fn start_paced(
     let waves = plan_waves(&unique, ramp_up_seconds);
     let mut failures: Vec<(String, Error)> = Vec::new();
     for (at, wave) in &waves {
-        let now = pace.elapsed();
+        let now = clock.elapsed();
         if *at > now {
-            pace.sleep(*at - now);
+            clock.sleep(*at - now);
         }
         eprintln!(
             "clone-army: starting {} clone(s): {}",
             wave.len(),
             wave.join(" ")
         );
-        failures.extend(start_wave(ctx, wave, pace)?);
+        failures.extend(start_wave(ctx, wave, clock)?);
     }
     if !failures.is_empty() {
         return Err(Error::ClonesFailed {
@@ -162,7 +134,7 @@ fn is_bus_failure(error: &SystemdError) -> bool {
 
 /// Queues every start of the wave, then waits for all of them together. Returns the
 /// clones that failed; an unreachable bus fails the whole verb.
-fn start_wave(ctx: &Context, wave: &[String], pace: &dyn Pace) -> Result<Vec<(String, Error)>> {
+fn start_wave(ctx: &Context, wave: &[String], clock: &dyn Clock) -> Result<Vec<(String, Error)>> {
     let mut failures = Vec::new();
     let mut pending: Vec<(String, String)> = Vec::new();
     for clone in wave {
@@ -173,7 +145,7 @@ fn start_wave(ctx: &Context, wave: &[String], pace: &dyn Pace) -> Result<Vec<(St
             Err(e) => failures.push((clone.clone(), e)),
         }
     }
-    let deadline = pace.elapsed() + ctx.wait_timeout;
+    let deadline = clock.elapsed() + ctx.wait_timeout;
     let pattern = vec![ctx.layout.service_unit_name("*")];
     let mut last: BTreeMap<String, String> = BTreeMap::new();
     loop {
@@ -206,7 +178,7 @@ fn start_wave(ctx: &Context, wave: &[String], pace: &dyn Pace) -> Result<Vec<(St
         if pending.is_empty() {
             break;
         }
-        if pace.elapsed() >= deadline {
+        if clock.elapsed() >= deadline {
             for (clone, unit) in pending.drain(..) {
                 let state = last.get(&unit).cloned().unwrap_or_default();
                 failures.push((
@@ -222,7 +194,7 @@ fn start_wave(ctx: &Context, wave: &[String], pace: &dyn Pace) -> Result<Vec<(St
             }
             break;
         }
-        pace.sleep(STATE_POLL_INTERVAL);
+        clock.sleep(STATE_POLL_INTERVAL);
     }
     // Report failures in the order the clones were given.
     failures.sort_by_key(|(clone, _)| wave.iter().position(|c| c == clone));
@@ -232,24 +204,7 @@ fn start_wave(ctx: &Context, wave: &[String], pace: &dyn Pace) -> Result<Vec<(St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::{Cell, RefCell};
-
-    /// Simulated time: sleeping advances it and is recorded, nothing waits.
-    #[derive(Default)]
-    struct FakePace {
-        now: Cell<Duration>,
-        sleeps: RefCell<Vec<Duration>>,
-    }
-
-    impl Pace for FakePace {
-        fn elapsed(&self) -> Duration {
-            self.now.get()
-        }
-        fn sleep(&self, duration: Duration) {
-            self.sleeps.borrow_mut().push(duration);
-            self.now.set(self.now.get() + duration);
-        }
-    }
+    use crate::sys::test_clock::clock;
 
     fn names(n: usize) -> Vec<String> {
         (1..=n).map(|i| format!("c{i}")).collect()
@@ -298,7 +253,7 @@ mod tests {
     fn a_wave_queues_every_start_before_waiting() {
         let f = fixture_with(&["c1", "c2", "c3", "c4", "c5"]);
         let before = f.systemd.calls().len();
-        let pace = FakePace::default();
+        let pace = clock(None);
         let started = start_paced(&f.ctx(), &names(5), 10, &pace).unwrap();
         let calls: Vec<String> = f.systemd.calls()[before..]
             .iter()
@@ -322,7 +277,7 @@ mod tests {
         assert_eq!(calls[6], wait);
         // The second wave began 5 s in: one sleep until then, no polling sleeps
         // (the fake's units are active at once).
-        assert_eq!(*pace.sleeps.borrow(), [Duration::from_secs(5)]);
+        assert_eq!(pace.sleeps(), [Duration::from_secs(5)]);
         assert_eq!(started.waves.len(), 2);
         assert_eq!(started.waves[1], ["c4", "c5"]);
         assert_eq!(started.ramp_up_seconds, 10);
@@ -333,12 +288,12 @@ mod tests {
     fn a_ramp_up_past_a_day_is_refused_before_any_clone_starts() {
         let f = fixture_with(&["c1", "c2"]);
         let before = f.systemd.calls().len();
-        let pace = FakePace::default();
+        let pace = clock(None);
         let error = start_paced(&f.ctx(), &names(2), MAX_RAMP_UP_SECONDS + 1, &pace).unwrap_err();
         assert_eq!(error.field(), Some("ramp-up"));
         assert!(error.to_string().contains("allowed: 0 to 86400"), "{error}");
         assert_eq!(f.systemd.calls().len(), before);
-        assert!(pace.sleeps.borrow().is_empty());
+        assert!(pace.sleeps().is_empty());
         // The bound itself is a ramp like any other.
         start_paced(&f.ctx(), &names(2), MAX_RAMP_UP_SECONDS, &pace).unwrap();
     }
@@ -346,11 +301,8 @@ mod tests {
     #[test]
     fn a_failed_clone_is_reported_after_the_others_were_tried() {
         let f = fixture_with(&["c1", "c2", "c3"]);
-        f.systemd
-            .failing
-            .borrow_mut()
-            .push("puppet-clone-army@c2.service".into());
-        let pace = FakePace::default();
+        f.systemd.fail_starts_of("puppet-clone-army@c2.service");
+        let pace = clock(None);
         let error = start_paced(&f.ctx(), &names(3), 0, &pace).unwrap_err();
         assert_eq!(error.kind(), "systemd");
         assert_eq!(error.exit_code(), 1);
@@ -412,20 +364,20 @@ mod tests {
         let mut ctx = f.ctx();
         ctx.systemd = &stuck;
         ctx.wait_timeout = Duration::from_secs(120);
-        let pace = FakePace::default();
+        let pace = clock(None);
         let error = start_paced(&ctx, &names(2), 0, &pace).unwrap_err();
         assert!(error.to_string().contains("c1"), "{error}");
         assert!(error.causes()[0].contains("did not become active within 120 s"));
         // One deadline, polled: about 120 s of simulated time, not per clone.
-        let slept: Duration = pace.sleeps.borrow().iter().sum();
+        let slept: Duration = pace.sleeps().iter().sum();
         assert!(slept >= Duration::from_secs(120) && slept < Duration::from_secs(121));
     }
 
     #[test]
     fn an_unreachable_bus_fails_the_verb_at_once() {
         let f = fixture_with(&["c1"]);
-        f.systemd.unreachable.set(true);
-        let pace = FakePace::default();
+        f.systemd.make_unreachable();
+        let pace = clock(None);
         let error = start_paced(&f.ctx(), &names(1), 0, &pace).unwrap_err();
         assert_eq!(error.kind(), "systemd");
         assert!(error.to_string().contains("/nonexistent"), "{error}");

@@ -9,7 +9,7 @@ use crate::protocol::answers::{Distribution, ReportState, RunStatus};
 use crate::record::host::{CpuTimes, HostReading};
 use crate::record::sample::fixtures;
 use crate::record::sample::Sampler;
-use crate::record::test_clock::{clock, TestClock};
+use crate::sys::test_clock::{clock, TestClock};
 
 const INTERVAL: u64 = 120;
 

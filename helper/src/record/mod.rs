@@ -33,6 +33,7 @@ use crate::protocol::error::{Error, Result};
 use crate::report::deadline::Deadline;
 use crate::report::run_cache::RunCache;
 use crate::report::{self, https, puppetdb, ReportRequest};
+use crate::sys::clock::Clock;
 use crate::sys::time::rfc3339_utc;
 
 /// Seconds between samples unless told.
@@ -75,28 +76,6 @@ pub struct Recorded {
     pub rotations: u32,
     /// Why it ended: `duration`, `samples` or `signal`.
     pub ended_by: String,
-}
-
-/// The clock and the pause between samples, real in the verb and driven by the tests.
-pub trait Clock {
-    fn now(&self) -> u64;
-    fn sleep(&self, duration: Duration);
-}
-
-/// The system clock.
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0)
-    }
-
-    fn sleep(&self, duration: Duration) {
-        std::thread::sleep(duration)
-    }
 }
 
 /// Set by SIGTERM and SIGINT.
@@ -285,7 +264,5 @@ impl Sampling {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod test_clock;
 #[cfg(test)]
 mod tests;

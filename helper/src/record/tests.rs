@@ -1,8 +1,8 @@
 //! The recorder's loop over a temporary root with no clones and a clock the test drives.
 
-use super::test_clock::clock;
 use super::*;
 use crate::sys::paths::Layout;
+use crate::sys::test_clock::clock;
 use crate::systemd::RecordingSystemd;
 
 fn request(output: PathBuf) -> RecordRequest {

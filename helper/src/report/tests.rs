@@ -452,7 +452,7 @@ fn the_table_shows_clone_text_escaped() {
 #[test]
 fn works_without_systemd() {
     let f = sample();
-    f.systemd.unreachable.set(true);
+    f.systemd.make_unreachable();
     let r = f.report();
     assert!(!r.states_known);
     assert!(r.systemd_error.as_deref().unwrap().contains("system bus"));

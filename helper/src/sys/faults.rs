@@ -45,6 +45,17 @@ pub const STEPS: &[&str] = &[
     "clone-remove:daemon-reloaded",
 ];
 
+/// The steps of one operation (`base-create`, `clone-create`, `old-fleet`, `clone-remove`:
+/// the part of each step's name before its `:`), in the order it runs them; the fault
+/// suites read them from here, so a new step is tested by the suite of its operation.
+pub fn steps_of(operation: &str) -> Vec<&'static str> {
+    STEPS
+        .iter()
+        .copied()
+        .filter(|step| step.split_once(':').is_some_and(|(op, _)| op == operation))
+        .collect()
+}
+
 pub const FAULT_ENV: &str = "CLONE_ARMY_FAULT_AFTER";
 
 /// Marks the end of `step`; kills the process here when the test hook asks for it.

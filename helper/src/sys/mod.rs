@@ -1,9 +1,10 @@
 //! Low-level host plumbing with no knowledge of clones or bases: file writes that never
 //! follow a link ([`fsutil`], [`confined`]), mounts, the lock, the on-disk layout
 //! ([`paths`]), names, escaping for terminals and the tables people read ([`table`]), fault injection points, leftovers of
-//! killed runs, time, and whether a host directory is root's alone all the way up
+//! killed runs, time and the [`clock`], and whether a host directory is root's alone all the way up
 //! ([`trusted`]).
 
+pub mod clock;
 pub mod confined;
 pub mod escape;
 pub mod faults;
@@ -15,5 +16,7 @@ pub mod names;
 pub mod paths;
 pub mod reload;
 pub mod table;
+#[cfg(test)]
+pub mod test_clock;
 pub mod time;
 pub mod trusted;

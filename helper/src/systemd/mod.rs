@@ -5,12 +5,14 @@
 //!   operation is bounded: the connection has a method timeout, and the whole operation
 //!   (connecting included) runs under a deadline (`deadline`), so an absent or wedged
 //!   bus is an error, never a hang. A failed unit's journal lines come from `journal`.
-//! - `fake_recording`: in memory, for the unit tests; [`fake_file`]: state in a file
-//!   under `CLONE_ARMY_ROOT`, for the tests that run the binary.
+//! - [`fake`]: the tests' systemd, one state machine over a store of its state:
+//!   `fake_recording` in memory, for the unit tests; [`fake_file`] in a file, for the
+//!   tests that run the binary (under `CLONE_ARMY_ROOT` only).
 //! - [`units`]: the unit files the helper writes for systemd.
 
 mod dbus;
 mod deadline;
+pub mod fake;
 pub mod fake_file;
 #[cfg(test)]
 mod fake_recording;

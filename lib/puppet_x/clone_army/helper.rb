@@ -2,6 +2,7 @@
 
 require 'json'
 require 'puppet'
+require_relative 'answer'
 require_relative 'call_limits'
 require_relative 'runner'
 require_relative 'secrets'
@@ -24,20 +25,27 @@ module PuppetX
         @argv = argv
         @exitstatus = exitstatus
       end
+
+      # The HelperError of an answer Answer refused.
+      def self.from(refused)
+        new(refused.message, kind: refused.kind, field: refused.field, causes: refused.causes,
+                             argv: refused.argv, exitstatus: refused.exitstatus)
+      end
     end
 
-    # The one place that runs the `clone-army` helper and reads its answer.
+    # The one place the providers run the `clone-army` helper and read its
+    # answer.
     #
-    # Every call runs the helper with an argv array (never through a shell),
-    # reads the single JSON document it prints on stdout and returns its
-    # `result`. Anything else is a HelperError: a non-zero exit, `ok: false`,
-    # an empty or malformed answer, or another protocol version. A malformed
-    # answer is never taken to mean "nothing there".
+    # Every call runs the helper with an argv array (never through a shell)
+    # under its time limit (Runner, CallLimits), reads the single JSON
+    # document it prints on stdout (Answer) and returns its `result`.
+    # Anything else is a HelperError: a non-zero exit, `ok: false`, an empty
+    # or malformed answer, or another protocol version.
     #
     # Option flags go before `--`, names after it, so a name can never be
     # read as a flag.
     class Helper
-      PROTOCOL_VERSION = 2
+      PROTOCOL_VERSION = Answer::PROTOCOL_VERSION
       DEFAULT_PATH = '/usr/local/sbin/clone-army'
       CLONE_STATES = ['running', 'stopped'].freeze
 
@@ -225,43 +233,14 @@ module PuppetX
       # Reads one answer of the helper; public so the specs can feed it
       # captured output directly.
       def parse(stdout, exitstatus, argv)
-        document = decode(stdout, exitstatus, argv)
-        version = document['protocol']
-        unless version == PROTOCOL_VERSION
-          raise HelperError.new(protocol_mismatch(version, argv), kind: 'protocol-mismatch', argv: argv,
-                                                                  exitstatus: exitstatus)
-        end
-
+        document = Answer.document(stdout, exitstatus, argv)
         warn_from(document, argv)
-        case document['ok']
-        when false then raise failure(document['error'], exitstatus, argv)
-        when true then success(document, exitstatus, argv)
-        else malformed(argv, exitstatus, '"ok" is neither true nor false')
-        end
-      end
-
-      # Which side to upgrade when the helper speaks another protocol: the
-      # module and its helper come from one release (the module's
-      # files/clone-army, or helper_source and helper_checksum).
-      def self.protocol_advice(version)
-        if !version.is_a?(Integer)
-          "that is not an answer of a clone-army helper of any release; install the helper of this module's " \
-            'release (its files/clone-army, or helper_source and helper_checksum of class clone_army)'
-        elsif version > PROTOCOL_VERSION
-          "the helper is newer than the module: upgrade the clone_army module to the helper's release, or install " \
-            "the helper of this module's release (its files/clone-army, or helper_source and helper_checksum)"
-        else
-          "the helper is older than the module: upgrade the helper to this module's release (the module's " \
-            'files/clone-army, or helper_source and helper_checksum of that release)'
-        end
+        Answer.result(document, exitstatus, argv)
+      rescue Answer::Refused => e
+        raise HelperError.from(e)
       end
 
       private
-
-      def protocol_mismatch(version, argv)
-        "#{describe(argv)} answered in protocol version #{version.inspect}; this module speaks version " \
-          "#{PROTOCOL_VERSION}: #{self.class.protocol_advice(version)} (helper: #{path})"
-      end
 
       def execute(argv, args)
         timeout = self.class.timeout_for(args)
@@ -269,21 +248,8 @@ module PuppetX
         result.stderr.each_line { |line| Puppet.debug("clone_army: #{line.chomp}") }
         result
       rescue Runner::Timeout => e
-        raise HelperError.new("#{describe(argv)} failed: #{e.message}; see what it waits for " \
-                              '(journalctl, the lock /var/lib/puppet-clone-army/.lock) and apply again',
+        raise HelperError.new("#{describe(argv)} failed: #{e.message}; #{Runner::Timeout::WHAT_TO_CHECK} and apply again",
                               kind: 'helper-timeout', argv: argv)
-      end
-
-      def decode(stdout, exitstatus, argv)
-        text = stdout.strip
-        malformed(argv, exitstatus, 'no output on stdout') if text.empty?
-        document = begin
-          JSON.parse(text)
-        rescue JSON::ParserError => e
-          malformed(argv, exitstatus, "not JSON (#{e.message.lines.first.to_s.strip}): #{excerpt(text)}")
-        end
-        malformed(argv, exitstatus, "not a JSON object: #{excerpt(text)}") unless document.is_a?(Hash)
-        document
       end
 
       # The helper's warnings (its stderr is only debug output here) as
@@ -294,34 +260,8 @@ module PuppetX
         end
       end
 
-      def success(document, exitstatus, argv)
-        malformed(argv, exitstatus, "\"ok\": true with exit status #{exitstatus}") unless exitstatus.to_i.zero?
-        result = document['result']
-        malformed(argv, exitstatus, '"result" is missing or not an object') unless result.is_a?(Hash)
-        result
-      end
-
-      def failure(error, exitstatus, argv)
-        unless error.is_a?(Hash) && error['kind'].is_a?(String) && error['message'].is_a?(String)
-          return HelperError.new(
-            "#{describe(argv)} failed (exit status #{exitstatus}) with a malformed error: #{excerpt(error.to_json)}",
-            kind: 'malformed-output', argv: argv, exitstatus: exitstatus,
-          )
-        end
-
-        causes = Array(error['causes']).map(&:to_s)
-        message = "#{describe(argv)} failed [#{error['kind']}]: #{error['message']}"
-        message += " (field: #{error['field']})" if error['field']
-        message += "; caused by: #{causes.join('; ')}" unless causes.empty?
-        HelperError.new(message, kind: error['kind'], field: error['field'], causes: causes,
-                                 argv: argv, exitstatus: exitstatus)
-      end
-
       def malformed(argv, exitstatus, what)
-        raise HelperError.new(
-          "#{describe(argv)} gave a malformed answer (exit status #{exitstatus.inspect}): #{what}",
-          kind: 'malformed-output', argv: argv, exitstatus: exitstatus,
-        )
+        raise HelperError.from(Answer.malformed(argv, exitstatus, what))
       end
 
       # PROTOCOL.md shows `{"clone": <clone>}` for create and configure; a
@@ -369,11 +309,11 @@ module PuppetX
       end
 
       def describe(argv)
-        ['clone-army', *argv.drop(1)].join(' ')
+        Answer.describe(argv)
       end
 
       def excerpt(text)
-        text.length > 200 ? "#{text[0, 200]}..." : text
+        Answer.excerpt(text)
       end
     end
   end

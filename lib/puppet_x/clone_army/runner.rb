@@ -13,11 +13,15 @@ module PuppetX
     # with it. A command still running at its deadline gets TERM, then KILL
     # after GRACE seconds, and the call fails.
     module Runner
-      # What a finished command left: its stdout, its stderr, its exit status.
-      Result = Struct.new(:stdout, :stderr, :exitstatus)
+      # What a finished command left: its stdout, its stderr, its exit
+      # status, or (exitstatus nil) the signal that ended it.
+      Result = Struct.new(:stdout, :stderr, :exitstatus, :termsig)
 
       # The command ran out of time (and was killed).
       class Timeout < StandardError
+        # Where to look for what a helper that ran out of time waits for.
+        WHAT_TO_CHECK = 'see what it waits for (journalctl, the lock /var/lib/puppet-clone-army/.lock)'
+
         attr_reader :seconds
 
         def initialize(argv, seconds)
@@ -36,7 +40,8 @@ module PuppetX
           stdin.close
           readers = [stdout, stderr].map { |io| Thread.new { io.read } }
           stop(waiter, argv, timeout) unless waiter.join(timeout)
-          Result.new(readers[0].value.to_s, readers[1].value.to_s, waiter.value.exitstatus)
+          status = waiter.value
+          Result.new(readers[0].value.to_s, readers[1].value.to_s, status.exitstatus, status.termsig)
         end
       end
 

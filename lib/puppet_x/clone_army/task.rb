@@ -1,8 +1,10 @@
 # frozen_string_literal: true
 
 require 'json'
-require 'open3'
+require_relative 'answer'
+require_relative 'call_limits'
 require_relative 'record_dir'
+require_relative 'runner'
 require_relative 'schema'
 require_relative 'task_io'
 
@@ -10,12 +12,14 @@ module PuppetX
   module CloneArmy
     # What the Bolt tasks in tasks/ share: reading their parameters (JSON on
     # stdin), turning them into the helper's argv, running it without a
-    # shell, and printing its JSON answer for Bolt.
+    # shell under the time limit the providers' calls have (Runner,
+    # CallLimits), and printing its answer for Bolt once it holds to the
+    # protocol the providers hold it to (Answer).
     #
     # Plain Ruby and the json library only: a task runs with whatever Ruby
     # the target has (Debian's, or the AIO agent's), without Puppet loaded.
-    # Bolt copies this file next to the task (the tasks' metadata lists it
-    # in "files").
+    # Bolt copies these files next to the task (the tasks' metadata lists
+    # them in "files").
     module Task
       DEFAULT_HELPER = '/usr/local/sbin/clone-army'
 
@@ -158,8 +162,9 @@ module PuppetX
         ENV.fetch(TEST_HELPER_ENV, DEFAULT_HELPER)
       end
 
-      # Runs argv (no shell) and returns [stdout, exit status]. The helper's
-      # stderr (progress, logs) goes to the task's stderr.
+      # Runs argv (no shell) under its time limit and returns [stdout, exit
+      # status]. The helper's stderr (progress, logs) goes to the task's
+      # stderr.
       def run(argv)
         unless File.file?(argv.first) && File.executable?(argv.first)
           raise ParameterError.new('helper', "the clone-army helper is not installed at #{argv.first} " \
@@ -167,32 +172,50 @@ module PuppetX
                                    kind: 'helper-missing')
         end
 
-        stdout, stderr, status = Open3.capture3(*argv)
-        $stderr.write(stderr)
-        raise HelperKilled, status.termsig unless status.exited?
+        result = Runner.run(argv, timeout: time_limit(argv.drop(1)))
+        $stderr.write(result.stderr)
+        raise HelperKilled, result.termsig if result.exitstatus.nil?
 
-        [stdout, status.exitstatus]
+        [result.stdout, result.exitstatus]
+      end
+
+      # The call's limit (CallLimits), as for the providers; none for `exec`,
+      # whose length is the caller's (each clone's `timeout`, in waves of
+      # `concurrency` over clones the task does not count), and whose
+      # commands the helper itself stops at their timeout.
+      def time_limit(args)
+        args.first == 'exec' ? nil : CallLimits.seconds(args)
       end
 
       # The helper's answer, for Bolt: its JSON document as it is, with
-      # Bolt's `_error` added when it failed; [document, exit status].
-      def answer(stdout, exitstatus)
-        document = JSON.parse(stdout)
-        raise JSON::ParserError, 'not a JSON object' unless document.is_a?(Hash)
-
-        return [document, exitstatus] if document['ok'] == true && exitstatus.zero?
-
-        [document.merge('_error' => helper_error(document, exitstatus)), exitstatus.zero? ? 1 : exitstatus]
-      rescue JSON::ParserError => e
-        malformed(e.message, stdout, exitstatus)
+      # Bolt's `_error` added when it failed or is not an answer of the
+      # protocol (Answer); [document, exit status].
+      def answer(stdout, exitstatus, argv)
+        document = Answer.document(stdout, exitstatus, argv)
+        Answer.result(document, exitstatus, argv)
+        [document, exitstatus]
+      rescue Answer::Refused => e
+        refused(e, stdout)
       end
 
-      # Bolt's `_error` for an answer that is not what the protocol says.
-      def malformed(what, stdout, exitstatus)
-        [{ '_error' => { 'kind' => 'clone_army/malformed-output',
-                         'msg' => "clone-army gave a malformed answer (exit status #{exitstatus}): #{what}",
-                         'details' => { 'stdout' => stdout[0, 2000], 'exitstatus' => exitstatus } } },
-         exitstatus.zero? ? 1 : exitstatus]
+      # Bolt's answer for a Refused: the helper's own error as the helper
+      # put it, or what is wrong with its answer, with the output it gave.
+      def refused(error, stdout)
+        exitstatus = error.exitstatus
+        bolt_error = if error.helper_failure?
+                       helper_error(error.document, exitstatus)
+                     else
+                       { 'kind' => "clone_army/#{error.kind}", 'msg' => error.message,
+                         'details' => { 'stdout' => stdout.to_s[0, 2000], 'exitstatus' => exitstatus } }
+                     end
+        [(error.document || {}).merge('_error' => bolt_error), exitstatus.to_i.zero? ? 1 : exitstatus]
+      end
+
+      # Bolt's `_error` for a call stopped at its time limit.
+      def timed_out(error)
+        [{ '_error' => { 'kind' => 'clone_army/helper-timeout',
+                         'msg' => "#{error.message}; #{Runner::Timeout::WHAT_TO_CHECK} and run the task again",
+                         'details' => { 'seconds' => error.seconds } } }, 1]
       end
 
       # --- the tasks ---
@@ -200,17 +223,18 @@ module PuppetX
       # clone_army::report: the helper's report; with --format table or
       # prometheus its text as it is; a recorded run's page, its path.
       def report_task(params)
-        args = report_args(params)
-        stdout, exitstatus = run([helper_path(params), *args])
+        argv = [helper_path(params), *report_args(params)]
+        stdout, exitstatus = run(argv)
         # Tables and Prometheus text come as they are; JSON and the page's
         # answer (the envelope with its path) are parsed.
         text = TEXT_FORMATS.include?(params['format'])
-        text && exitstatus.zero? ? [stdout, 0] : answer(stdout, exitstatus)
+        text && exitstatus.zero? ? [stdout, 0] : answer(stdout, exitstatus, argv)
       end
 
       # clone_army::exec: the helper's answer (each clone's exit and time).
       def exec_task(params)
-        answer(*run([helper_path(params), *exec_args(params)]))
+        argv = [helper_path(params), *exec_args(params)]
+        answer(*run(argv), argv)
       end
 
       # clone_army::fleet: `status` is the `clone list` answer; `start` and
@@ -219,15 +243,17 @@ module PuppetX
       def fleet_task(params)
         action = fleet_action(params)
         helper = helper_path(params)
-        stdout, exitstatus = run([helper, 'clone', 'list'])
-        listing, exitstatus = answer(stdout, exitstatus)
+        list = [helper, 'clone', 'list']
+        stdout, exitstatus = run(list)
+        listing, exitstatus = answer(stdout, exitstatus, list)
         return [listing, exitstatus] if action == 'status' || !exitstatus.zero?
 
         clones = listed_clones(listing)
-        return malformed('"result"."clones" of clone list is not a list of clones', stdout, 0) unless clones
+        return refused(Answer.malformed(list, 0, '"result"."clones" is not a list of clones', listing), stdout) unless clones
         return [listing, 0] if clones.empty?
 
-        answer(*run([helper, *fleet_args(action, clones)]))
+        argv = [helper, *fleet_args(action, clones)]
+        answer(*run(argv), argv)
       end
 
       # The clones of a `clone list` answer; nil when it holds no such list.
@@ -243,6 +269,8 @@ module PuppetX
           public_send(:"#{name}_task", params)
         rescue HelperKilled => e
           e.answer
+        rescue Runner::Timeout => e
+          timed_out(e)
         end
       end
 

@@ -5,10 +5,7 @@ use super::*;
 #[test]
 fn a_failing_start_is_a_systemd_error_naming_the_unit() {
     let f = Fixture::new();
-    f.systemd
-        .failing
-        .borrow_mut()
-        .push("puppet-clone-army@c1.service".into());
+    f.systemd.fail_starts_of("puppet-clone-army@c1.service");
     let error = create(
         &f.ctx(),
         &CloneRequest {
@@ -68,7 +65,7 @@ fn start_recovers_a_clone_systemd_gave_up_on() {
     let unit = "puppet-clone-army@c1.service";
     // c1 crashed until it hit its start limit: without a reset, systemd fails every start.
     f.systemd.set_state(unit, "failed");
-    f.systemd.start_limited.borrow_mut().push(unit.into());
+    f.systemd.limit_starts_of(unit);
     let before = f.actions().len();
 
     let started = start(&f.ctx(), &["c1".to_owned(), "c2".to_owned()], 0)

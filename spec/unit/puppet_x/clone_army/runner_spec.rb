@@ -7,7 +7,12 @@ require 'puppet_x/clone_army/runner'
 describe PuppetX::CloneArmy::Runner do
   it 'keeps stdout and stderr apart and returns the exit status' do
     result = described_class.run(['/bin/sh', '-c', 'echo out; echo err >&2; exit 3'], timeout: 30)
-    expect(result.to_a).to eq(["out\n", "err\n", 3])
+    expect(result.to_a).to eq(["out\n", "err\n", 3, nil])
+  end
+
+  it 'says which signal ended a command that has no exit status' do
+    result = described_class.run(['/bin/sh', '-c', 'kill -KILL $$'], timeout: 30)
+    expect([result.exitstatus, result.termsig]).to eq([nil, 9])
   end
 
   it 'never goes through a shell, even for a lone program name with shell characters' do

@@ -1,16 +1,27 @@
-//! A clock the tests drive: it starts at 1000 s, a sleep moves it on, and work takes no
-//! time; it can set a stop flag once it passes a given second, as a signal would.
+//! A clock the tests drive: it starts at 1000 s, a sleep moves it on and is recorded,
+//! and work takes no time; it can set a stop flag once it passes a given second, as a
+//! signal would.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::Clock;
+use super::clock::Clock;
+
+const START_MS: u64 = 1_000_000;
 
 pub struct TestClock {
     now_ms: Cell<u64>,
+    sleeps: RefCell<Vec<Duration>>,
     /// Sets `stop` once the clock passes this second.
     stop_after: Option<(u64, &'static AtomicBool)>,
+}
+
+impl TestClock {
+    /// Every sleep, in order.
+    pub fn sleeps(&self) -> Vec<Duration> {
+        self.sleeps.borrow().clone()
+    }
 }
 
 impl Clock for TestClock {
@@ -18,7 +29,12 @@ impl Clock for TestClock {
         self.now_ms.get() / 1000
     }
 
+    fn elapsed(&self) -> Duration {
+        Duration::from_millis(self.now_ms.get() - START_MS)
+    }
+
     fn sleep(&self, duration: Duration) {
+        self.sleeps.borrow_mut().push(duration);
         self.now_ms
             .set(self.now_ms.get() + duration.as_millis() as u64);
         if let Some((after, stop)) = self.stop_after {
@@ -31,7 +47,8 @@ impl Clock for TestClock {
 
 pub fn clock(stop_after: Option<(u64, &'static AtomicBool)>) -> TestClock {
     TestClock {
-        now_ms: Cell::new(1_000_000),
+        now_ms: Cell::new(START_MS),
+        sleeps: RefCell::new(Vec::new()),
         stop_after,
     }
 }
