@@ -12,8 +12,9 @@ require_relative 'spec_helper_acceptance'
 # example applies a copy of the module (the checkout is bound read-only) whose
 # schema.json has that figure lowered. The Ruby side reads its limits from
 # there exactly as a release does, so no test knob is needed in the module.
-# The fleet of clone1 and clone2 is made (or found) and stopped first, so the
-# apply starts all three clones in one ramp; it is left as it was found.
+# The ramp spreads the starts of the clones a run creates: the fleet of clone1
+# and clone2 is made (or found) and removed first, so the apply creates all
+# three and starts them in one ramp; the fleet is left as it was found.
 RSpec.describe 'a ramp-up longer than the helper call limit' do
   fleet = ['clone1', 'clone2'].freeze
   clones = (fleet + ['clone3']).freeze
@@ -32,7 +33,7 @@ RSpec.describe 'a ramp-up longer than the helper call limit' do
     settled = SandboxHarness.apply(class_manifest(num_clones: fleet.size), timeout: 1200)
     raise "the fleet did not settle: #{settled}" unless [0, 2].include?(settled.exitstatus)
 
-    on_sandbox!(SandboxHarness::HELPER, 'clone', 'stop', *fleet, timeout: 300)
+    on_sandbox!(SandboxHarness::HELPER, 'clone', 'remove', '--', *fleet, timeout: 300)
     copy = <<~SH
       set -e
       rm -rf #{modules}
