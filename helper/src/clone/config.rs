@@ -41,7 +41,7 @@ pub const UNITS_DIR: &str = "systemd";
 pub const CLONE_FACTS_DIR: &str = "/etc/facter/facts.d";
 /// Where the clone's systemd finds its run units: a unit directory that comes before
 /// `/etc/systemd/system`, so what the host gives takes precedence over anything in the
-/// clone's own tree (its root's, or what an older clone-army wrote there).
+/// clone's own tree (what its root wrote there).
 pub const CLONE_UNITS_DIR: &str = "/run/systemd/system.control";
 /// The systemd credential that carries the root password hash into the clone.
 pub const ROOT_PASSWORD_CREDENTIAL: &str = "clone-army.root-password-hash";
@@ -182,40 +182,31 @@ impl Refused {
     }
 }
 
-/// Where a clone's settings are read back from: its config dir, or, for a clone an
-/// older clone-army made (settings in its upper layer), that layer, read through
-/// [`crate::sys::confined`]. `clone list` and `clone configure` ask this, never the clone.
-pub trait SettingsSource {
+/// What a clone is given, read back by what it is (`clone list` and `clone configure`
+/// ask these, never the clone).
+impl CloneConfig {
     /// The text of the clone's puppet.conf.
-    fn puppet_conf(&self) -> Result<Option<String>>;
-    /// The text of a regular unit file among the clone's run units.
-    fn unit(&self, name: &str) -> Result<Option<String>>;
-    /// Where a run unit that is a symlink points (`/dev/null`: masked).
-    fn unit_link(&self, name: &str) -> Result<Option<PathBuf>>;
-    /// The text of a regular file among the clone's facts.
-    fn facts_file(&self, name: &str) -> Result<Option<String>>;
-    /// The host directory bound as the apply source.
-    fn apply_source(&self) -> Result<Option<PathBuf>>;
-}
-
-impl SettingsSource for CloneConfig {
-    fn puppet_conf(&self) -> Result<Option<String>> {
+    pub fn puppet_conf(&self) -> Result<Option<String>> {
         self.read(PUPPET_CONF)
     }
 
-    fn unit(&self, name: &str) -> Result<Option<String>> {
+    /// The text of a regular unit file among the clone's run units.
+    pub fn unit(&self, name: &str) -> Result<Option<String>> {
         self.read(&format!("{UNITS_DIR}/{name}"))
     }
 
-    fn unit_link(&self, name: &str) -> Result<Option<PathBuf>> {
+    /// Where a run unit that is a symlink points (`/dev/null`: masked).
+    pub fn unit_link(&self, name: &str) -> Result<Option<PathBuf>> {
         self.read_link(&format!("{UNITS_DIR}/{name}"))
     }
 
-    fn facts_file(&self, name: &str) -> Result<Option<String>> {
+    /// The text of a regular file among the clone's facts.
+    pub fn facts_file(&self, name: &str) -> Result<Option<String>> {
         self.read(&format!("{FACTS_DIR}/{name}"))
     }
 
-    fn apply_source(&self) -> Result<Option<PathBuf>> {
+    /// The host directory bound as the apply source.
+    pub fn apply_source(&self) -> Result<Option<PathBuf>> {
         super::nspawn_settings::read_apply_source(self)
     }
 }

@@ -166,12 +166,6 @@ pub fn remove(layout: &Layout, config: &CloneConfig) -> Result<bool> {
     Ok(removed)
 }
 
-/// Whether the clone has a settings file of ours: a clone without one was made by an
-/// older clone-army (see the `legacy` module).
-pub fn exists(config: &CloneConfig) -> Result<bool> {
-    Ok(read_ours(&config.settings_file)?.is_some())
-}
-
 /// The apply source the settings bind, if any.
 pub fn read_apply_source(config: &CloneConfig) -> Result<Option<PathBuf>> {
     let Some(text) = read_ours(&config.settings_file)? else {
@@ -314,10 +308,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let layout = Layout::under(dir.path());
         let config = CloneConfig::of(&layout, "c1");
-        assert!(!exists(&config).unwrap());
+        assert!(!config.settings_file.exists());
         assert!(write(&config, &settings()).unwrap());
         assert!(!write(&config, &settings()).unwrap());
-        assert!(exists(&config).unwrap());
+        assert!(read_ours(&config.settings_file).unwrap().is_some());
         assert_eq!(
             read_apply_source(&config).unwrap(),
             Some(PathBuf::from("/srv/apply"))
@@ -361,7 +355,7 @@ mod tests {
             "already-exists"
         );
         assert!(!remove(&layout, &config).unwrap());
-        assert!(!exists(&config).unwrap());
+        assert!(read_ours(&config.settings_file).unwrap().is_none());
         assert!(config.settings_file.exists());
     }
 }
