@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use common::Scene;
 
-/// The helper's steps (src/faults.rs, `STEPS`), by verb.
+/// The helper's steps (src/sys/faults.rs, `STEPS`), by verb.
 const BASE_CREATE_STEPS: &[&str] = &[
     "base-create:staging-created",
     "base-create:builder-ran",
