@@ -50,8 +50,9 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     let _lock = ctx.lock()?;
     let mount = find(layout, clone)?;
     let confdir = confdir_of(layout, &mount.base())?;
-    // A fleet of sharpie-clone_army 0.2.1 is replaced first, and the shared units written.
-    let reload_due = crate::sys::reload::begin(layout)? | super::shared::ensure(ctx)?;
+    // A fleet of sharpie-clone_army 0.2.1 holds the shared units' names: it goes first.
+    super::migrate::old_fleet::replace(ctx)?;
+    let reload_due = crate::sys::reload::begin(layout)? | super::shared::write_units(layout)?;
     let config = CloneConfig::of(layout, clone);
 
     let current_conf = config.read(PUPPET_CONF)?;

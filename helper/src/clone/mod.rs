@@ -12,8 +12,8 @@ mod lifecycle;
 pub mod limits;
 mod list;
 mod machines_dir;
+pub mod migrate;
 pub mod nspawn_settings;
-pub mod old_fleet;
 pub mod puppet_conf;
 mod remove;
 #[cfg(test)]

@@ -34,7 +34,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::lifecycle::{reset_failed, stop_all};
+use crate::clone::lifecycle::{reset_failed, stop_all};
 use crate::context::Context;
 use crate::protocol::error::{Error, Result};
 use crate::protocol::warnings::warn;
@@ -239,7 +239,7 @@ pub fn replace(ctx: &Context) -> Result<bool> {
     // CA holds under its certname, become the new clone's of that name.
     let mut adopted = Vec::new();
     for (clone, certname) in certnames.iter().filter_map(|(c, n)| Some((c, n.as_ref()?))) {
-        if super::ssl::adopt_from_upper(layout, clone, certname)? {
+        if crate::clone::ssl::adopt_from_upper(layout, clone, certname)? {
             warn(format!(
                 "kept the certificate and key of clone {clone} of sharpie-clone_army 0.2.1 \
                  as {}: the new {clone} uses them under the same certname",
@@ -306,7 +306,7 @@ pub fn replace(ctx: &Context) -> Result<bool> {
     if fleet.target.is_some() {
         remove_file(&layout.fs(layout.wants_dir(OLD_WANTED_BY).join(TARGET)))?;
     }
-    super::shared::write_units(layout)?;
+    crate::clone::shared::write_units(layout)?;
     faults::after("old-fleet:shared-units-written");
     ctx.systemd.daemon_reload()?;
     crate::sys::reload::done(layout)?;
