@@ -21,9 +21,8 @@
 
 use std::path::PathBuf;
 
-use super::apply_source::APPLY_DIR;
 use super::config::{
-    CloneConfig, CLONE_FACTS_DIR, CLONE_UNITS_DIR, CSR_ATTRIBUTES, FACTS_DIR, HOSTNAME,
+    CloneConfig, APPLY_DIR, CLONE_FACTS_DIR, CLONE_UNITS_DIR, CSR_ATTRIBUTES, FACTS_DIR, HOSTNAME,
     PUPPET_CONF, ROOT_PASSWORD_CREDENTIAL, ROOT_PASSWORD_HASH, UNITS_DIR,
 };
 use super::ssl::SslBind;

@@ -11,7 +11,7 @@
 //! - `manual`: `puppet.service` masked, no timer.
 //! - `apply`: masterless. As `timer`, but `clone-army-agent.service` runs
 //!   `puppet apply` on the apply source the host binds into the clone at
-//!   [`APPLY_DIR`](super::apply_source::APPLY_DIR) (see [`super::apply_source`]), so the
+//!   [`APPLY_DIR`](super::config::APPLY_DIR) (see [`super::apply_source`]), so the
 //!   clones put load on themselves (and on PuppetDB, where the source's puppet.conf
 //!   settings send them there) without a compile server. The timer carries
 //!   `X-CloneArmyRunMode=apply`, which is how the mode is read back.
@@ -402,7 +402,7 @@ ExecStart={puppet_bin} apply --reports=none --modulepath={dir}/modules {dir}/man
 RuntimeMaxSec={timeout}
 ",
         header = header(),
-        dir = super::apply_source::APPLY_DIR,
+        dir = super::config::APPLY_DIR,
         timeout = settings.runinterval,
     )
 }

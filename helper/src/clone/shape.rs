@@ -270,7 +270,8 @@ pub fn describe(
         facts,
         generated_facts: generated.map_or(0, |g| g.count),
         churn_percent: generated.map(|g| g.churn_percent),
-        apply_source: source.apply_source()?.map(|p| p.display().to_string()),
+        apply_source: super::nspawn_settings::read_apply_source(source)?
+            .map(|p| p.display().to_string()),
         agent_noop: source
             .puppet_conf()?
             .as_deref()
