@@ -15,5 +15,6 @@ pub mod names;
 pub mod paths;
 pub mod reload;
 pub mod table;
+pub mod temp_names;
 pub mod time;
 pub mod trusted;
