@@ -297,7 +297,7 @@ fn ranges() -> BTreeMap<&'static str, Range> {
             range(
                 u64::from(*SERVER_PORTS.start()),
                 u64::from(*SERVER_PORTS.end()),
-                Some(u64::from(crate::report::server::DEFAULT_PORT)),
+                Some(u64::from(crate::sys::names::DEFAULT_SERVER_PORT)),
             ),
         ),
         (

@@ -1,7 +1,10 @@
 //! The crate's layers (see the map in src/lib.rs): a module may use only its own layer's
 //! modules and the layers below, and the top-level modules use each other without
-//! cycles. Read from the `crate::` paths in the sources, so a new `use` that climbs a
-//! layer fails here, naming the file.
+//! cycles; nor do the files of any one folder (`clone/config.rs` and `clone/ssl.rs`, or
+//! `clone/migrate/` and `clone/shared.rs`), a folder's `mod.rs` being the folder itself.
+//! Read from the `crate::` paths in the sources (doc links included) and, inside a
+//! folder, from the code's `crate::`, `super::` and `self::` paths, so a new `use` that
+//! climbs a layer or closes a circle fails here, naming the files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -132,6 +135,166 @@ fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
         .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
 }
 
+/// A file's module path (`clone/migrate/old_fleet.rs` → `clone::migrate::old_fleet`,
+/// `clone/mod.rs` → `clone`).
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut path: Vec<String> = relative
+        .iter()
+        .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_owned())
+        .collect();
+    if path.last().is_some_and(|last| last == "mod") {
+        path.pop();
+    }
+    path
+}
+
+/// The identifiers that start each part of `text` after a path's `::`: `config::X` gives
+/// `config`, `{config::{A, B}, ssl}` gives `config` and `ssl`.
+fn first_segments(text: &str) -> Vec<String> {
+    let ident = |t: &str| -> String {
+        t.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let Some(group) = text.strip_prefix('{') else {
+        return vec![ident(text)];
+    };
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (at, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                parts.push(ident(&group[start..at]));
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(ident(&group[start..at]));
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// Every module path `text` names, resolved from the module `at`: `crate::a::b` as
+/// `a::b`, `super::x` as `at`'s parent's `x`, `self::x` as `at`'s `x`. Only the path up
+/// to the first segment after the prefix (and a group's first segments) is resolved:
+/// enough to tell which module of a folder is used.
+fn module_references(text: &str, at: &[String]) -> BTreeSet<Vec<String>> {
+    let mut found = BTreeSet::new();
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    for prefix in ["crate::", "super::", "self::"] {
+        for (start, _) in text.match_indices(prefix) {
+            let before = text[..start].chars().next_back();
+            if before.is_some_and(|c| is_ident(c) || c == '$' || c == ':') {
+                continue;
+            }
+            let mut base: Vec<String> = match prefix {
+                "crate::" => Vec::new(),
+                "self::" => at.to_vec(),
+                _ => at[..at.len().saturating_sub(1)].to_vec(),
+            };
+            let mut rest = &text[start + prefix.len()..];
+            // `super::super::x`, `crate::clone::config::X`: walk the plain segments.
+            loop {
+                if let Some(more) = rest.strip_prefix("super::") {
+                    base.pop();
+                    rest = more;
+                    continue;
+                }
+                let name: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+                if name.is_empty() || !rest[name.len()..].starts_with("::") {
+                    break;
+                }
+                base.push(name.clone());
+                rest = &rest[name.len() + 2..];
+            }
+            let tails = first_segments(rest);
+            if tails.is_empty() && !base.is_empty() {
+                found.insert(base.clone());
+            }
+            for tail in tails {
+                let mut path = base.clone();
+                if !tail.is_empty() {
+                    path.push(tail);
+                }
+                if !path.is_empty() {
+                    found.insert(path);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The code of a module outside its inline tests (`#[cfg(test)] mod tests`, at the end
+/// of a file): a test may set a scene with the folder's other modules, as with peers.
+fn outside_tests(text: &str) -> &str {
+    text.find("#[cfg(test)]\nmod tests {")
+        .map_or(text, |at| &text[..at])
+}
+
+/// Each folder's graph of its own modules (a file, or a subfolder as a whole), from the
+/// code of every file below it; a folder's `mod.rs` is the folder, not one of its
+/// modules, and its tests (`tests.rs`, `tests/`, inline) are left out.
+fn folder_graphs(
+    src: &Path,
+    files: &[PathBuf],
+) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let mut graphs: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let paths: Vec<Vec<String>> = files
+        .iter()
+        .map(|f| module_path(f.strip_prefix(src).unwrap()))
+        .collect();
+    // The modules of each folder (by the folder's module path).
+    let mut children: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    for path in &paths {
+        for depth in 1..path.len() {
+            children
+                .entry(path[..depth].to_vec())
+                .or_default()
+                .insert(path[depth].clone());
+        }
+    }
+    for (file, at) in files.iter().zip(&paths) {
+        if at.iter().any(|m| m == "tests") {
+            continue;
+        }
+        // Code only: a doc link to a module above in the folder is no circle.
+        let text: String = std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        for used in module_references(outside_tests(&text), at) {
+            for depth in 1..at.len() {
+                let folder = &at[..depth];
+                let (from, Some(siblings)) = (&at[depth], children.get(folder)) else {
+                    continue;
+                };
+                if used.len() > depth
+                    && used[..depth] == *folder
+                    && used[depth] != *from
+                    && siblings.contains(&used[depth])
+                {
+                    graphs
+                        .entry(folder.join("/"))
+                        .or_default()
+                        .entry(from.clone())
+                        .or_default()
+                        .insert(used[depth].clone());
+                }
+            }
+        }
+    }
+    graphs
+}
+
 #[test]
 fn no_module_uses_a_layer_above_its_own_and_there_are_no_cycles() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -156,13 +319,32 @@ fn no_module_uses_a_layer_above_its_own_and_there_are_no_cycles() {
     let found = breaches(&edges);
     assert!(found.is_empty(), "layer breaches:\n{}", found.join("\n"));
     assert_eq!(cycle(&graph), None);
-    // The graph, for whoever reads the test's output (`cargo test -- --nocapture`).
+    let folders = folder_graphs(&src, &files);
+    // The graphs, for whoever reads the test's output (`cargo test -- --nocapture`).
     for (from, to) in &graph {
         println!(
             "{from} -> {}",
             to.iter().cloned().collect::<Vec<_>>().join(", ")
         );
     }
+    for (folder, graph) in &folders {
+        println!("\n{folder}/");
+        for (from, to) in graph {
+            println!(
+                "  {from} -> {}",
+                to.iter().cloned().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
+    let circles: Vec<String> = folders
+        .iter()
+        .filter_map(|(folder, graph)| Some(format!("{folder}/: {}", cycle(graph)?.join(" -> "))))
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "cycles inside a folder:\n{}",
+        circles.join("\n")
+    );
 }
 
 #[test]
@@ -193,4 +375,50 @@ fn the_checker_finds_breaches_and_cycles() {
         cycle(&graph),
         Some(["a", "b", "a"].map(String::from).to_vec())
     );
+
+    // A circle inside a folder: `clone/a.rs` uses `super::b`, `clone/b.rs` uses
+    // `crate::clone::{a, c}` (a doc link counts for nothing); `clone/mod.rs` using both
+    // is the folder itself, and `clone/sub/x.rs` names its own folder's modules.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    for (file, text) in [
+        ("clone/mod.rs", "pub mod a;\npub mod b;\nuse self::a::X;\n"),
+        ("clone/a.rs", "use super::b::Y;\n"),
+        (
+            "clone/b.rs",
+            "/// See [`super::d`].\nuse crate::clone::{a, c::{X, Y}};\n",
+        ),
+        ("clone/d.rs", "use super::b;\n"),
+        (
+            "clone/c.rs",
+            "use super::a;\n#[cfg(test)]\nmod tests {\n    use crate::clone::d;\n}\n",
+        ),
+        ("clone/tests.rs", "use super::{a, d};\n"),
+        ("clone/sub/mod.rs", "mod x;\n"),
+        ("clone/sub/x.rs", "use super::y;\nuse super::super::c;\n"),
+        ("clone/sub/y.rs", ""),
+    ] {
+        let path = src.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let graphs = folder_graphs(src, &files);
+    let edges = |folder: &str| -> Vec<String> {
+        graphs[folder]
+            .iter()
+            .flat_map(|(from, to)| to.iter().map(move |to| format!("{from}->{to}")))
+            .collect()
+    };
+    assert_eq!(
+        edges("clone"),
+        ["a->b", "b->a", "b->c", "c->a", "d->b", "sub->c"]
+    );
+    assert_eq!(edges("clone/sub"), ["x->y"]);
+    assert_eq!(
+        cycle(&graphs["clone"]),
+        Some(["a", "b", "a"].map(String::from).to_vec())
+    );
+    assert_eq!(cycle(&graphs["clone/sub"]), None);
 }

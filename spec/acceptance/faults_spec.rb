@@ -81,7 +81,8 @@ RSpec.describe 'clone_army under faults' do
 
   context 'a clone create killed half-way (CLONE_ARMY_FAULT_AFTER, a real SIGKILL)' do
     it 'fails that apply, and the next apply converges the half-made clone3; the one after changes nothing' do
-      killed = on_sandbox('env', 'CLONE_ARMY_FAULT_AFTER=clone-create:mount-unit-written',
+      # The hook acts only under the test root guard; the sandbox's root is the test root.
+      killed = on_sandbox('env', 'CLONE_ARMY_ROOT=/', 'CLONE_ARMY_FAULT_AFTER=clone-create:mount-unit-written',
                           'puppet', 'apply', '--detailed-exitcodes', '--color=false', '-e',
                           class_manifest(num_clones: 3), timeout: 600)
       expect(killed.exitstatus).to eq(6).or(eq(4)), killed.to_s

@@ -15,7 +15,7 @@ use crate::{ramp, record};
 pub fn run(verb: RampVerb) -> Result<Answer> {
     match verb {
         RampVerb::Report(args) => listing(
-            ramp::baseline::report(&args.baseline, args.against.as_deref()),
+            ramp::report(&args.baseline, args.against.as_deref()),
             args.format,
             ramp::baseline::table,
         ),

@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use super::config::CloneConfig;
+pub use super::config::APPLY_DIR;
 use super::nspawn_settings::read_apply_source;
 use crate::protocol::answers::ApplySourceChecked;
 use crate::protocol::error::{Error, Result};
@@ -27,9 +28,6 @@ use crate::sys::fsutil::{remove_dropin, write_atomic};
 use crate::sys::names::validate_name;
 use crate::sys::paths::{Layout, MACHINES_DIR, STATE_DIR};
 use crate::systemd::units::{header, read_ours, refuse_foreign};
-
-/// Where the source appears inside a clone.
-pub const APPLY_DIR: &str = "/srv/clone-army-apply";
 
 /// What a source's path may hold, as a pattern for the Puppet side (`clone-army schema`):
 /// what [`is_plain_path`] takes: absolute, plain, with no `..` component.

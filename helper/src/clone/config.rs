@@ -1,6 +1,7 @@
 //! What clone-army gives one clone, kept on the host in the clone's config dir,
 //! `/var/lib/puppet-clone-army/<clone>-config/` (0700, in the 0700 state directory), and
-//! bound read-only into the clone by its `.nspawn` settings (see [`super::nspawn_settings`]):
+//! bound read-only into the clone by its `.nspawn` settings (`nspawn_settings.rs`, which
+//! reads this module, as the clone's SSL directory in `ssl.rs` does):
 //!
 //! | in the config dir | in the clone |
 //! | --- | --- |
@@ -10,7 +11,8 @@
 //! | `facts.d/` | [`CLONE_FACTS_DIR`] |
 //! | `systemd/` (the run mode's units) | [`CLONE_UNITS_DIR`] |
 //! | `root-password-hash` (0600; with a root password) | the credential [`ROOT_PASSWORD_CREDENTIAL`] |
-//! | `certname` (0600) | nothing: the helper's record of the clone's certname ([`super::ssl::CERTNAME_RECORD`]) |
+//! | (the apply source, a host directory) | [`APPLY_DIR`] |
+//! | `certname` (0600) | nothing: the helper's record of the clone's certname ([`CERTNAME_RECORD`]) |
 //!
 //! Why on the host: a clone runs the agent as root and applies whatever the server under
 //! test sends, so its own tree is the clone's to change, symlinks included. The helper,
@@ -35,14 +37,21 @@ pub const CSR_ATTRIBUTES: &str = "csr_attributes.yaml";
 pub const ROOT_PASSWORD_HASH: &str = "root-password-hash";
 pub const FACTS_DIR: &str = "facts.d";
 pub const UNITS_DIR: &str = "systemd";
+/// Beside what is bound into the clone but never bound itself: the certname the helper
+/// gave the clone last, which says where the SSL directory of a clone without a bind is
+/// kept when the clone is removed (`ssl.rs`).
+pub const CERTNAME_RECORD: &str = "certname";
 
 /// Where the clone sees its facts: the external facts directory Puppet's and the
 /// distributions' facter read, and where clone-army has always put them.
 pub const CLONE_FACTS_DIR: &str = "/etc/facter/facts.d";
 /// Where the clone's systemd finds its run units: a unit directory that comes before
 /// `/etc/systemd/system`, so what the host gives takes precedence over anything in the
-/// clone's own tree (its root's, or what an older clone-army wrote there).
+/// clone's own tree (what its root wrote there).
 pub const CLONE_UNITS_DIR: &str = "/run/systemd/system.control";
+/// Where an apply-mode clone sees its apply source, bound read-only from the host (not
+/// from the config dir: see `apply_source.rs`).
+pub const APPLY_DIR: &str = "/srv/clone-army-apply";
 /// The systemd credential that carries the root password hash into the clone.
 pub const ROOT_PASSWORD_CREDENTIAL: &str = "clone-army.root-password-hash";
 
@@ -182,41 +191,27 @@ impl Refused {
     }
 }
 
-/// Where a clone's settings are read back from: its config dir, or, for a clone an
-/// older clone-army made (settings in its upper layer), that layer, read through
-/// [`crate::sys::confined`]. `clone list` and `clone configure` ask this, never the clone.
-pub trait SettingsSource {
+/// What a clone is given, read back by what it is (`clone list` and `clone configure`
+/// ask these, never the clone).
+impl CloneConfig {
     /// The text of the clone's puppet.conf.
-    fn puppet_conf(&self) -> Result<Option<String>>;
-    /// The text of a regular unit file among the clone's run units.
-    fn unit(&self, name: &str) -> Result<Option<String>>;
-    /// Where a run unit that is a symlink points (`/dev/null`: masked).
-    fn unit_link(&self, name: &str) -> Result<Option<PathBuf>>;
-    /// The text of a regular file among the clone's facts.
-    fn facts_file(&self, name: &str) -> Result<Option<String>>;
-    /// The host directory bound as the apply source.
-    fn apply_source(&self) -> Result<Option<PathBuf>>;
-}
-
-impl SettingsSource for CloneConfig {
-    fn puppet_conf(&self) -> Result<Option<String>> {
+    pub fn puppet_conf(&self) -> Result<Option<String>> {
         self.read(PUPPET_CONF)
     }
 
-    fn unit(&self, name: &str) -> Result<Option<String>> {
+    /// The text of a regular unit file among the clone's run units.
+    pub fn unit(&self, name: &str) -> Result<Option<String>> {
         self.read(&format!("{UNITS_DIR}/{name}"))
     }
 
-    fn unit_link(&self, name: &str) -> Result<Option<PathBuf>> {
+    /// Where a run unit that is a symlink points (`/dev/null`: masked).
+    pub fn unit_link(&self, name: &str) -> Result<Option<PathBuf>> {
         self.read_link(&format!("{UNITS_DIR}/{name}"))
     }
 
-    fn facts_file(&self, name: &str) -> Result<Option<String>> {
+    /// The text of a regular file among the clone's facts.
+    pub fn facts_file(&self, name: &str) -> Result<Option<String>> {
         self.read(&format!("{FACTS_DIR}/{name}"))
-    }
-
-    fn apply_source(&self) -> Result<Option<PathBuf>> {
-        super::nspawn_settings::read_apply_source(self)
     }
 }
 

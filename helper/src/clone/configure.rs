@@ -10,7 +10,7 @@ use super::config::{CloneConfig, HOSTNAME, PUPPET_CONF};
 use super::nspawn_settings;
 use super::run_mode::{self, RunMode};
 use super::shape::{apply_source_refused, Current, ShapeChange, ShapeRequest};
-use super::{confdir_of, describe_one, find, settings_of};
+use super::{confdir_of, describe_one, find};
 use crate::clone::puppet_conf;
 use crate::context::Context;
 use crate::protocol::answers::CloneChanged;
@@ -50,9 +50,9 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     let _lock = ctx.lock()?;
     let mount = find(layout, clone)?;
     let confdir = confdir_of(layout, &mount.base())?;
-    // A clone an older clone-army made is moved over first: from here on its config dir
-    // is what it is given.
-    let reload_due = crate::sys::reload::begin(layout)? | super::shared::ensure(ctx)?;
+    // A fleet of sharpie-clone_army 0.2.1 holds the shared units' names: it goes first.
+    super::migrate::old_fleet::replace(ctx)?;
+    let reload_due = crate::sys::reload::begin(layout)? | super::shared::write_units(layout)?;
     let config = CloneConfig::of(layout, clone);
 
     let current_conf = config.read(PUPPET_CONF)?;
@@ -115,9 +115,8 @@ fn refuse_source_outside_apply_mode(
     let (Some(source), None) = (&change.apply_source, change.run.mode) else {
         return Ok(());
     };
-    let mount = find(layout, clone)?;
-    let confdir = confdir_of(layout, &mount.base())?;
-    let mode = run_mode::read_back(settings_of(layout, &mount, &confdir)?.as_ref())?.run_mode;
+    find(layout, clone)?;
+    let mode = run_mode::read_back(&CloneConfig::of(layout, clone))?.run_mode;
     if mode == Some(RunMode::Apply) {
         return Ok(());
     }

@@ -91,7 +91,7 @@ pub fn create_many(ctx: &Context, requests: &[CloneRequest]) -> Result<ClonesCre
 fn make(ctx: &Context, checked: &[Checked]) -> Result<Vec<CloneCreated>> {
     let _lock = ctx.lock()?;
     // A fleet of sharpie-clone_army 0.2.1 holds these clones' units and dirs: it goes first.
-    super::old_fleet::replace(ctx)?;
+    super::migrate::old_fleet::replace(ctx)?;
     // Before any mount point is made in it: root's alone, at every create.
     super::machines_dir::ensure(&ctx.layout)?;
     let bases = checked
@@ -286,7 +286,7 @@ fn write_units_and_reload(ctx: &Context, clones: &[(&Checked, &Written)]) -> Res
         crate::sys::reload::sweep_clone_dirs(layout, &checked.request.name)?;
     }
     let mut units_changed = crate::sys::reload::begin(layout)?;
-    units_changed |= super::shared::ensure(ctx)?;
+    units_changed |= super::shared::write_units(layout)?;
     faults::after("clone-create:shared-units-written");
     for (checked, written) in clones {
         let request = checked.request;

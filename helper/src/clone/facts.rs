@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::config::{CloneConfig, Refused, SettingsSource, FACTS_DIR};
+use super::config::{CloneConfig, Refused, FACTS_DIR};
 use crate::protocol::error::{Error, Result};
 use crate::sys::table::truncate;
 use crate::systemd::units::header;
@@ -197,7 +197,7 @@ pub struct ReadBack {
     pub refused: Vec<Refused>,
 }
 
-pub fn read_back(source: &dyn SettingsSource) -> Result<ReadBack> {
+pub fn read_back(source: &CloneConfig) -> Result<ReadBack> {
     let mut read = ReadBack::default();
     let facts_file = format!("{FACTS_DIR}/{FACTS_JSON}");
     if let Some(text) = source.facts_file(FACTS_JSON)? {

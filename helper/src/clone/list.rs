@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{confdir_of, discover, find, settings_of};
+use super::config::CloneConfig;
+use super::{discover, find};
 use crate::clone::puppet_conf;
 use crate::context::Context;
 use crate::inventory::problems;
@@ -96,19 +97,10 @@ fn describe_with_states(
 ) -> Result<Vec<CloneInfo>> {
     let layout = &ctx.layout;
     let table = MountTable::read(layout)?;
-    let mut confdirs: BTreeMap<String, String> = BTreeMap::new();
     let mut clones = Vec::with_capacity(mounts.len());
     for mount in mounts {
         let base = mount.base();
-        let confdir = match confdirs.get(&base) {
-            Some(c) => c.clone(),
-            None => {
-                let c = confdir_of(layout, &base)?;
-                confdirs.insert(base.clone(), c.clone());
-                c
-            }
-        };
-        let source = settings_of(layout, &mount, &confdir)?;
+        let source = CloneConfig::of(layout, &mount.clone);
         // What the clone is given is read back with the rules it was written with:
         // anything else is a problem of the clone, not a value of it.
         let (settings, mut refused) = source
@@ -116,7 +108,7 @@ fn describe_with_states(
             .as_deref()
             .map(puppet_conf::read_back)
             .unwrap_or_default();
-        let (shape, refused_shape) = super::shape::describe(layout, &mount.clone, source.as_ref())?;
+        let (shape, refused_shape) = super::shape::describe(layout, &mount.clone, &source)?;
         refused.extend(refused_shape);
         drop(source);
         let unit = layout.service_unit_name(&mount.clone);

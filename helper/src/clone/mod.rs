@@ -8,13 +8,12 @@ pub mod config;
 mod configure;
 mod create;
 pub mod facts;
-mod legacy;
 mod lifecycle;
 pub mod limits;
 mod list;
 mod machines_dir;
+pub mod migrate;
 pub mod nspawn_settings;
-pub mod old_fleet;
 pub mod puppet_conf;
 mod remove;
 #[cfg(test)]
@@ -43,30 +42,10 @@ pub use start::{start, ClonesStarted, MAX_RAMP_UP_SECONDS};
 use crate::context::Context;
 pub use crate::inventory::{confdir_of, discover, find};
 use crate::protocol::error::{Error, Result};
-use crate::sys::paths::Layout;
-use crate::systemd::units::CloneMount;
 
 /// One clone as `clone list` reports it.
 pub fn describe_one(ctx: &Context, clone: &str) -> Result<crate::protocol::answers::CloneInfo> {
     describe_named(ctx, &[clone.to_owned()])?
         .pop()
         .ok_or_else(|| Error::Internal(format!("clone {clone:?} vanished")))
-}
-
-/// Where a clone's settings are read back from: its config dir, or, for a clone an older
-/// clone-army made, its upper layer (see the `legacy` module).
-pub fn settings_of(
-    layout: &Layout,
-    mount: &CloneMount,
-    confdir: &str,
-) -> Result<Box<dyn config::SettingsSource>> {
-    let config = config::CloneConfig::of(layout, &mount.clone);
-    if nspawn_settings::exists(&config)? {
-        return Ok(Box::new(config));
-    }
-    Ok(Box::new(legacy::LegacySettings::open(
-        layout,
-        &mount.clone,
-        confdir,
-    )?))
 }

@@ -21,9 +21,8 @@
 
 use std::path::PathBuf;
 
-use super::apply_source::APPLY_DIR;
 use super::config::{
-    CloneConfig, CLONE_FACTS_DIR, CLONE_UNITS_DIR, CSR_ATTRIBUTES, FACTS_DIR, HOSTNAME,
+    CloneConfig, APPLY_DIR, CLONE_FACTS_DIR, CLONE_UNITS_DIR, CSR_ATTRIBUTES, FACTS_DIR, HOSTNAME,
     PUPPET_CONF, ROOT_PASSWORD_CREDENTIAL, ROOT_PASSWORD_HASH, UNITS_DIR,
 };
 use super::ssl::SslBind;
@@ -164,12 +163,6 @@ pub fn remove(layout: &Layout, config: &CloneConfig) -> Result<bool> {
         removed |= remove_dropin(&dropin)?;
     }
     Ok(removed)
-}
-
-/// Whether the clone has a settings file of ours: a clone without one was made by an
-/// older clone-army (see the `legacy` module).
-pub fn exists(config: &CloneConfig) -> Result<bool> {
-    Ok(read_ours(&config.settings_file)?.is_some())
 }
 
 /// The apply source the settings bind, if any.
@@ -314,10 +307,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let layout = Layout::under(dir.path());
         let config = CloneConfig::of(&layout, "c1");
-        assert!(!exists(&config).unwrap());
+        assert!(!config.settings_file.exists());
         assert!(write(&config, &settings()).unwrap());
         assert!(!write(&config, &settings()).unwrap());
-        assert!(exists(&config).unwrap());
+        assert!(read_ours(&config.settings_file).unwrap().is_some());
         assert_eq!(
             read_apply_source(&config).unwrap(),
             Some(PathBuf::from("/srv/apply"))
@@ -361,7 +354,7 @@ mod tests {
             "already-exists"
         );
         assert!(!remove(&layout, &config).unwrap());
-        assert!(!exists(&config).unwrap());
+        assert!(read_ours(&config.settings_file).unwrap().is_none());
         assert!(config.settings_file.exists());
     }
 }

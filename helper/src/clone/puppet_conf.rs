@@ -7,9 +7,7 @@
 
 use super::config::{Refused, PUPPET_CONF};
 use crate::sys::names::validate_hostname;
-
-/// The ports a server can be asked on (0 is none).
-pub const SERVER_PORTS: std::ops::RangeInclusive<u16> = 1..=u16::MAX;
+pub use crate::sys::names::{DEFAULT_SERVER_PORT, SERVER_PORTS};
 
 /// The setting every clone that asks a server is given in `[main]`, and its value.
 ///
@@ -23,7 +21,7 @@ pub const USE_CACHE_ON_FAILURE: (&str, &str) = ("usecacheonfailure", "false");
 
 /// The file as `clone create` writes it. Keep this format stable.
 /// Without a server (apply mode), only the certname; without a port, Puppet's own
-/// default (8140) holds.
+/// default ([`DEFAULT_SERVER_PORT`]) holds.
 pub fn render(server: Option<&str>, server_port: Option<u16>, certname: &str) -> String {
     let mut text = String::from("[main]\n");
     if let Some(server) = server {

@@ -142,7 +142,6 @@ fn remove_files(ctx: &Context, clone: &str, forget_ssl: bool) -> Result<(bool, b
     units |= remove_file(&mount_unit_path)?;
     faults::after("clone-remove:mount-unit-removed");
     units |= super::limits::remove(layout, clone)?;
-    units |= super::legacy::remove_apply_source_dropin(layout, clone)?;
     units |= super::apply_source::remove_check(layout, clone)?;
     faults::after("clone-remove:limits-removed");
     let mut any = units | ssl_changed;

@@ -11,7 +11,7 @@
 //! - `manual`: `puppet.service` masked, no timer.
 //! - `apply`: masterless. As `timer`, but `clone-army-agent.service` runs
 //!   `puppet apply` on the apply source the host binds into the clone at
-//!   [`APPLY_DIR`](super::apply_source::APPLY_DIR) (see [`super::apply_source`]), so the
+//!   [`APPLY_DIR`](super::config::APPLY_DIR) (see [`super::apply_source`]), so the
 //!   clones put load on themselves (and on PuppetDB, where the source's puppet.conf
 //!   settings send them there) without a compile server. The timer carries
 //!   `X-CloneArmyRunMode=apply`, which is how the mode is read back.
@@ -34,7 +34,7 @@ use std::path::Path;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-use super::config::{CloneConfig, Refused, SettingsSource, CLONE_UNITS_DIR, UNITS_DIR};
+use super::config::{CloneConfig, Refused, CLONE_UNITS_DIR, UNITS_DIR};
 use crate::clone::puppet_conf;
 pub use crate::protocol::answers::{Phasing, RunMode};
 use crate::protocol::error::{Error, Result};
@@ -307,7 +307,7 @@ pub fn apply(config: &CloneConfig, settings: &RunSettings, puppet_bin: &str) -> 
     let phase_files = [PHASE_TIMER_LINK, PHASE_SERVICE, PHASE_DROPIN];
     match settings.mode {
         RunMode::Daemon => {
-            // Named here, so that a mask an older clone-army left in the clone's own
+            // Named here, so that a mask the clone's root left in its own
             // /etc/systemd/system cannot hold the daemon back.
             changed |= config.link(&unit(PUPPET_SERVICE), PUPPET_UNIT_FILE)?;
             changed |= config.link(&unit(PUPPET_SERVICE_WANTS), PUPPET_UNIT_FILE)?;
@@ -402,7 +402,7 @@ ExecStart={puppet_bin} apply --reports=none --modulepath={dir}/modules {dir}/man
 RuntimeMaxSec={timeout}
 ",
         header = header(),
-        dir = super::apply_source::APPLY_DIR,
+        dir = super::config::APPLY_DIR,
         timeout = settings.runinterval,
     )
 }
@@ -506,7 +506,7 @@ ConditionPathExists={PHASE_FLAG}
 }
 
 /// Reads the mode back from the clone's run units and puppet.conf.
-pub fn read_back(source: &dyn SettingsSource) -> Result<RunReadBack> {
+pub fn read_back(source: &CloneConfig) -> Result<RunReadBack> {
     let masked = source.unit_link(PUPPET_SERVICE)?.as_deref() == Some(Path::new(MASKED));
     let timer = source.unit(AGENT_TIMER)?.filter(|t| is_ours(t));
     let phase = source.unit(PHASE_TIMER)?.filter(|t| is_ours(t));

@@ -286,7 +286,6 @@ mod tests {
 
     #[test]
     fn secrets_are_kept_on_the_host_and_passed_on() {
-        use crate::clone::config::SettingsSource;
         let dir = tempfile::tempdir().unwrap();
         let config = CloneConfig::of(&crate::sys::paths::Layout::under(dir.path()), "c1");
         config.create().unwrap();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::agent_noop;
 use super::apply_source;
-use super::config::{CloneConfig, Refused, SettingsSource};
+use super::config::{CloneConfig, Refused};
 use super::facts::{self, Facts, Generated};
 use super::limits::{self, Limits, LimitsChange};
 use super::nspawn_settings::NspawnSettings;
@@ -115,7 +115,7 @@ pub struct Current {
 }
 
 impl Current {
-    pub fn read(layout: &Layout, clone: &str, source: &dyn SettingsSource) -> Result<Self> {
+    pub fn read(layout: &Layout, clone: &str, source: &CloneConfig) -> Result<Self> {
         Ok(Current {
             run: run_mode::read_back(source)?.settings(),
             limits: limits::read(layout, clone)?,
@@ -247,7 +247,7 @@ impl Plan {
 pub fn describe(
     layout: &Layout,
     clone: &str,
-    source: &dyn SettingsSource,
+    source: &CloneConfig,
 ) -> Result<(CloneShape, Vec<Refused>)> {
     let (run, mut refused) = run_mode::checked(run_mode::read_back(source)?);
     let limits = limits::read(layout, clone)?;
@@ -270,7 +270,8 @@ pub fn describe(
         facts,
         generated_facts: generated.map_or(0, |g| g.count),
         churn_percent: generated.map(|g| g.churn_percent),
-        apply_source: source.apply_source()?.map(|p| p.display().to_string()),
+        apply_source: super::nspawn_settings::read_apply_source(source)?
+            .map(|p| p.display().to_string()),
         agent_noop: source
             .puppet_conf()?
             .as_deref()

@@ -35,7 +35,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::config::CloneConfig;
+use super::config::{CloneConfig, CERTNAME_RECORD};
 use crate::context::Context;
 use crate::inventory::bases::{ssldir_for, AIO_PUPPET_SSLDIR, DISTRO_PUPPET_SSLDIR};
 use crate::protocol::answers::{SslDir, SslDirs, SslForgotten};
@@ -47,11 +47,6 @@ use crate::sys::paths::Layout;
 
 /// The kept directories, and `.ssl/` that holds them: root only.
 pub const SSL_DIR_MODE: u32 = 0o700;
-
-/// In the clone's config dir, beside what is bound into the clone but never bound itself:
-/// the certname the helper gave the clone last, which says where the SSL directory of a
-/// clone without a bind is kept when the clone is removed.
-pub const CERTNAME_RECORD: &str = "certname";
 
 /// One clone's SSL directory bound into it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,22 +13,27 @@
 
 use super::config::{CloneConfig, CLONE_UNITS_DIR, UNITS_DIR};
 use super::run_mode::{AGENT_SERVICE, PUPPET_SERVICE};
+use crate::inventory::bases::{AIO_AGENT, DISTRO_AGENT};
 use crate::protocol::error::Result;
 use crate::systemd::units::header;
 
 pub const STALE_LOCKS_SERVICE: &str = "clone-army-stale-locks.service";
 const STALE_LOCKS_LINK: &str = "sysinit.target.wants/clone-army-stale-locks.service";
 
-/// The lock files of Debian's and Ubuntu's `puppet-agent` (ssldir `/var/lib/puppet/ssl`,
-/// statedir `/var/cache/puppet/state`) and of the all-in-one packages (ssldir
-/// `/etc/puppetlabs/puppet/ssl`, statedir `/opt/puppetlabs/puppet/cache/state`): a base
-/// holds one of the two, and `rm -f` passes over the other.
-pub const LOCK_FILES: [&str; 4] = [
-    "/var/lib/puppet/ssl/ssl.lock",
-    "/var/cache/puppet/state/agent_catalog_run.lock",
-    "/etc/puppetlabs/puppet/ssl/ssl.lock",
-    "/opt/puppetlabs/puppet/cache/state/agent_catalog_run.lock",
-];
+/// The lock files of Debian's and Ubuntu's `puppet-agent` and of the all-in-one
+/// packages, in their `ssldir` and `statedir`: a base holds one of the two, and `rm -f`
+/// passes over the other.
+pub fn lock_files() -> Vec<String> {
+    [DISTRO_AGENT, AIO_AGENT]
+        .iter()
+        .flat_map(|agent| {
+            [
+                format!("{}/ssl.lock", agent.ssldir),
+                format!("{}/agent_catalog_run.lock", agent.statedir),
+            ]
+        })
+        .collect()
+}
 
 /// Runs once per boot, before the agent's units (whichever the run mode enables) and
 /// before the user's first `clone-army exec` could reach the clone.
@@ -48,7 +53,7 @@ ExecStart=/bin/rm -f -- {files}
         header = header(),
         puppet = PUPPET_SERVICE,
         agent = AGENT_SERVICE,
-        files = LOCK_FILES.join(" "),
+        files = lock_files().join(" "),
     )
 }
 
@@ -73,9 +78,14 @@ mod tests {
     #[test]
     fn removes_every_lock_file_and_runs_before_the_agent_units() {
         let unit = stale_locks_service();
-        for file in LOCK_FILES {
-            assert!(unit.contains(file), "{unit}");
-        }
+        assert!(
+            unit.contains(
+                "\nExecStart=/bin/rm -f -- /var/lib/puppet/ssl/ssl.lock \
+                 /var/cache/puppet/state/agent_catalog_run.lock /etc/puppetlabs/puppet/ssl/ssl.lock \
+                 /opt/puppetlabs/puppet/cache/state/agent_catalog_run.lock\n"
+            ),
+            "{unit}"
+        );
         let before = unit
             .lines()
             .find_map(|line| line.strip_prefix("Before="))

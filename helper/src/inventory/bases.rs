@@ -36,11 +36,7 @@ impl BaseMetadata {
         if !self.puppet_publicdir.is_empty() {
             return self.puppet_publicdir.clone();
         }
-        if self.puppet_confdir == AIO_PUPPET_CONFDIR {
-            AIO_PUPPET_PUBLICDIR.to_owned()
-        } else {
-            DISTRO_PUPPET_PUBLICDIR.to_owned()
-        }
+        agent_dirs_for(&self.puppet_confdir)[0].publicdir.to_owned()
     }
 }
 
@@ -56,27 +52,59 @@ fn default_confdir() -> String {
     DISTRO_PUPPET_CONFDIR.to_owned()
 }
 
-/// Debian's and Ubuntu's `puppet-agent` package keep the agent's config here.
-pub const DISTRO_PUPPET_CONFDIR: &str = "/etc/puppet";
-/// ... and its run summaries here.
-pub const DISTRO_PUPPET_PUBLICDIR: &str = "/var/cache/puppet/public";
-/// The all-in-one packages (Puppet's, OpenVox's, PE's) keep the agent's config here.
-pub const AIO_PUPPET_CONFDIR: &str = "/etc/puppetlabs/puppet";
-/// ... and its run summaries here.
-pub const AIO_PUPPET_PUBLICDIR: &str = "/opt/puppetlabs/puppet/public";
-/// Debian's and Ubuntu's `puppet-agent` keep the agent's key and certificates here (`ssldir`).
-pub const DISTRO_PUPPET_SSLDIR: &str = "/var/lib/puppet/ssl";
-/// ... and the all-in-one packages (Puppet's, OpenVox's, PE's) here.
-pub const AIO_PUPPET_SSLDIR: &str = "/etc/puppetlabs/puppet/ssl";
+/// Where one kind of agent package keeps what the helper binds into a clone or reads
+/// from its upper layer. The one table of these directories: the report, the clones'
+/// SSL binds and stale locks, and the bases all read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentDirs {
+    /// puppet.conf and csr_attributes.yaml (`confdir`).
+    pub confdir: &'static str,
+    /// `last_run_summary.yaml` (`publicdir`).
+    pub publicdir: &'static str,
+    /// `last_run_report.yaml`, the run's lock, and the summary of agents before Puppet 7
+    /// (`statedir`, `$vardir/state`).
+    pub statedir: &'static str,
+    /// The agent's key and certificates (`ssldir`).
+    pub ssldir: &'static str,
+}
 
-/// The agent's `ssldir` for a base with this confdir (what base.json records tells the
-/// agent apart: the all-in-one packages' confdir, else the distribution's package).
-pub fn ssldir_for(confdir: &str) -> &'static str {
-    if confdir.trim_end_matches('/') == AIO_PUPPET_CONFDIR {
-        AIO_PUPPET_SSLDIR
+/// Debian's and Ubuntu's `puppet-agent` package.
+pub const DISTRO_AGENT: AgentDirs = AgentDirs {
+    confdir: "/etc/puppet",
+    publicdir: "/var/cache/puppet/public",
+    statedir: "/var/cache/puppet/state",
+    ssldir: "/var/lib/puppet/ssl",
+};
+/// The all-in-one packages (Puppet's, OpenVox's, PE's).
+pub const AIO_AGENT: AgentDirs = AgentDirs {
+    confdir: "/etc/puppetlabs/puppet",
+    publicdir: "/opt/puppetlabs/puppet/public",
+    statedir: "/opt/puppetlabs/puppet/cache/state",
+    ssldir: "/etc/puppetlabs/puppet/ssl",
+};
+
+pub const DISTRO_PUPPET_CONFDIR: &str = DISTRO_AGENT.confdir;
+pub const DISTRO_PUPPET_PUBLICDIR: &str = DISTRO_AGENT.publicdir;
+pub const AIO_PUPPET_CONFDIR: &str = AIO_AGENT.confdir;
+pub const AIO_PUPPET_PUBLICDIR: &str = AIO_AGENT.publicdir;
+pub const DISTRO_PUPPET_SSLDIR: &str = DISTRO_AGENT.ssldir;
+pub const AIO_PUPPET_SSLDIR: &str = AIO_AGENT.ssldir;
+
+/// Both agents' directories for a base with this confdir, its own first: what base.json
+/// records tells the agent apart (the all-in-one packages' confdir, else the
+/// distribution's package); the other is where to look next in a clone whose agent is
+/// not what its base says.
+pub fn agent_dirs_for(confdir: &str) -> [AgentDirs; 2] {
+    if confdir.trim_end_matches('/') == AIO_AGENT.confdir {
+        [AIO_AGENT, DISTRO_AGENT]
     } else {
-        DISTRO_PUPPET_SSLDIR
+        [DISTRO_AGENT, AIO_AGENT]
     }
+}
+
+/// The agent's `ssldir` for a base with this confdir.
+pub fn ssldir_for(confdir: &str) -> &'static str {
+    agent_dirs_for(confdir)[0].ssldir
 }
 
 /// The metadata of base `name`, `None` when there is no complete base of that name.

@@ -342,42 +342,9 @@ pub struct RampReport {
     pub comparison: Option<Comparison>,
 }
 
-/// `ramp report`: the baseline at `paths` (several: the baselines of load hosts that
-/// stepped together, merged), and its comparison with the one at `against`.
-pub fn report(paths: &[std::path::PathBuf], against: Option<&Path>) -> Result<RampReport> {
-    let baseline = match paths {
-        [one] => read_judged(one, "baseline")?,
-        _ => {
-            if paths.len() > super::merge::MAX_LOAD_HOSTS {
-                return Err(Error::InvalidArgument {
-                    field: "baseline",
-                    value: paths.len().to_string(),
-                    reason: format!(
-                        "at most {} baselines merge into one",
-                        super::merge::MAX_LOAD_HOSTS
-                    ),
-                });
-            }
-            let read_all = paths
-                .iter()
-                .map(|p| Ok((p.display().to_string(), read(p, "baseline")?)))
-                .collect::<Result<Vec<_>>>()?;
-            super::merge::merge(read_all)?
-        }
-    };
-    let comparison = against
-        .map(|old| read_judged(old, "against"))
-        .transpose()?
-        .map(|old| compare(&baseline, old));
-    Ok(RampReport {
-        baseline,
-        comparison,
-    })
-}
-
 /// A baseline judged again with this helper's rules: a verdict is always its steps'
 /// under one set of rules, whichever helper wrote the file (its `ended_by` stands).
-fn read_judged(path: &Path, field: &'static str) -> Result<Baseline> {
+pub fn read_judged(path: &Path, field: &'static str) -> Result<Baseline> {
     let mut b = read(path, field)?;
     b.verdict = Verdict::of(
         &b.steps,

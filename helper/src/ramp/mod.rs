@@ -669,5 +669,38 @@ fn append(
     Ok(())
 }
 
+/// `ramp report`: the baseline at `paths` (several: the baselines of load hosts that
+/// stepped together, merged), and its comparison with the one at `against`.
+pub fn report(
+    paths: &[PathBuf],
+    against: Option<&std::path::Path>,
+) -> Result<baseline::RampReport> {
+    let baseline = match paths {
+        [one] => baseline::read_judged(one, "baseline")?,
+        _ => {
+            if paths.len() > merge::MAX_LOAD_HOSTS {
+                return Err(Error::InvalidArgument {
+                    field: "baseline",
+                    value: paths.len().to_string(),
+                    reason: format!("at most {} baselines merge into one", merge::MAX_LOAD_HOSTS),
+                });
+            }
+            let read_all = paths
+                .iter()
+                .map(|p| Ok((p.display().to_string(), baseline::read(p, "baseline")?)))
+                .collect::<Result<Vec<_>>>()?;
+            merge::merge(read_all)?
+        }
+    };
+    let comparison = against
+        .map(|old| baseline::read_judged(old, "against"))
+        .transpose()?
+        .map(|old| baseline::compare(&baseline, old));
+    Ok(baseline::RampReport {
+        baseline,
+        comparison,
+    })
+}
+
 #[cfg(test)]
 mod tests;

@@ -1272,7 +1272,7 @@ fn two_load_hosts_that_stepped_together_merge_into_one_verdict() {
         .iter()
         .map(|f| dir.path().join(f))
         .collect();
-    let merged = baseline::report(&files, None).unwrap().baseline;
+    let merged = super::report(&files, None).unwrap().baseline;
     // The steps both held; clones and runs add up.
     let steps: Vec<(usize, usize, f64)> = merged
         .steps
@@ -1358,7 +1358,7 @@ fn merged_steps_add_failures_by_kind_and_judge_the_servers_view_once() {
             file
         })
         .collect();
-    let merged = baseline::report(&files, None).unwrap().baseline;
+    let merged = super::report(&files, None).unwrap().baseline;
     assert_eq!(
         merged.steps[2].failed_by_kind,
         BTreeMap::from([
@@ -1392,13 +1392,13 @@ fn merged_load_hosts_keep_the_cpus_each_counted() {
         dir.path().join(format!("{name}.json"))
     };
     let (a, b, c) = (run("a", "1"), run("b", "1"), run("c", "0-1"));
-    let same = baseline::report(&[a.clone(), b], None).unwrap().baseline;
+    let same = super::report(&[a.clone(), b], None).unwrap().baseline;
     assert_eq!(same.load_host_cpus.as_deref(), Some("1"));
     assert_eq!(
         same.verdict.limit.as_ref().unwrap().host_cpus.as_deref(),
         Some("1")
     );
-    let mixed = baseline::report(&[a, c], None).unwrap().baseline;
+    let mixed = super::report(&[a, c], None).unwrap().baseline;
     assert_eq!(mixed.load_host_cpus, None);
     let each: Vec<Option<&str>> = mixed
         .load_hosts
@@ -1423,7 +1423,7 @@ fn baselines_that_did_not_step_together_are_refused_naming_the_file() {
     let path = |f: &str| dir.path().join(f);
     let refused = |files: &[&str], why: &str| {
         let files: Vec<PathBuf> = files.iter().map(|f| path(f)).collect();
-        let e = baseline::report(&files, None).unwrap_err();
+        let e = super::report(&files, None).unwrap_err();
         assert_eq!(e.kind(), "invalid-argument", "{e}");
         assert!(e.to_string().starts_with("baseline"), "{e}");
         assert!(e.to_string().contains(why), "{e}");

@@ -23,11 +23,8 @@ use serde::Deserialize;
 
 use super::failure::{kind_of_message, FailureKind};
 use super::kept;
+use crate::inventory::bases::agent_dirs_for;
 
-/// `$statedir` of Debian's and Ubuntu's `puppet-agent` (`$vardir/state`).
-pub const DISTRO_STATEDIR: &str = "/var/cache/puppet/state";
-/// `$statedir` of Puppet's AIO `puppet-agent`.
-pub const AIO_STATEDIR: &str = "/opt/puppetlabs/puppet/cache/state";
 pub const REPORT_FILE: &str = "last_run_report.yaml";
 
 /// At most this many error messages make a clone's `failure`.
@@ -44,11 +41,7 @@ const WANTED_ENTRIES: &[&str] = &["time", "cached_catalog_status", "logs"];
 
 /// The report's directories to try for a base with this confdir, most likely first.
 pub fn statedirs_for(confdir: &str) -> [&'static str; 2] {
-    if confdir.trim_end_matches('/') == super::summary::AIO_CONFDIR {
-        [AIO_STATEDIR, DISTRO_STATEDIR]
-    } else {
-        [DISTRO_STATEDIR, AIO_STATEDIR]
-    }
+    agent_dirs_for(confdir).map(|agent| agent.statedir)
 }
 
 /// What the report makes of one `last_run_report.yaml`.
@@ -412,7 +405,13 @@ mod tests {
 
     #[test]
     fn aio_bases_look_under_opt_first() {
-        assert_eq!(statedirs_for("/etc/puppetlabs/puppet")[0], AIO_STATEDIR);
-        assert_eq!(statedirs_for("/etc/puppet")[0], DISTRO_STATEDIR);
+        assert_eq!(
+            statedirs_for("/etc/puppetlabs/puppet"),
+            [
+                "/opt/puppetlabs/puppet/cache/state",
+                "/var/cache/puppet/state"
+            ]
+        );
+        assert_eq!(statedirs_for("/etc/puppet")[0], "/var/cache/puppet/state");
     }
 }

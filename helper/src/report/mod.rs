@@ -18,6 +18,7 @@ pub mod endpoints;
 pub mod failure;
 pub mod fleet_trust;
 pub mod https;
+pub mod judge;
 pub mod kept;
 pub mod last_report;
 pub mod puppetdb;
@@ -219,7 +220,7 @@ fn read_last_run(
     )
 }
 
-/// The agent's full report beside the summary, as [`failure::judge`] takes it: `None`
+/// The agent's full report beside the summary, as [`judge::judge`] takes it: `None`
 /// when there is none, `Err` with the reason when it cannot be read.
 fn read_run_report(
     ctx: &Context,
@@ -289,7 +290,7 @@ fn clone_report(
             report.error = Some(reason);
         }
         Some(Ok(run)) => {
-            let judged = failure::judge(&run, run_report.flatten());
+            let judged = judge::judge(&run, run_report.flatten());
             report.failure = judged.failure;
             report.failure_kinds = judged.kinds;
             report.run_report = Some(judged.file);

@@ -32,17 +32,16 @@ use std::collections::BTreeMap;
 pub use crate::protocol::answers::{Figure, JrubyMetrics, JvmMetrics, ServerView, Timing};
 use crate::report::deadline::Deadline;
 use crate::report::{endpoints, https, kept};
+use crate::sys::names::DEFAULT_SERVER_PORT;
 use serde_json::Value;
 
-/// Puppet Server's default port, for a `--server` given as a bare host name.
-pub const DEFAULT_PORT: u16 = 8140;
 pub const STATUS_PATH: &str = "/status/v1/services?level=debug";
 /// The most of a status answer read. Puppet Server's, at `level=debug`, is some tens of
 /// KiB (its lists of functions and resource types grow with the code it compiles).
 pub const MAX_STATUS_BYTES: u64 = 8 * 1024 * 1024;
 
 /// `--server` as a full URL of the status endpoint. A bare host (or `host:port`) means
-/// `https://host:8140`; a URL without a path gets the status path. Only `https` is taken.
+/// `https://host:8140` ([`DEFAULT_SERVER_PORT`]); a URL without a path gets the status path. Only `https` is taken.
 pub fn status_url(server: &str) -> Result<String, String> {
     let server = server.trim();
     let with_scheme = if server.contains("://") {
@@ -50,7 +49,7 @@ pub fn status_url(server: &str) -> Result<String, String> {
     } else if server.contains(':') {
         format!("https://{server}")
     } else {
-        format!("https://{server}:{DEFAULT_PORT}")
+        format!("https://{server}:{DEFAULT_SERVER_PORT}")
     };
     let Some(rest) = with_scheme.strip_prefix("https://") else {
         return Err("only https:// is supported: Puppet Server speaks TLS".to_owned());

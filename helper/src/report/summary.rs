@@ -14,31 +14,16 @@ pub use crate::protocol::answers::RunStatus;
 use serde::Deserialize;
 
 use super::kept;
+use crate::inventory::bases::agent_dirs_for;
 
-/// Where Debian's and Ubuntu's `puppet-agent` keep the summary (`$publicdir`).
-pub const DISTRO_PUBLICDIR: &str = "/var/cache/puppet/public";
-/// Where Puppet's AIO `puppet-agent` keeps it.
-pub const AIO_PUBLICDIR: &str = "/opt/puppetlabs/puppet/public";
-/// The AIO agent's confdir, as base.json records it for an AIO base.
-pub const AIO_CONFDIR: &str = "/etc/puppetlabs/puppet";
 pub const SUMMARY_FILE: &str = "last_run_summary.yaml";
 
 /// The summary's directories to try for a base with this confdir, most likely first:
 /// the `$publicdir`s, then the `$statedir`s, where agents before Puppet 7 (Debian 11's
 /// 5.5, say) wrote it.
 pub fn summary_dirs_for(confdir: &str) -> [&'static str; 4] {
-    let [public, other_public] = publicdirs_for(confdir);
-    let [state, other_state] = super::last_report::statedirs_for(confdir);
-    [public, other_public, state, other_state]
-}
-
-/// The `$publicdir`s to try for a base with this confdir, most likely first.
-pub fn publicdirs_for(confdir: &str) -> [&'static str; 2] {
-    if confdir.trim_end_matches('/') == AIO_CONFDIR {
-        [AIO_PUBLICDIR, DISTRO_PUBLICDIR]
-    } else {
-        [DISTRO_PUBLICDIR, AIO_PUBLICDIR]
-    }
+    let [own, other] = agent_dirs_for(confdir);
+    [own.publicdir, other.publicdir, own.statedir, other.statedir]
 }
 
 impl RunStatus {
@@ -319,16 +304,18 @@ mod tests {
 
     #[test]
     fn publicdir_follows_the_confdir() {
-        assert_eq!(publicdirs_for("/etc/puppet")[0], DISTRO_PUBLICDIR);
         assert_eq!(
             summary_dirs_for("/etc/puppet"),
             [
-                DISTRO_PUBLICDIR,
-                AIO_PUBLICDIR,
-                super::super::last_report::DISTRO_STATEDIR,
-                super::super::last_report::AIO_STATEDIR
+                "/var/cache/puppet/public",
+                "/opt/puppetlabs/puppet/public",
+                "/var/cache/puppet/state",
+                "/opt/puppetlabs/puppet/cache/state"
             ]
         );
-        assert_eq!(publicdirs_for("/etc/puppetlabs/puppet/")[0], AIO_PUBLICDIR);
+        assert_eq!(
+            summary_dirs_for("/etc/puppetlabs/puppet/")[0],
+            "/opt/puppetlabs/puppet/public"
+        );
     }
 }

@@ -297,7 +297,10 @@ impl CloneTree {
         let (dir, name) = self.parent_made(path)?;
         let shown = self.shown(path);
         for _ in 0..16 {
-            let tmp = format!(".clone-army-link-{}", crate::sys::fsutil::random_suffix());
+            let tmp = format!(
+                ".clone-army-link-{}",
+                crate::sys::temp_names::random_suffix()
+            );
             match symlinkat(target, &dir, tmp.as_str()) {
                 Ok(()) => {
                     return renameat(&dir, tmp.as_str(), &dir, name)
@@ -873,7 +876,7 @@ fn create_temporary_in(
     let flags =
         OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     for _ in 0..16 {
-        let name = format!("{prefix}{}", crate::sys::fsutil::random_suffix());
+        let name = format!("{prefix}{}", crate::sys::temp_names::random_suffix());
         match openat(dir, name.as_str(), flags, Mode::from_bits_truncate(0o600)) {
             Ok(fd) => return Ok((name, fd)),
             Err(Errno::EEXIST) => continue,

@@ -12,6 +12,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::protocol::error::{Error, Result};
+use crate::sys::temp_names::random_suffix;
 
 /// Writes `content` to `path` with `mode` through a temporary file and a rename, unless
 /// the file already has exactly that content and mode. Returns whether it wrote.
@@ -68,19 +69,6 @@ pub fn create_temporary(dir: &Path, prefix: &str) -> Result<(PathBuf, fs::File)>
     }
     let (path, e) = last_error.expect("tried at least once");
     Err(Error::io("create", path, e))
-}
-
-/// `<pid>-<64 random bits>`: the pid tells a sweep whether the writer still runs
-/// (see `leftovers`), the random part makes the name unpredictable. The bits come from
-/// the standard library's per-process random keys, mixed with a counter.
-pub fn random_suffix() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    hasher.write_u32(std::process::id());
-    format!("{}-{:016x}", std::process::id(), hasher.finish())
 }
 
 /// Creates `dir` and missing parents with `mode` (not subject to the umask's surprises:
@@ -202,7 +190,7 @@ mod tests {
         assert_ne!(first, second);
         let name = first.file_name().unwrap().to_string_lossy().into_owned();
         assert_eq!(
-            crate::sys::leftovers::writer_of(&name),
+            crate::sys::temp_names::writer_of(&name),
             Some(std::process::id() as i32)
         );
         // Even a correctly guessed name that is a symlink is refused, not followed.

@@ -14,24 +14,7 @@ use nix::unistd::Pid;
 
 use crate::protocol::error::Result;
 use crate::sys::fsutil::remove_file;
-
-/// The writer's pid, when `name` is one of the helper's temporary names.
-pub fn writer_of(name: &str) -> Option<i32> {
-    let rest = name.strip_prefix('.')?;
-    let suffix = match rest.strip_prefix("clone-army-link-") {
-        Some(suffix) => suffix,
-        None => rest.rsplit_once(".clone-army-")?.1,
-    };
-    // Helpers before random suffixes wrote the pid alone.
-    let (pid, random) = suffix
-        .split_once('-')
-        .unwrap_or((suffix, "0000000000000000"));
-    let random_ok = random.len() == 16 && random.bytes().all(|b| b.is_ascii_hexdigit());
-    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !random_ok {
-        return None;
-    }
-    pid.parse().ok()
-}
+use crate::sys::temp_names::writer_of;
 
 fn alive(pid: i32) -> bool {
     // EPERM: it exists, owned by someone else.
@@ -66,20 +49,6 @@ pub fn sweep(dir: &Path) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn recognises_only_its_own_temporary_names() {
-        assert_eq!(
-            writer_of(".var-lib-machines-c1.mount.clone-army-123-0123456789abcdef"),
-            Some(123)
-        );
-        assert_eq!(writer_of(".clone-army-link-77-fedcba9876543210"), Some(77));
-        assert_eq!(writer_of("var-lib-machines-c1.mount"), None);
-        assert_eq!(writer_of(".puppet.conf.clone-army-"), None);
-        assert_eq!(writer_of(".x.clone-army-12a-0123456789abcdef"), None);
-        assert_eq!(writer_of(".x.clone-army-12-0123"), None);
-        assert_eq!(writer_of(".x.clone-army-12"), Some(12));
-    }
 
     #[test]
     fn sweeps_files_of_dead_writers_only() {

@@ -16,6 +16,7 @@ pub mod names;
 pub mod paths;
 pub mod reload;
 pub mod table;
+pub mod temp_names;
 #[cfg(test)]
 pub mod test_clock;
 pub mod time;

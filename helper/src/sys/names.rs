@@ -1,9 +1,17 @@
-//! Validation of every name that ends up in a path, a unit name or a config file.
+//! Validation of every name that ends up in a path, a unit name or a config file, and
+//! the ports a server is asked on.
 //!
 //! Names are checked before anything is touched on disk, so a bad name never creates
 //! (or removes) a file.
 
 use crate::protocol::error::{Error, Result};
+
+/// Puppet Server's port where none is given: Puppet's own default `serverport`, for a
+/// clone's puppet.conf without one, `report --server` as a bare host, a PE primary's
+/// installer.
+pub const DEFAULT_SERVER_PORT: u16 = 8140;
+/// The ports a server can be asked on (0 is none).
+pub const SERVER_PORTS: std::ops::RangeInclusive<u16> = 1..=u16::MAX;
 
 pub const MAX_NAME_LEN: usize = 64;
 pub const MAX_HOSTNAME_LEN: usize = 253;

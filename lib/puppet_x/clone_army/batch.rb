@@ -39,7 +39,7 @@ module PuppetX
     # clone every ramp_up / N seconds) and say so.
     #
     # The queued providers are duck-typed: #name, #state, #helper and
-    # #update_from(answered_clones, reached_state).
+    # #update_from(answered_clones).
     class Batch
       # [provider, ramp_up] pairs.
       attr_reader :starts, :restarts
@@ -138,7 +138,7 @@ module PuppetX
       def stop(providers)
         OneByOne.each(providers, 'restart') do |batch|
           stopped = batch.first.helper.clone_stop(*batch.map(&:name))
-          batch.each { |provider| provider.update_from(stopped, :stopped) }
+          batch.each { |provider| provider.update_from(stopped) }
         end
       end
 
@@ -149,7 +149,7 @@ module PuppetX
           # One clone on its own (a retry) has nothing to spread out; the
           # retries' pace keeps the ramp.
           started = batch.first.helper.clone_start(*batch.map(&:name), ramp_up: batch.size > 1 ? ramp_up : 0)
-          batch.each { |provider| provider.update_from(started, :running) }
+          batch.each { |provider| provider.update_from(started) }
         end
       end
 

@@ -8,6 +8,7 @@ use super::finish::AIO_LOCAL_CA;
 use super::spec::{Argv, BuildSpec, PeSpec};
 use crate::base::{Family, Os, PuppetSource};
 use crate::protocol::error::{Error, Result};
+use crate::sys::names::DEFAULT_SERVER_PORT;
 
 /// The vendor's agent package for `puppet` / `openvox`; `None` for the other sources.
 pub fn vendor_agent_package(source: PuppetSource) -> Option<&'static str> {
@@ -100,7 +101,10 @@ const PE_INSTALLER: &str = "/root/clone-army-pe-install.bash";
 /// installed on this project's machines). It is assumed to use the CA at
 /// [`AIO_LOCAL_CA`] for its own downloads from the primary.
 pub(super) fn pe_commands(pe: &PeSpec, staging: &Path) -> Vec<Argv> {
-    let url = format!("https://{}:8140/packages/current/install.bash", pe.server);
+    let url = format!(
+        "https://{}:{DEFAULT_SERVER_PORT}/packages/current/install.bash",
+        pe.server
+    );
     vec![
         fetch(&url, &inside(staging, PE_INSTALLER), Some(&pe.ca_cert)),
         vec![

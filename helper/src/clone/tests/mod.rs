@@ -3,7 +3,6 @@
 
 mod configure;
 mod create;
-mod legacy;
 mod lifecycle;
 mod list;
 mod remove;
@@ -19,6 +18,7 @@ use std::time::Duration;
 use super::*;
 use crate::base;
 use crate::protocol::answers::CloneState;
+use crate::sys::paths::Layout;
 use crate::systemd::RecordingSystemd;
 
 /// A clone on the fixture's base, not started, with no shape (the base's own).

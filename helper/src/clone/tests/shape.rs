@@ -35,8 +35,8 @@ fn timer_mode_masks_the_daemon_and_enables_a_phased_timer() {
     assert!(fs::read_to_string(f.in_units(AGENT_SERVICE))
         .unwrap()
         .contains("ExecStart=/usr/bin/puppet agent --onetime --no-daemonize --verbose\n"));
-    // The daemon's phase timer is masked, in case an older clone-army left one in the
-    // clone's own /etc/systemd/system.
+    // The daemon's phase timer is masked, in case the clone's root left one in its
+    // own /etc/systemd/system.
     assert_eq!(
         f.link_in_units(PHASE_TIMER).as_deref(),
         Some(Path::new("/dev/null"))

@@ -363,12 +363,12 @@ fn the_certname_record_is_never_bound_into_the_clone() {
     configure(&f.ctx(), "c1", None, Some("renamed.example.com")).unwrap();
     let record = f.read(&format!(
         "{CONFIG_C1}/{}",
-        crate::clone::ssl::CERTNAME_RECORD
+        crate::clone::config::CERTNAME_RECORD
     ));
     assert_eq!(record, "renamed.example.com\n");
     let settings = f.read("/etc/systemd/nspawn/c1.nspawn");
     assert!(
-        !settings.contains(crate::clone::ssl::CERTNAME_RECORD),
+        !settings.contains(crate::clone::config::CERTNAME_RECORD),
         "{settings}"
     );
 }

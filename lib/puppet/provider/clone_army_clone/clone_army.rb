@@ -99,7 +99,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
       raise Puppet::Error, "cannot create clone #{name}: base not given (the clone_army_base it boots from, e.g. base => 'debian-12')"
     end
 
-    update_from(self.class.batch.creations.create(self, self.class.to_be_created(resource.catalog)), :created)
+    update_from(self.class.batch.creations.create(self, self.class.to_be_created(resource.catalog)))
     self.class.batch.start(self, resource[:ramp_up]) if start
     @property_flush = {}
   end
@@ -139,14 +139,14 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     flush_changes
     return if state == :running
 
-    update_from(helper.clone_start(name), :running)
+    update_from(helper.clone_start(name))
   end
 
   def stop
     flush_changes
     return if state == :stopped
 
-    update_from(helper.clone_stop(name), :stopped)
+    update_from(helper.clone_stop(name))
   end
 
   # Stop, then start: a refresh of a running clone (the helper has no
@@ -155,8 +155,8 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   def restart
     return if self.class.batch.restarting?(self)
 
-    update_from(helper.clone_stop(name), :stopped)
-    update_from(helper.clone_start(name), :running)
+    update_from(helper.clone_stop(name))
+    update_from(helper.clone_start(name))
   end
 
   ([:base] + configuration).each do |property|
@@ -203,21 +203,6 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     @batch ||= PuppetX::CloneArmy::Batch.new
   end
 
-  # The new clones waiting to be started, as [provider, ramp_up] pairs.
-  def self.start_queue
-    batch.starts
-  end
-
-  # The running clones waiting to be restarted, as [provider, ramp_up] pairs.
-  def self.restart_queue
-    batch.restarts
-  end
-
-  # The clones waiting to be removed.
-  def self.remove_queue
-    batch.removals
-  end
-
   # Puppet calls this once per run for this provider, after all clones are
   # evaluated. With a clone_army_fleet resource in the catalog the batch is
   # empty by now (that resource did the work and failed for a failure);
@@ -245,9 +230,8 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   end
 
   # Takes in the answer of `clone create-many|start|stop`: the clone as the helper
-  # reports it (`reached` is what the caller waited for; the answer says
-  # what the clone is).
-  def update_from(clones, _reached)
+  # reports it.
+  def update_from(clones)
     clone = clones.find { |entry| entry['name'] == name }
     raise Puppet::Error, "clone-army did not report clone #{name} in its answer: #{clones.to_json}" unless clone
 

@@ -21,7 +21,7 @@ describe PuppetX::CloneArmy::Batch do
         calls << [verb, names, options]
         raise Puppet::Error, "#{verb} of #{names.join(' ')} failed" if names.any? { |name| failing[verb]&.include?(name) }
 
-        names
+        names.map { |name| { 'name' => name, 'state' => { 'stop' => 'stopped', 'start' => 'running' }[verb] } }
       end
       define_method(:clone_remove) { |*names| call('remove', names) }
       define_method(:path) { '/usr/local/sbin/clone-army' }
@@ -38,8 +38,9 @@ describe PuppetX::CloneArmy::Batch do
     helper = self.helper
     Struct.new(:name, :state) {
       define_method(:helper) { helper }
-      define_method(:update_from) do |answered, reached|
-        self.state = reached if answered.include?(name)
+      define_method(:update_from) do |answered|
+        clone = answered.find { |entry| entry['name'] == name }
+        self.state = clone['state'].to_sym if clone&.fetch('state')
       end
       define_method(:base_to_create) { 'debian-12' }
       define_method(:create_files) { {} }

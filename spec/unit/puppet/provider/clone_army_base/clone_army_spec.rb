@@ -113,7 +113,7 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
     it 'removes the clones queued for removal in the run first, with one call' do
       clones = Puppet::Type.type(:clone_army_clone)
       clone_provider = clones.provider(:clone_army)
-      clone_provider.remove_queue.clear
+      clone_provider.batch.removals.clear
       ['clone1', 'clone2'].each do |clone|
         clone_resource = clones.new(name: clone, ensure: 'absent', helper: helper_path, provider: :clone_army)
         clone_resource.provider = clone_provider.new(name: clone, ensure: :running)
@@ -123,7 +123,7 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
       expect_helper(['clone', 'remove', '--', 'clone1', 'clone2'], 'clone_remove_names.json')
       expect_helper(['base', 'remove', '--', 'debian-12'], 'base_remove.json')
       resource.provider.destroy
-      expect(clone_provider.remove_queue).to eq([])
+      expect(clone_provider.batch.removals).to eq([])
     end
 
     it 'reports a base still in use, naming the clones' do

@@ -103,7 +103,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_create_many([create_args])
       resource.property(:ensure).sync
       expect(resource.provider.state).to eq(:stopped)
-      expect(described_class.start_queue).to eq([[resource.provider, 0]])
+      expect(described_class.batch.starts).to eq([[resource.provider, 0]])
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       described_class.post_resource_eval
       expect(resource.provider.state).to eq(:running)
@@ -116,7 +116,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       resource.property(:ensure).sync
       expect(resource.provider.state).to eq(:absent)
       # Removals are batched: the helper call comes after all clones are evaluated.
-      expect(described_class.remove_queue).to eq([resource.provider])
+      expect(described_class.batch.removals).to eq([resource.provider])
       expect_helper(['clone', 'remove', '--', 'clone3'], 'clone_remove.json')
       described_class.post_resource_eval
     end
@@ -178,11 +178,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_create_many([create_args]) { expect(resource.provider.state).to eq(:absent) }
       resource.provider.create(start: true)
       expect(resource.provider.state).to eq(:stopped)
-      expect(described_class.start_queue).to eq([[resource.provider, 0]])
+      expect(described_class.batch.starts).to eq([[resource.provider, 0]])
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
       described_class.post_resource_eval
       expect(resource.provider.state).to eq(:running)
-      expect(described_class.start_queue).to eq([])
+      expect(described_class.batch.starts).to eq([])
     end
 
     it 'creates a clone without starting it' do
@@ -190,7 +190,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect_base_list
       expect_create_many([create_args])
       resource.provider.create(start: false)
-      expect(described_class.start_queue).to eq([])
+      expect(described_class.batch.starts).to eq([])
       described_class.post_resource_eval
       expect(resource.provider.state).to eq(:stopped)
     end
@@ -261,7 +261,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       end
       expect { resource.provider.create(start: true) }
         .to raise_error(Puppet::Error, %r{\[not-found\]: base "debian-13" does not exist})
-      expect(described_class.start_queue).to eq([])
+      expect(described_class.batch.starts).to eq([])
       described_class.post_resource_eval
     end
 
@@ -585,7 +585,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
           helper_output('generated/clone_create_clone1.json')
         end
         provider.flush
-        expect(described_class.start_queue.map(&:first)).to eq([provider])
+        expect(described_class.batch.starts.map(&:first)).to eq([provider])
       end
     end
   end
@@ -617,7 +617,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
                     'generated/clone_start_clone1_clone2_clone3.json')
       described_class.post_resource_eval
       expect(providers.map(&:state)).to eq([:running, :running, :running])
-      expect(described_class.start_queue).to eq([])
+      expect(described_class.batch.starts).to eq([])
     end
 
     describe 'when a start fails' do
@@ -664,11 +664,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       expect(PuppetX::CloneArmy::Runner).not_to receive(:run)
       provider.destroy
       expect(provider.state).to eq(:absent)
-      expect(described_class.remove_queue).to eq([provider])
+      expect(described_class.batch.removals).to eq([provider])
       RSpec::Mocks.space.proxy_for(PuppetX::CloneArmy::Runner).reset
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       described_class.post_resource_eval
-      expect(described_class.remove_queue).to eq([])
+      expect(described_class.batch.removals).to eq([])
     end
 
     it 'removes every clone of the run with one call' do
@@ -706,7 +706,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider.run_mode = :daemon
       expect_helper(['clone', 'configure', '--run-mode', 'daemon', '--', 'clone1'], 'clone_configure_shape.json')
       provider.flush
-      expect(described_class.restart_queue).to eq([[provider, 0]])
+      expect(described_class.batch.restarts).to eq([[provider, 0]])
       expect_helper(['clone', 'stop', '--', 'clone1'], 'clone_stop.json')
       expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
       described_class.post_resource_eval
@@ -719,7 +719,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         provider.public_send(:"#{property}=", property == 'certname' ? 'c1.example.com' : 900)
         allow(PuppetX::CloneArmy::Runner).to receive(:run).and_return(helper_output('clone_configure_shape.json'))
         provider.flush
-        expect(described_class.restart_queue.map(&:first)).to eq([provider])
+        expect(described_class.batch.restarts.map(&:first)).to eq([provider])
       end
     end
 
@@ -732,7 +732,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       provider.generated_facts = 5
       allow(PuppetX::CloneArmy::Runner).to receive(:run).and_return(helper_output('clone_configure_shape.json'))
       provider.flush
-      expect(described_class.restart_queue).to eq([])
+      expect(described_class.batch.restarts).to eq([])
     end
 
     it 'does not restart a stopped clone, or one that is to be stopped' do
@@ -744,7 +744,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         helper_output(argv.last == 'clone2' ? 'clone_configure_clone2.json' : 'clone_configure_shape.json')
       end
       [stopped, stopping].each(&:flush)
-      expect(described_class.restart_queue).to eq([])
+      expect(described_class.batch.restarts).to eq([])
     end
 
     it 'restarts a clone that is also notified only once' do

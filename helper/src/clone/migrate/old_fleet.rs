@@ -34,7 +34,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::lifecycle::{reset_failed, stop_all};
+use crate::clone::lifecycle::{reset_failed, stop_all};
 use crate::context::Context;
 use crate::protocol::error::{Error, Result};
 use crate::protocol::warnings::warn;
@@ -54,8 +54,11 @@ pub const ASIDE_DIR: &str = "/var/lib/puppet-clone-army/sharpie-clone_army-0.2.1
 pub const ASIDE_UNITS: &str = "units";
 /// The target 0.2.1 enabled its fleet target in.
 const OLD_WANTED_BY: &str = "machines.target";
-/// The most read of an old unit file, or of an old clone's `etc/hostname`.
+/// The most read of an old unit file.
 const MAX_UNIT_BYTES: u64 = 64 * 1024;
+/// The most read of an old clone's `etc/hostname`: a certname (a host name, at most
+/// [`crate::sys::names::MAX_HOSTNAME_LEN`] characters) and its line end; anything longer is no certname.
+const MAX_HOSTNAME_BYTES: u64 = 256;
 
 /// One clone of the old fleet, from its mount unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,7 +239,7 @@ pub fn replace(ctx: &Context) -> Result<bool> {
     // CA holds under its certname, become the new clone's of that name.
     let mut adopted = Vec::new();
     for (clone, certname) in certnames.iter().filter_map(|(c, n)| Some((c, n.as_ref()?))) {
-        if super::ssl::adopt_from_upper(layout, clone, certname)? {
+        if crate::clone::ssl::adopt_from_upper(layout, clone, certname)? {
             warn(format!(
                 "kept the certificate and key of clone {clone} of sharpie-clone_army 0.2.1 \
                  as {}: the new {clone} uses them under the same certname",
@@ -303,7 +306,7 @@ pub fn replace(ctx: &Context) -> Result<bool> {
     if fleet.target.is_some() {
         remove_file(&layout.fs(layout.wants_dir(OLD_WANTED_BY).join(TARGET)))?;
     }
-    super::shared::write_units(layout)?;
+    crate::clone::shared::write_units(layout)?;
     faults::after("old-fleet:shared-units-written");
     ctx.systemd.daemon_reload()?;
     crate::sys::reload::done(layout)?;
@@ -360,7 +363,9 @@ fn stop(ctx: &Context, clones: &[OldClone]) -> Result<()> {
 fn old_certname(layout: &Layout, clone: &str) -> Option<String> {
     let upper = layout.upper_dir(clone);
     let tree = CloneTree::new(clone, layout.fs(&upper), upper);
-    let text = tree.read_to_string("etc/hostname", 256).ok()??;
+    let text = tree
+        .read_to_string("etc/hostname", MAX_HOSTNAME_BYTES)
+        .ok()??;
     let name = text.trim();
     validate_hostname("certname", name).ok()?;
     Some(name.to_owned())
