@@ -178,8 +178,8 @@ RSpec.describe 'masterless clones (run_mode apply) on a sandbox host' do
         expect(listed[clone]).to include('state' => 'running', 'run_mode' => 'daemon', 'apply_source' => nil,
                                          'server' => SandboxHarness::SERVER, 'agent_noop' => false),
                                  "#{clone}: #{listed[clone].inspect}"
-        dropin = "/etc/systemd/system/puppet-clone-army@#{clone}.service.d/60-apply-source.conf"
-        expect(on_sandbox('test', '-e', dropin, timeout: 30).exitstatus).not_to eq(0), "#{dropin} is still there"
+        settings = on_sandbox!('cat', "/etc/systemd/nspawn/#{clone}.nspawn", timeout: 30).output
+        expect(settings).not_to include(':/srv/clone-army-apply'), "#{clone}.nspawn still binds the apply source"
       end
     end
 
