@@ -21,7 +21,7 @@
 #   bench.rb checked-in FROM TO < RUNS     clones with a successful run that ended in [FROM, TO]
 #   bench.rb all-in-at SINCE CLONES < RUNS the end of the last clone's first successful run since SINCE
 #   bench.rb starts < RUNS                 "<clone> <start>" of each distinct run (the phasing's raw data)
-#   bench.rb phasing FROM INTERVAL < STARTS   "<share> <busiest> <total> <met> <twice even>"
+#   bench.rb phasing FROM INTERVAL < STARTS   "<share> <busiest> <total> <met> <twice even: share, runs>"
 #   bench.rb derive RESULTS/STAMP [--write]   re-derive a result from its raw data; print its table
 #   bench.rb pages RESULTS HELPER          the pages of the kept timelines, made with HELPER
 $LOAD_PATH.unshift(File.join(__dir__, 'lib'))

@@ -150,7 +150,8 @@ module CloneArmyBench
     def verb_phasing(from, interval)
       starts = @in.read.each_line.map(&:split).reject(&:empty?).map { |c, t| [c, Float(t)] }
       ph = Runs.phasing(starts, Float(from), Float(interval))
-      say("#{ph[:share] || 'null'} #{ph[:best]} #{ph[:total]} #{ph[:met]} #{Stats.fixed(ph[:even_twice], 4)}")
+      twice = "#{Stats.fixed(ph[:even_twice], 4)} #{Stats.fixed(ph[:even_twice] * ph[:total], 1)}"
+      say("#{ph[:share] || 'null'} #{ph[:best]} #{ph[:total]} #{ph[:met]} #{twice}")
     end
 
     def verb_derive(prefix, flag = nil)

@@ -44,7 +44,7 @@ describe CloneArmyBench::Cli do
     runs = "clone1 100 true 4\nclone2 105 true 4\nclone2 105 true 4\n"
     expect(run_cli('checked-in', '100', '200', stdin: runs)[1]).to eq("2\n")
     expect(run_cli('starts', stdin: runs)[1]).to eq("clone1 96.000\nclone2 101.000\n")
-    expect(run_cli('phasing', '90', '60', stdin: "clone1 96.000\nclone2 101.000\n")[1]).to eq("1.0 2 2 false 0.4000\n")
+    expect(run_cli('phasing', '90', '60', stdin: "clone1 96.000\nclone2 101.000\n")[1]).to eq("1.0 2 2 false 0.4000 0.8\n")
   end
 
   it 'exits 1 from derive when a committed figure does not come out again' do
