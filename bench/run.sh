@@ -35,6 +35,7 @@
 #   CPU_REPS      agent runs per side for the CPU ratio (default 5; a median takes at least 3)
 #   NOOP_REPS     timed no-op applies (each beside an empty apply) per step (default 5; at least 3)
 #   START_TIMEOUT seconds allowed for a step's clones to be running (default 120 + CLONES)
+#   BENCH_DRY_RUN 1: check the settings, print what the run would do, start nothing
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -68,7 +69,8 @@ JSON=$RESULTS/$STAMP.json
 MD=$RESULTS/$STAMP.md
 PAGE=$RESULTS/$STAMP.html
 RECORDER=puppet-clone-army-record.service
-WORK=$(mktemp -d)
+# Made by main (a dry run or a refused setting leaves nothing behind).
+WORK=''
 
 # The targets of the figures both kinds of run take.
 CREATE_BOOT_TARGET=0.3 # seconds per clone created and booted
@@ -483,8 +485,54 @@ grow_in_batches() {
   fleet_memory_figures "$mem0" "$last"
 }
 
+# The fleet's steps (FLEET_STEPS: 50, 100, 40 more, then the rest, none above CLONES).
+fleet_steps() {
+  local step1 step2 step3
+  step1=$((CLONES < 50 ? CLONES : 50))
+  step2=$((CLONES < 100 ? CLONES : 100))
+  step3=$((step2 + 40 < CLONES ? step2 + 40 : CLONES))
+  FLEET_STEPS=("$step1" "$step2" "$step3" "$CLONES")
+}
+
+# BENCH_DRY_RUN=1: what the run would do with these settings, in order; nothing runs.
+dry_run() {
+  local first last
+  printf 'bench %s, CLONES=%s RUNINTERVAL=%s RAMP_UP=%s K=%s CPU_REPS=%s NOOP_REPS=%s SERVER_ADDR=%s\n' \
+    "$BENCH" "$CLONES" "$RUNINTERVAL" "$RAMP_UP" "$K" "$CPU_REPS" "$NOOP_REPS" "$SERVER_ADDR"
+  printf 'would run: %s\n' "sandbox.sh down $PLAIN" "sandbox.sh down $NAME" "sandbox.sh up $NAME" "sandbox.sh server $NAME" \
+    "puppet apply (in $NAME): class clone_army, num_clones => 0, record => true"
+  if [ "$BENCH" = growth ]; then
+    for ((first = 1; first <= CLONES; first += GROW_BATCH)); do
+      last=$((first + GROW_BATCH - 1 < CLONES ? first + GROW_BATCH - 1 : CLONES))
+      printf 'would run: inside.sh create-fleet … %s %s %s; clone-army clone start clone%s..clone%s; inside.sh wait-booted\n' \
+        "$first" "$last" "$GROW_RUNINTERVAL" "$first" "$last"
+    done
+    printf 'would run: inside.sh pss clone1..clone%s\n' "$CLONES"
+  else
+    fleet_steps
+    printf 'would run: puppet apply num_clones => %s, then %s timed no-op applies each beside puppet apply -e \x27\x27\n' \
+      "${FLEET_STEPS[0]}" "$NOOP_REPS"
+    ((FLEET_STEPS[1] > FLEET_STEPS[0])) && printf 'would run: puppet apply num_clones => %s, then %s timed no-op applies each beside puppet apply -e \x27\x27\n' \
+      "${FLEET_STEPS[1]}" "$NOOP_REPS"
+    ((FLEET_STEPS[2] > FLEET_STEPS[1])) && printf 'would run: inside.sh create-fleet … %s %s %s; clone-army clone start; inside.sh wait-booted\n' \
+      $((FLEET_STEPS[1] + 1)) "${FLEET_STEPS[2]}" "$RUNINTERVAL"
+    printf 'would run: %s\n' "puppet apply num_clones => $CLONES, ramp_up => $RAMP_UP (the runs watched every 15 s from here)" \
+      "clone-army clone create benchcpu (manual) and $K daemon-mode clones benchd1..benchd$K" "sandbox.sh up $PLAIN" \
+      "$CPU_REPS agent runs each in benchcpu, on $PLAIN and on $NAME, after a warm-up each" "sandbox.sh down $PLAIN" \
+      "inside.sh pss (daemon and fleet clones); the check-ins counted for $RUNINTERVAL s + 60 s; clone-army report --server" \
+      "the phasing read over the next interval ($RUNINTERVAL s)"
+  fi
+  printf 'would write: %s\n' "$JSON" "$MD" "$RESULTS/$STAMP.raw/" "$PAGE"
+  printf 'would run: %s\n' "sandbox.sh down $PLAIN" "sandbox.sh down $NAME"
+}
+
 main() {
+  if [ "${BENCH_DRY_RUN:-0}" = 1 ]; then
+    dry_run
+    return
+  fi
   require_root
+  WORK=$(mktemp -d)
   [ -x "$repo/files/clone-army" ] || die "$repo/files/clone-army is missing: run make build (make bench does)"
   command -v jq >/dev/null || die "jq is missing (make deps)"
   command -v ruby >/dev/null || die "ruby is missing (make deps): bench/bench.rb computes the figures"
@@ -524,9 +572,8 @@ main() {
 
   # --- the fleet grown in steps
   local mem0 t0 t2 step1 step2 step3
-  step1=$((CLONES < 50 ? CLONES : 50))
-  step2=$((CLONES < 100 ? CLONES : 100))
-  step3=$((step2 + 40 < CLONES ? step2 + 40 : CLONES))
+  fleet_steps
+  step1=${FLEET_STEPS[0]} step2=${FLEET_STEPS[1]} step3=${FLEET_STEPS[2]}
   meta steps "[$step1, $step2, $step3, $CLONES]"
   mem0=$(mem_used_kib)
   grow_and_time_noop "$step1"
