@@ -85,7 +85,7 @@ module CloneArmyBench
 
     def verb_slope(xvals, yvals)
       value = Stats.slope(xvals.split, yvals.split)
-      say(value && Stats.fixed(value, 6))
+      say(value && Stats.fixed(value, 9))
     end
 
     def verb_met_le(value, target)

@@ -92,6 +92,7 @@ module CloneArmyBench
       'pss_daemon' => ->(_) { pss_average('pss-daemon') },
       'fleet_pss' => ->(_) { pss_total('pss-timer') },
       'grow_flat' => ->(by_key) { grow_flat(by_key) },
+      'grow_slope' => ->(by_key) { grow_slope(by_key) },
       'phasing' => ->(_) { phasing },
     }.freeze
 
@@ -129,14 +130,28 @@ module CloneArmyBench
       text && Pss.total_mib(Pss.parse(text))
     end
 
+    # The growth's batches: [clones running before, seconds per clone], in order.
+    def grow_batches(by_key)
+      by_key.keys.grep(%r{\Agrow_\d+\z}).map { |k| [Integer(k[5..]), by_key[k]['value']] }.sort
+    end
+
     # The last batch's seconds per clone over the first's, as measured.
     def grow_flat(by_key)
-      grows = by_key.keys.grep(%r{\Agrow_\d+\z}).sort_by { |k| Integer(k[5..]) }
-      return nil if grows.size < 2
+      batches = grow_batches(by_key)
+      return nil if batches.size < 2
 
-      first = by_key[grows.first]['value']
-      last = by_key[grows.last]['value']
+      first = batches.first[1]
+      last = batches.last[1]
       first && last ? Float(Stats.fixed(last / first)) : nil
+    end
+
+    # Seconds per clone against clones running, fitted, per 1000 running.
+    def grow_slope(by_key)
+      batches = grow_batches(by_key)
+      return nil if batches.any? { |_, secs| secs.nil? }
+
+      slope = Stats.slope(batches.map(&:first), batches.map(&:last))
+      slope && Float(Stats.fixed(slope * 1000))
     end
 
     # Only with the run's times kept (raw/times: "apply_t0 fleet_t0 checkin_end"),

@@ -53,6 +53,19 @@ describe CloneArmyBench::Derive do
     end
   end
 
+  it 'fits the growth\'s slope over every batch, not its two ends' do
+    Dir.mktmpdir do |dir|
+      grows = [[0, 0.2], [100, 0.3], [200, 0.2]].map do |running, secs|
+        { 'key' => "grow_#{running}", 'label' => 'l', 'value' => secs, 'unit' => 's', 'target' => '≤ 0.3', 'met' => true, 'note' => '' }
+      end
+      slope = { 'key' => 'grow_slope', 'label' => 'l', 'value' => nil, 'unit' => 's', 'target' => '–', 'met' => nil, 'note' => '' }
+      File.write(File.join(dir, 'r.json'), JSON.generate('scale' => {}, 'figures' => grows + [slope]))
+      derive = described_class.new(File.join(dir, 'r'))
+      expect(derive.derived['figures'].last['value']).to eq(0.0)
+      expect(derive.differences).to eq([['grow_slope', nil, 0.0]])
+    end
+  end
+
   describe '.same_within_rounding?' do
     it 'holds a derived value to the committed one at the committed precision' do
       expect(described_class.same_within_rounding?(3.634, 3.6345)).to be(true)
