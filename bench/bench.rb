@@ -8,7 +8,7 @@
 #
 #   bench.rb min-runs                      the fewest runs a median is taken of
 #   bench.rb median < NUMBERS              the median (at least min-runs numbers)
-#   bench.rb median-any < NUMBERS          the median of any count (a batch's boots)
+#   bench.rb median-any < NUMBERS          the median of any count (a batch's boots; a whole one stays whole)
 #   bench.rb quote RUN...                  "min A, max B; runs: ..." (and p95 with enough runs)
 #   bench.rb ratio NUM DEN NAME NAME       "<ratio> <NAME num / NAME den>"
 #   bench.rb slope XS YS                   least-squares slope of YS over XS (space-separated), or null

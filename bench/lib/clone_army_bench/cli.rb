@@ -70,8 +70,10 @@ module CloneArmyBench
       say(Stats.fixed(Stats.median(words)))
     end
 
+    # Whole counts (a catalog's resources) stay whole; others get three decimals.
     def verb_median_any
-      say(Stats.fixed(Stats.median(words, min: 1)))
+      median = Stats.median(words, min: 1)
+      say(median == median.floor ? Integer(median) : Stats.fixed(median))
     end
 
     def verb_quote(*runs)

@@ -18,6 +18,11 @@ describe CloneArmyBench::Cli do
     expect(run_cli('median', stdin: "3\n1\n2\n4\n")).to eq([0, "2.500\n", ''])
   end
 
+  it 'keeps a whole median of any count whole, as a count of resources is' do
+    expect(run_cli('median-any', stdin: "7\n7\n9\n")[1]).to eq("7\n")
+    expect(run_cli('median-any', stdin: "7\n8\n")[1]).to eq("7.500\n")
+  end
+
   it 'refuses a median of too few runs with an error, not a number' do
     rc, out, err = run_cli('median', stdin: "3\n1\n")
     expect([rc, out]).to eq([2, ''])
