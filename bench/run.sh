@@ -132,7 +132,7 @@ write_results() {
 
 # The recorder's timeline, kept with the raw data (compressed), and the page of the
 # run drawn from it by the helper, next to the JSON. The timeline is read through the
-# sandbox's own cat, so no path inside the sandbox is followed from here.
+# sandbox's own gzip, so no path inside the sandbox is followed from here.
 write_page() {
   local timeline=$RESULTS/$STAMP.raw/timeline.jsonl.gz
   inside gzip -c "$RECORD_TIMELINE" >"$timeline.tmp" || { rm -f "$timeline.tmp"; return 1; }
