@@ -14,7 +14,7 @@ ifdef SUITE
 export SANDBOX_SUITE := $(SUITE)
 endif
 
-.PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench clean
+.PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench bench-derive bench-pages clean
 
 all: build
 
@@ -30,7 +30,7 @@ lint: deps
 	cargo clippy --locked --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p clone-army
 	puppet-lint --fail-on-warnings manifests types
-	rubocop lib spec tasks Rakefile Gemfile
+	rubocop lib spec tasks bench Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
 
 # As root (CI is): the tests that need root are ignored by a plain `cargo test`, with
@@ -65,6 +65,17 @@ lab-down:
 # Not a test: measures the fleet's performance targets into bench/results/ (CLONES, default 500).
 bench: deps build
 	bash bench/run.sh
+
+# A committed result's JSON and table derived again from its raw data (RESULTS=bench/results/<stamp>):
+# prints the table, names each figure that no longer comes out as committed (exit 1);
+# WRITE=1 rewrites the result with the derived figures.
+bench-derive:
+	@[ -n "$(RESULTS)" ] || { echo "RESULTS=bench/results/<stamp> is required" >&2; exit 2; }
+	ruby bench/bench.rb derive "$(RESULTS)" $(if $(WRITE),--write)
+
+# The pages of the recorded runs (not committed) from the timelines the results keep.
+bench-pages: build
+	ruby bench/bench.rb pages bench/results files/clone-army
 
 clean:
 	cargo clean

@@ -3,8 +3,14 @@
 # with Debian's Puppet Server on SERVER_ADDR (127.0.0.5, so it runs beside the
 # acceptance suites' servers), applies the class clone_army (with its recorder,
 # record => true), measures, and writes bench/results/<UTC date-time>.json and .md
-# (the table is printed too) and .html (the page of the recorded run).
+# (the table is printed too), the raw readings and the recorder's timeline in
+# <UTC date-time>.raw/, and .html (the page of the recorded run, not committed:
+# make bench-pages makes it again from the timeline).
 # Everything it started is torn down on exit, also on failure.
+#
+# This script drives the sandbox (sandbox/sandbox.sh) and takes the readings; every
+# figure made of them (medians, shares, counts, the results' JSON and table) is
+# computed by bench/bench.rb, which make bench-derive also uses on committed results.
 #
 # The fleet grows in steps, as a user grows one: the class with 50 clones and a
 # timed no-op apply, 100 and a timed no-op apply, 40 new clones made by the helper
@@ -26,9 +32,10 @@
 #                 every 3.6 s, the issue's 500 clones at 1800 s)
 #   RAMP_UP       ramp_up of the last step's apply, seconds (default 300)
 #   K             clones averaged for idle memory, per mode (default 3)
-#   CPU_REPS      agent runs per side for the CPU ratio (default 5)
-#   NOOP_REPS     timed no-op applies (each beside an empty apply) per step (default 5)
+#   CPU_REPS      agent runs per side for the CPU ratio (default 5; a median takes at least 3)
+#   NOOP_REPS     timed no-op applies (each beside an empty apply) per step (default 5; at least 3)
 #   START_TIMEOUT seconds allowed for a step's clones to be running (default 120 + CLONES)
+#   BENCH_DRY_RUN 1: check the settings, print what the run would do, start nothing
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -62,16 +69,24 @@ JSON=$RESULTS/$STAMP.json
 MD=$RESULTS/$STAMP.md
 PAGE=$RESULTS/$STAMP.html
 RECORDER=puppet-clone-army-record.service
-WORK=$(mktemp -d)
+# Made by main (a dry run or a refused setting leaves nothing behind).
+WORK=''
 
 # The targets of the figures both kinds of run take.
 CREATE_BOOT_TARGET=0.3 # seconds per clone created and booted
 PSS_TIMER_TARGET=8     # MiB of an idle timer-mode clone
 GROW_FLAT_TARGET=1.5   # growth: the last batch's seconds per clone over the first's
 
+# The figures' arithmetic: bench/bench.rb VERB ... (its header lists the verbs).
+bench_rb() { ruby "$here/bench.rb" "$@"; }
+
 [[ $BENCH =~ ^(fleet|growth)$ ]] || die "BENCH must be fleet or growth, not '$BENCH'"
 for v in CLONES RUNINTERVAL K CPU_REPS NOOP_REPS START_TIMEOUT GROW_BATCH GROW_RUNINTERVAL; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive number, not '${!v}'"
+done
+MIN_RUNS=$(bench_rb min-runs)
+for v in CPU_REPS NOOP_REPS; do
+  ((${!v} >= MIN_RUNS)) || die "$v must be at least $MIN_RUNS (the runs a median is taken of), not '${!v}'"
 done
 [[ $RAMP_UP =~ ^[0-9]+$ ]] || die "RAMP_UP must be a number of seconds, not '$RAMP_UP'"
 ((RUNINTERVAL >= 60)) || die "RUNINTERVAL must be at least 60 (clone-army's minimum)"
@@ -84,7 +99,7 @@ inside() { EXEC_TIMEOUT=${EXEC_TIMEOUT:-600} sandbox exec "$NAME" "$@"; }
 # A command inside the plain sandbox host, bounded as inside.
 plain() { EXEC_TIMEOUT=${EXEC_TIMEOUT:-600} sandbox exec "$PLAIN" "$@"; }
 now() { date +%s.%N; }
-# awk arithmetic on decimals: calc '<expr>' [var=value...]
+# Arithmetic on two or three readings (a difference, a rate): calc '<expr>' [var=value...]
 calc() {
   local expr=$1
   shift
@@ -96,41 +111,34 @@ calc() {
 
 # fig KEY LABEL VALUE UNIT TARGET MET [NOTE]   (VALUE a number or null; MET true|false|null)
 fig() {
-  jq -cn --arg key "$1" --arg lbl "$2" --argjson value "${3:-null}" --arg unit "$4" \
-    --arg target "$5" --argjson met "$6" --arg note "${7:-}" \
-    '{key: $key, label: $lbl, value: $value, unit: $unit, target: $target, met: $met, note: $note}' \
-    >>"$WORK/figures"
+  bench_rb fig "$1" "$2" "${3:-null}" "$4" "$5" "$6" "${7:-}" >>"$WORK/figures"
   blog "$2: ${3:-null} $4 (target: $5; met: $6)"
 }
-meta() { jq -cn --arg k "$1" --argjson v "$2" '{($k): $v}' >>"$WORK/meta"; }
-met_le() { awk -v v="$1" -v t="$2" 'BEGIN { print (v != "" && v <= t) ? "true" : "false" }'; }
+meta() { bench_rb meta "$1" "$2" >>"$WORK/meta"; }
+met_le() { bench_rb met-le "$1" "$2"; }
 
 write_results() {
   local status=$1
   mkdir -p "$RESULTS"
   touch "$WORK/figures" "$WORK/meta"
-  jq -s --arg status "$status" --arg started "$STAMP" --arg finished "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-    --slurpfile meta "$WORK/meta" \
-    '{started: $started, finished: $finished, status: $status,
-      scale: ($meta | add // {}), figures: .}' "$WORK/figures" >"$JSON"
-  {
-    printf '# clone_army benchmark, %s (%s)\n\n' "$STAMP" "$status"
-    jq -r '.scale | "Scale: " + (to_entries | map("\(.key)=\(.value)") | join(", "))' "$JSON"
-    printf '\n| figure | value | target | met |\n| --- | --- | --- | --- |\n'
-    jq -r '.figures[] | "| \(.label)\(if .note != "" then " (" + .note + ")" else "" end) | \(if .value == null then "–" else "\(.value) \(.unit)" end) | \(.target) | \(if .met == true then "yes" elif .met == false then "**no**" else "–" end) |"' "$JSON"
-  } >"$MD"
-  # The raw measurements, to check a figure later.
+  bench_rb write "$WORK" "$RESULTS" "$STAMP" "$status"
+  # The raw measurements, to check a figure later (make bench-derive).
   mkdir -p "$RESULTS/$STAMP.raw"
-  cp "$WORK"/pss-* "$WORK"/booted-* "$WORK"/runs "$WORK"/reports "$WORK"/report.json "$WORK"/start.json "$RESULTS/$STAMP.raw/" 2>/dev/null || true
-  cat "$MD"
+  cp "$WORK"/pss-* "$WORK"/booted-* "$WORK"/runs "$WORK"/reports "$WORK"/times "$WORK"/report.json "$WORK"/start.json \
+    "$RESULTS/$STAMP.raw/" 2>/dev/null || true
   blog "wrote $JSON and $MD"
   write_page || blog "no page of the recorded run: the recorder's timeline could not be read"
 }
 
-# The page of the run the class's recorder recorded, next to the JSON.
+# The recorder's timeline, kept with the raw data (compressed), and the page of the
+# run drawn from it by the helper, next to the JSON. The timeline is read through the
+# sandbox's own gzip, so no path inside the sandbox is followed from here.
 write_page() {
-  inside clone-army report --from "$RECORD_TIMELINE" --format html --output "$RECORD_PAGE" >"$WORK/page.json" || return 1
-  cp "$(sandbox_dir "$NAME")/root$RECORD_PAGE" "$PAGE"
+  local timeline=$RESULTS/$STAMP.raw/timeline.jsonl.gz
+  inside gzip -c "$RECORD_TIMELINE" >"$timeline.tmp" || { rm -f "$timeline.tmp"; return 1; }
+  mv "$timeline.tmp" "$timeline"
+  gzip -dc "$timeline" >"$WORK/timeline.jsonl"
+  "$repo/files/clone-army" report --from "$WORK/timeline.jsonl" --format html --output "$PAGE" >"$WORK/page.json" || return 1
   blog "wrote $PAGE ($(jq -r '.result.samples' "$WORK/page.json") samples)"
 }
 
@@ -226,11 +234,8 @@ wait_running() {
   [[ $N_RUN =~ ^[0-9]+$ ]] || die "could not list the clones"
 }
 
-# min_max N...: "min A, max B" of its arguments.
-min_max() { printf '%s\n' "$@" | sort -n | awk 'NR == 1 { a = $1 } { b = $1 } END { printf "min %s, max %s", a, b }'; }
-
-# median: the median of the numbers on stdin (the mean of the middle two for an even count).
-median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# median: the median of the runs on stdin (at least MIN_RUNS of them).
+median() { bench_rb median; }
 
 # time_empty_apply: sets EMPTY_SECS to the wall seconds of `puppet apply -e ''` in the
 # sandbox: Puppet's own start, facts and (empty) catalog, without the class.
@@ -267,9 +272,9 @@ grow_and_time_noop() {
   fi
   [[ " ${rcs[*]} " =~ ^(\ 0)+\ $ ]] || m=false
   fig "noop_apply_$n" "no-op puppet apply at $n clones (median of $NOOP_REPS)" "$noop_s" s "$target" "$m" \
-    "$(min_max "${noop[@]}"); runs: ${noop[*]}; exits: ${rcs[*]}"
+    "$(bench_rb quote "${noop[@]}"); exits: ${rcs[*]}"
   fig "empty_apply_$n" "puppet apply -e '' beside it, same fleet load (median of $NOOP_REPS)" "$empty_s" s "–" null \
-    "$(min_max "${empty[@]}"); runs: ${empty[*]}"
+    "$(bench_rb quote "${empty[@]}")"
   fig "noop_class_share_$n" "the class's own share at $n clones: no-op minus empty apply" \
     "$(calc 'a - b' -v a="$noop_s" -v b="$empty_s")" s "–" null "medians"
 }
@@ -309,15 +314,10 @@ stop_runs_watcher() {
 # to the end of the run that made the last clone's first check-in since it (ALL_IN_AT).
 FLEET_T0='' CHECKIN_END='' APPLY_T0='' ALL_IN_AT=''
 # Clones with a successful run that ended between FROM and TO (epoch seconds).
-checked_in_between() {
-  awk -v a="$1" -v e="$2" '$3 == "true" && $2 >= a && $2 <= e { seen[$1] = 1 } END { print length(seen) }' "$WORK/runs"
-}
+checked_in_between() { bench_rb checked-in "$1" "$2" <"$WORK/runs"; }
 # The end of the last clone's first successful run since the apply; empty until every
 # one of CLONES has one.
-all_in_at() {
-  awk -v p="$APPLY_T0" -v n="$CLONES" '$3 == "true" && $2 >= p && (!($1 in first) || $2 < first[$1]) { first[$1] = $2 }
-    END { if (length(first) < n) exit; m = 0; for (c in first) if (first[c] > m) m = first[c]; print m }' "$WORK/runs"
-}
+all_in_at() { bench_rb all-in-at "$APPLY_T0" "$CLONES" <"$WORK/runs"; }
 
 poll_checkins() {
   local ok
@@ -359,8 +359,8 @@ catalog_figures() {
   inside clone-army report --server "https://$SERVER_NAME:8140" --ca-cert "$SERVER_CA_CERT" \
     >"$WORK/server-report.json" 2>/dev/null || true
   local resources compile
-  resources=$(jq -r --arg re "$FLEET_CLONES" '[(.result.clones // [])[] | select(.name | test($re)) | .resources // empty]
-    | sort | if length == 0 then "null" else .[length / 2 | floor] end' "$WORK/server-report.json" 2>/dev/null || echo null)
+  resources=$(jq -r --arg re "$FLEET_CLONES" '(.result.clones // [])[] | select(.name | test($re)) | .resources // empty' \
+    "$WORK/server-report.json" 2>/dev/null | bench_rb median-any 2>/dev/null || echo null)
   compile=$(jq -r '.result.server.compile.mean_ms // "null"' "$WORK/server-report.json" 2>/dev/null || echo null)
   fig catalog_resources "catalog size of the fleet's last runs (median)" "$resources" resources "–" null \
     "the summaries' resources.total"
@@ -370,7 +370,7 @@ catalog_figures() {
 }
 
 # Average PSS (MiB) over lines "<clone> <kib> <procs> <agents>" on stdin.
-avg_pss_mib() { awk '{ s += $2; n++ } END { if (n) printf "%.1f", s / n / 1024; else print "null" }'; }
+avg_pss_mib() { bench_rb pss-avg; }
 
 # add_and_boot FIRST LAST RUNINTERVAL: cloneFIRST..cloneLAST made on the base with one
 # create-many (timer mode, phase i-1 of LAST), as the class makes new clones, started
@@ -419,7 +419,7 @@ add_and_boot() {
   booted=$(awk '$2 == "running" || $2 == "degraded"' "$WORK/booted" | wc -l)
   # The median, as the batch's first clone may have run its agent already (phase 0).
   # shellcheck disable=SC2046 # the names are clone<N>
-  boot_cpu=$(inside bash "$INSIDE" cpu-usec $(seq -f 'clone%g' "$first" "$last") | median)
+  boot_cpu=$(inside bash "$INSIDE" cpu-usec $(seq -f 'clone%g' "$first" "$last") | bench_rb median-any)
   ADD_SECS=$(calc '((b - a) + (d - c)) / n' -v a="$t0" -v b="$t1" -v c="$t1s" -v d="$t3" -v n="$ADD_NEW")
   ADD_NOTE="create $(calc 'b - a' -v a="$t0" -v b="$t1") s + start to active $(calc 'b - a' -v a="$t1s" -v b="$t2") s"
   ADD_NOTE+=" + to booted (is-system-running) $(calc 'b - a' -v a="$t2" -v b="$t3") s; $booted of $ADD_NEW booted;"
@@ -439,13 +439,11 @@ fleet_memory_figures() {
   local mem0=$1 n=$2 v
   # shellcheck disable=SC2046 # the names are clone<N>
   inside bash "$INSIDE" pss $(seq -f 'clone%g' 1 "$n") >"$WORK/pss-timer"
-  # awk stops printing itself: a head that closes the pipe early kills it with SIGPIPE.
-  awk -v k="$K" '$4 == 0 && n < k { print; n++ }' "$WORK/pss-timer" >"$WORK/pss-timer-idle"
+  bench_rb pss-idle "$K" <"$WORK/pss-timer" >"$WORK/pss-timer-idle"
   v=$(avg_pss_mib <"$WORK/pss-timer-idle")
   fig pss_timer "idle memory per clone, timer mode (PSS, avg of $K)" "$v" MiB "≤ $PSS_TIMER_TARGET" \
-    "$(met_le "$v" "$PSS_TIMER_TARGET")" \
-    "$(awk '{ printf "%s%s %.1f MiB/%s procs", (NR > 1 ? ", " : ""), $1, $2 / 1024, $3 }' "$WORK/pss-timer-idle")"
-  v=$(awk '{ s += $2 } END { printf "%.0f", s / 1024 }' "$WORK/pss-timer")
+    "$(met_le "$v" "$PSS_TIMER_TARGET")" "$(bench_rb pss-note <"$WORK/pss-timer-idle")"
+  v=$(bench_rb pss-total <"$WORK/pss-timer")
   fig fleet_pss "large fleet: PSS of all $n clones" "$v" MiB "–" null \
     "$(calc 's / n' -v s="$v" -v n="$n") MiB per clone, runs in progress included"
   v=$(awk -v a="$mem0" -v b="$(mem_used_kib)" 'BEGIN { printf "%.0f", (b - a) / 1024 }')
@@ -457,7 +455,7 @@ fleet_memory_figures() {
 # beside the ones before, its seconds per clone a figure; flat when the last batch's is
 # within GROW_FLAT_TARGET times the first's. Growing stops at a batch that did not all boot.
 grow_in_batches() {
-  local mem0 first last first_secs='' last_secs='' ratio
+  local mem0 first last first_secs='' last_secs='' ratio running=() secs=()
   meta grow_batch "$GROW_BATCH"
   meta grow_runinterval "$GROW_RUNINTERVAL"
   mem0=$(mem_used_kib)
@@ -468,6 +466,7 @@ grow_in_batches() {
       "$ADD_SECS" s "≤ $CREATE_BOOT_TARGET" "$ADD_MET" "$ADD_NOTE"
     first_secs=${first_secs:-$ADD_SECS}
     last_secs=$ADD_SECS
+    running+=("$((first - 1))") secs+=("$ADD_SECS")
     if [ "$ADD_OK" != true ]; then
       blog "not every clone of clone$first..clone$last runs and booted: the fleet grows no further"
       break
@@ -477,13 +476,66 @@ grow_in_batches() {
   fig grow_flat "seconds per clone, last batch / first batch (clone$last running)" "$ratio" "" "≤ $GROW_FLAT_TARGET" \
     "$([ "$ADD_OK" = true ] && ((last == CLONES)) && met_le "$ratio" "$GROW_FLAT_TARGET" || echo false)" \
     "$first_secs s with none running, $last_secs s in the last batch"
+  # The trend over every batch, not only its ends: seconds per clone added per 1000 running.
+  local slope
+  slope=$(bench_rb slope "${running[*]}" "${secs[*]}")
+  [ "$slope" = null ] || slope=$(calc 's * 1000' -v s="$slope")
+  fig grow_slope "seconds per clone, fitted growth per 1000 clones running (least squares over ${#secs[@]} batches)" \
+    "$slope" s "–" null "batches at ${running[*]} running: ${secs[*]} s"
   fleet_memory_figures "$mem0" "$last"
 }
 
+# The fleet's steps (FLEET_STEPS: 50, 100, 40 more, then the rest, none above CLONES).
+fleet_steps() {
+  local step1 step2 step3
+  step1=$((CLONES < 50 ? CLONES : 50))
+  step2=$((CLONES < 100 ? CLONES : 100))
+  step3=$((step2 + 40 < CLONES ? step2 + 40 : CLONES))
+  FLEET_STEPS=("$step1" "$step2" "$step3" "$CLONES")
+}
+
+# BENCH_DRY_RUN=1: what the run would do with these settings, in order; nothing runs.
+dry_run() {
+  local first last
+  printf 'bench %s, CLONES=%s RUNINTERVAL=%s RAMP_UP=%s K=%s CPU_REPS=%s NOOP_REPS=%s SERVER_ADDR=%s\n' \
+    "$BENCH" "$CLONES" "$RUNINTERVAL" "$RAMP_UP" "$K" "$CPU_REPS" "$NOOP_REPS" "$SERVER_ADDR"
+  printf 'would run: %s\n' "sandbox.sh down $PLAIN" "sandbox.sh down $NAME" "sandbox.sh up $NAME" "sandbox.sh server $NAME" \
+    "puppet apply (in $NAME): class clone_army, num_clones => 0, record => true"
+  if [ "$BENCH" = growth ]; then
+    for ((first = 1; first <= CLONES; first += GROW_BATCH)); do
+      last=$((first + GROW_BATCH - 1 < CLONES ? first + GROW_BATCH - 1 : CLONES))
+      printf 'would run: inside.sh create-fleet … %s %s %s; clone-army clone start clone%s..clone%s; inside.sh wait-booted\n' \
+        "$first" "$last" "$GROW_RUNINTERVAL" "$first" "$last"
+    done
+    printf 'would run: inside.sh pss clone1..clone%s\n' "$CLONES"
+  else
+    fleet_steps
+    printf 'would run: puppet apply num_clones => %s, then %s timed no-op applies each beside puppet apply -e \x27\x27\n' \
+      "${FLEET_STEPS[0]}" "$NOOP_REPS"
+    ((FLEET_STEPS[1] > FLEET_STEPS[0])) && printf 'would run: puppet apply num_clones => %s, then %s timed no-op applies each beside puppet apply -e \x27\x27\n' \
+      "${FLEET_STEPS[1]}" "$NOOP_REPS"
+    ((FLEET_STEPS[2] > FLEET_STEPS[1])) && printf 'would run: inside.sh create-fleet … %s %s %s; clone-army clone start; inside.sh wait-booted\n' \
+      $((FLEET_STEPS[1] + 1)) "${FLEET_STEPS[2]}" "$RUNINTERVAL"
+    printf 'would run: %s\n' "puppet apply num_clones => $CLONES, ramp_up => $RAMP_UP (the runs watched every 15 s from here)" \
+      "clone-army clone create benchcpu (manual) and $K daemon-mode clones benchd1..benchd$K" "sandbox.sh up $PLAIN" \
+      "$CPU_REPS agent runs each in benchcpu, on $PLAIN and on $NAME, after a warm-up each" "sandbox.sh down $PLAIN" \
+      "inside.sh pss (daemon and fleet clones); the check-ins counted for $RUNINTERVAL s + 60 s; clone-army report --server" \
+      "the phasing read over the next interval ($RUNINTERVAL s)"
+  fi
+  printf 'would write: %s\n' "$JSON" "$MD" "$RESULTS/$STAMP.raw/" "$PAGE"
+  printf 'would run: %s\n' "sandbox.sh down $PLAIN" "sandbox.sh down $NAME"
+}
+
 main() {
+  if [ "${BENCH_DRY_RUN:-0}" = 1 ]; then
+    dry_run
+    return
+  fi
   require_root
+  WORK=$(mktemp -d)
   [ -x "$repo/files/clone-army" ] || die "$repo/files/clone-army is missing: run make build (make bench does)"
   command -v jq >/dev/null || die "jq is missing (make deps)"
+  command -v ruby >/dev/null || die "ruby is missing (make deps): bench/bench.rb computes the figures"
   trap cleanup EXIT
   trap 'exit 130' INT TERM HUP
   : >"$WORK/figures"
@@ -520,9 +572,8 @@ main() {
 
   # --- the fleet grown in steps
   local mem0 t0 t2 step1 step2 step3
-  step1=$((CLONES < 50 ? CLONES : 50))
-  step2=$((CLONES < 100 ? CLONES : 100))
-  step3=$((step2 + 40 < CLONES ? step2 + 40 : CLONES))
+  fleet_steps
+  step1=${FLEET_STEPS[0]} step2=${FLEET_STEPS[1]} step3=${FLEET_STEPS[2]}
   meta steps "[$step1, $step2, $step3, $CLONES]"
   mem0=$(mem_used_kib)
   grow_and_time_noop "$step1"
@@ -550,6 +601,8 @@ main() {
     "$([ "$N_RUN" -ge "$CLONES" ] && echo true || echo false)" "$N_RUN of $CLONES running; apply $APPLY_SECS s"
   FLEET_T0=$t2
   CHECKIN_END=$(calc 'a + t + 60' -v a="$FLEET_T0" -v t="$RUNINTERVAL")
+  # The times the check-in and phasing figures are counted from, kept with the raw data.
+  printf '%s %s %s\n' "$APPLY_T0" "$FLEET_T0" "$CHECKIN_END" >"$WORK/times"
   printf '0 0\n' >"$WORK/checkin"
   local fleet_t0=$t2
   # The recorder's CPU is read over the check-in window, the whole fleet running.
@@ -592,13 +645,14 @@ main() {
   c=$(printf '%s\n' "${clone_cpu[@]}" | median)
   p=$(printf '%s\n' "${plain_cpu[@]}" | median)
   h=$(printf '%s\n' "${host_cpu[@]}" | median)
-  fig cpu_clone "CPU per agent run in a clone (median of $CPU_REPS)" "$c" CPU-s "–" null "$(min_max "${clone_cpu[@]}"); runs: ${clone_cpu[*]}"
+  fig cpu_clone "CPU per agent run in a clone (median of $CPU_REPS)" "$c" CPU-s "–" null "$(bench_rb quote "${clone_cpu[@]}")"
   fig cpu_plain "CPU per agent run on a plain sandbox host, no fleet (median of $CPU_REPS)" "$p" CPU-s "–" null \
-    "$(min_max "${plain_cpu[@]}"); runs: ${plain_cpu[*]}"
+    "$(bench_rb quote "${plain_cpu[@]}")"
   fig cpu_host "CPU per agent run on the load host, its fact listing the fleet (median of $CPU_REPS)" "$h" CPU-s "–" null \
-    "$(min_max "${host_cpu[@]}"); runs: ${host_cpu[*]}"
-  secs=$(calc 'c / p' -v c="$c" -v p="$p")
-  fig cpu_ratio "CPU per run, clone / plain host" "$secs" "" "≤ 1.05" "$(met_le "$secs" 1.05)" "medians"
+    "$(bench_rb quote "${host_cpu[@]}")"
+  local ratio_note
+  read -r secs ratio_note < <(bench_rb ratio "$c" "$p" clone plain)
+  fig cpu_ratio "CPU per run, clone / plain host" "$secs" "" "≤ 1.05" "$(met_le "$secs" 1.05)" "medians: $ratio_note CPU-s"
 
   # --- idle memory, daemon mode: after the agent's first run
   blog "waiting (≤ 300 s) for the daemon-mode clones' first runs"
@@ -611,7 +665,7 @@ main() {
   inside bash "$INSIDE" pss "${dclones[@]}" >"$WORK/pss-daemon"
   secs=$(avg_pss_mib <"$WORK/pss-daemon")
   fig pss_daemon "idle memory per clone, daemon mode (PSS, avg of $K)" "$secs" MiB "≤ 75" "$(met_le "$secs" 75)" \
-    "$(awk '{ printf "%s%s %.1f MiB/%s procs", (NR > 1 ? ", " : ""), $1, $2 / 1024, $3 }' "$WORK/pss-daemon")"
+    "$(bench_rb pss-note <"$WORK/pss-daemon")"
 
   fleet_memory_figures "$mem0" "$CLONES"
 
@@ -631,20 +685,15 @@ main() {
   blog "waiting until $(date -d "@${until_t%.*}" +%T) for the phasing figure"
   while awk -v n="$(now)" -v u="$until_t" 'BEGIN { exit !(n < u) }'; do sleep 15; done
   stop_runs_watcher
-  sort -u "$WORK/runs" | awk '{ printf "%s %.3f\n", $1, $2 - $4 }' >"$WORK/reports"
-  # Phasing over the second interval (the first holds certificate requests). Met when
-  # the busiest 12 s hold at most twice the even share 12/T; decided on the counts, not
-  # on rounded shares (7 of 500 is over 2 x 12/1800 though both round to 0.014).
-  local share best total met
-  read -r share best total met < <(awk -v a="$fleet_t0" -v t="$RUNINTERVAL" '$2 >= a + t && $2 < a + 2 * t { print $2 }' "$WORK/reports" |
-    sort -n | awk -v t="$RUNINTERVAL" '{ v[NR] = $1 } END {
-      best = 0; j = 1
-      for (i = 1; i <= NR; i++) { while (v[i] - v[j] >= 12) j++; if (i - j + 1 > best) best = i - j + 1 }
-      if (NR) printf "%.4f %d %d %s\n", best / NR, best, NR, (best * t <= 2 * 12 * NR) ? "true" : "false"
-      else print "null 0 0 false" }')
+  bench_rb starts <"$WORK/runs" >"$WORK/reports"
+  # Phasing over the second interval (the first holds certificate requests); the rule
+  # (busiest 12 s against twice the even share, on the counts) is bench.rb's.
+  local share best total met twice_even twice_even_runs
+  read -r share best total met twice_even twice_even_runs < <(bench_rb phasing "$(calc 'a + t' -v a="$fleet_t0" -v t="$RUNINTERVAL")" \
+    "$RUNINTERVAL" <"$WORK/reports")
   fig phasing "phasing: share of an interval's runs in its busiest 12 s" "$share" "" \
-    "≤ 2 × even ideal ($(awk -v t="$RUNINTERVAL" 'BEGIN { printf "%.4f", 24 / t }'))" "$met" \
-    "$best of $total runs started in the second interval; twice even is $(awk -v n="$total" -v t="$RUNINTERVAL" 'BEGIN { printf "%.1f", 24 * n / t }')"
+    "≤ 2 × even ideal ($twice_even)" "$met" \
+    "$best of $total runs started in the second interval; twice even is $twice_even_runs"
 
   finished=1
   write_results complete

@@ -1,0 +1,30 @@
+#!/usr/bin/env ruby
+# frozen_string_literal: true
+
+# The bench's figures and results, for bench/run.sh and for people: one verb a call.
+# run.sh measures (in the sandbox, through sandbox/sandbox.sh); everything that turns
+# readings into figures lives in bench/lib/clone_army_bench, with its specs in
+# spec/unit/bench.
+#
+#   bench.rb min-runs                      the fewest runs a median is taken of
+#   bench.rb median < NUMBERS              the median (at least min-runs numbers)
+#   bench.rb median-any < NUMBERS          the median of any count (a batch's boots; a whole one stays whole)
+#   bench.rb quote RUN...                  "min A, max B; runs: ..." (and p95 with enough runs)
+#   bench.rb ratio NUM DEN NAME NAME       "<ratio> <NAME num / NAME den>"
+#   bench.rb slope XS YS                   least-squares slope of YS over XS (space-separated), or null
+#   bench.rb met-le VALUE TARGET           true when VALUE <= TARGET, false (also for no value)
+#   bench.rb fig KEY LABEL VALUE UNIT TARGET MET [NOTE]   a figure as a JSON line
+#   bench.rb meta KEY JSON                 a scale entry as a JSON line
+#   bench.rb write WORK RESULTS STAMP STATUS   WORK/figures and WORK/meta to RESULTS/STAMP.json and .md
+#   bench.rb pss-idle K < PSS              the first K readings with no agent process
+#   bench.rb pss-avg < PSS | pss-total < PSS | pss-note < PSS
+#   bench.rb checked-in FROM TO < RUNS     clones with a successful run that ended in [FROM, TO]
+#   bench.rb all-in-at SINCE CLONES < RUNS the end of the last clone's first successful run since SINCE
+#   bench.rb starts < RUNS                 "<clone> <start>" of each distinct run (the phasing's raw data)
+#   bench.rb phasing FROM INTERVAL < STARTS   "<share> <busiest> <total> <met> <twice even: share, runs>"
+#   bench.rb derive RESULTS/STAMP [--write]   re-derive a result from its raw data; print its table
+#   bench.rb pages RESULTS HELPER          the pages of the kept timelines, made with HELPER
+$LOAD_PATH.unshift(File.join(__dir__, 'lib'))
+require 'clone_army_bench/cli'
+
+exit CloneArmyBench::Cli.run(ARGV, $stdin, $stdout, $stderr)

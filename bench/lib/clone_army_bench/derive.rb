@@ -1,0 +1,178 @@
+# frozen_string_literal: true
+
+require 'json'
+require_relative 'stats'
+require_relative 'pss'
+require_relative 'runs'
+require_relative 'results'
+
+module CloneArmyBench
+  # Re-derives a committed result's figures from what it kept: the raw readings in
+  # <stamp>.raw/ and the runs each median quotes in its note. A figure that is one
+  # timed reading (an apply's wall time, say) has nothing below it and is kept as
+  # measured; so is any figure whose raw data an older run did not keep.
+  class Derive
+    # Figures whose met is their value against the target alone.
+    THRESHOLD = %r{\A(≤|<) ([0-9.]+)\z}.freeze
+    RUNS_NOTE = %r{runs: ([0-9.]+(?: [0-9.]+)*)}.freeze
+    MEDIAN_KEYS = %r{\A(noop_apply_\d+|empty_apply_\d+|cpu_clone|cpu_plain|cpu_host)\z}.freeze
+    JUDGED_KEYS = ['pss_timer', 'pss_daemon', 'cpu_ratio'].freeze
+
+    attr_reader :doc, :prefix
+
+    # prefix: bench/results/<stamp> (a trailing .json is dropped).
+    def initialize(prefix)
+      @prefix = prefix.sub(%r{\.json\z}, '')
+      @doc = JSON.parse(File.read("#{@prefix}.json"))
+      @raw = "#{@prefix}.raw"
+    end
+
+    # The document with every derivable figure derived again.
+    def derived
+      figures = @doc['figures'].map(&:dup)
+      by_key = figures.to_h { |f| [f['key'], f] }
+      @derived_keys = figures.select { |f| rederive(f, by_key) }.map { |f| f['key'] }
+      @doc.merge('figures' => figures)
+    end
+
+    # The keys of the figures derive could derive again (after #derived).
+    def derived_keys
+      derived if @derived_keys.nil?
+      @derived_keys
+    end
+
+    # [key, committed, derived] for each figure whose value differs beyond the
+    # committed value's own rounding.
+    def differences
+      committed = @doc['figures'].to_h { |f| [f['key'], f['value']] }
+      derived['figures'].filter_map do |f|
+        was = committed[f['key']]
+        [f['key'], was, f['value']] unless same_within_rounding?(was, f['value'])
+      end
+    end
+
+    def self.same_within_rounding?(was, now)
+      return was == now if was.nil? || now.nil?
+
+      places = was.to_s[%r{\.(\d+)\z}, 1].to_s.size
+      # Half a unit of the committed value's last decimal: it was printed from a
+      # value at most that far off.
+      (Float(now) - Float(was)).abs <= ((10.0**-places) / 2) + 1e-9
+    end
+
+    private
+
+    def same_within_rounding?(was, now)
+      self.class.same_within_rounding?(was, now)
+    end
+
+    def rederive(fig, by_key)
+      value = derive_value(fig, by_key)
+      return false if value.nil?
+
+      fig['value'] = value
+      judge(fig) if JUDGED_KEYS.include?(fig['key'])
+      true
+    end
+
+    def derive_value(fig, by_key)
+      key = fig['key']
+      return median_from_note(fig) if MEDIAN_KEYS.match?(key)
+
+      share = key[%r{\Anoop_class_share_(\d+)\z}, 1]
+      return difference(by_key["noop_apply_#{share}"], by_key["empty_apply_#{share}"]) if share
+
+      FROM_RAW.key?(key) ? instance_exec(by_key, &FROM_RAW[key]) : nil
+    end
+
+    # The figures made from one raw file or from other figures.
+    FROM_RAW = {
+      'cpu_ratio' => ->(by_key) { quotient(by_key['cpu_clone'], by_key['cpu_plain']) },
+      'pss_timer' => ->(_) { pss_average('pss-timer-idle') },
+      'pss_daemon' => ->(_) { pss_average('pss-daemon') },
+      'fleet_pss' => ->(_) { pss_total('pss-timer') },
+      'grow_flat' => ->(by_key) { grow_flat(by_key) },
+      'grow_slope' => ->(by_key) { grow_slope(by_key) },
+      'phasing' => ->(_) { phasing },
+    }.freeze
+
+    def median_from_note(fig)
+      runs = fig['note'].to_s[RUNS_NOTE, 1]
+      # Results from before the bench required MIN_MEDIAN_RUNS quote fewer: they are
+      # re-derived as they were measured, not judged again.
+      runs && Float(Stats.fixed(Stats.median(runs.split, min: 1)))
+    end
+
+    def difference(left, right)
+      return nil unless left && right
+
+      Float(Stats.fixed(median_from_note(left) - median_from_note(right)))
+    end
+
+    def quotient(num, den)
+      return nil unless num && den
+
+      Float(Stats.fixed(median_from_note(num) / median_from_note(den)))
+    end
+
+    def raw(name)
+      path = File.join(@raw, name)
+      File.file?(path) ? File.read(path) : nil
+    end
+
+    def pss_average(name)
+      text = raw(name)
+      text && Pss.average_mib(Pss.parse(text))
+    end
+
+    def pss_total(name)
+      text = raw(name)
+      text && Pss.total_mib(Pss.parse(text))
+    end
+
+    # The growth's batches: [clones running before, seconds per clone], in order.
+    def grow_batches(by_key)
+      by_key.keys.grep(%r{\Agrow_\d+\z}).map { |k| [Integer(k[5..]), by_key[k]['value']] }.sort
+    end
+
+    # The last batch's seconds per clone over the first's, as measured.
+    def grow_flat(by_key)
+      batches = grow_batches(by_key)
+      return nil if batches.size < 2
+
+      first = batches.first[1]
+      last = batches.last[1]
+      first && last ? Float(Stats.fixed(last / first)) : nil
+    end
+
+    # Seconds per clone against clones running, fitted, per 1000 running.
+    def grow_slope(by_key)
+      batches = grow_batches(by_key)
+      return nil if batches.any? { |_, secs| secs.nil? }
+
+      slope = Stats.slope(batches.map(&:first), batches.map(&:last))
+      slope && Float(Stats.fixed(slope * 1000))
+    end
+
+    # Only with the run's times kept (raw/times: "apply_t0 fleet_t0 checkin_end"),
+    # which results before the bench kept them lack.
+    def phasing
+      times = raw('times')
+      starts = raw('reports')
+      return nil unless times && starts
+
+      fleet_t0 = Float(times.split[1])
+      interval = Float(@doc['scale']['runinterval'])
+      parsed = starts.each_line.map(&:split).reject(&:empty?).map { |c, t| [c, Float(t)] }
+      Runs.phasing(parsed, fleet_t0 + interval, interval)[:share]
+    end
+
+    def judge(fig)
+      m = THRESHOLD.match(fig['target'].to_s)
+      return unless m
+
+      limit = Float(m[2])
+      fig['met'] = m[1] == '≤' ? fig['value'] <= limit : fig['value'] < limit
+    end
+  end
+end
