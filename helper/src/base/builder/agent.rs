@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::command::{argv, fetch, in_root, inside, path_arg};
+use super::command::{fetch, in_root, inside, path_arg, remove_inside};
 use super::finish::AIO_LOCAL_CA;
 use super::spec::{Argv, BuildSpec, PeSpec};
 use crate::base::{Family, Os, PuppetSource};
@@ -127,10 +127,7 @@ pub(super) fn pe_commands(pe: &PeSpec, staging: &Path) -> Vec<Argv> {
                 "false",
             ],
         ),
-        argv(&["rm", "-f", "--"])
-            .into_iter()
-            .chain([inside(staging, PE_INSTALLER)])
-            .collect(),
+        remove_inside(staging, PE_INSTALLER),
     ]
 }
 

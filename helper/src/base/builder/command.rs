@@ -37,6 +37,14 @@ pub(super) fn in_root(staging: &Path, command: &[&str]) -> Argv {
     out
 }
 
+/// The removal, from the host, of a file inside the staging root (a download, once
+/// installed): `rm -f`, so a file already gone is no failure.
+pub(super) fn remove_inside(staging: &Path, relative: &str) -> Argv {
+    let mut out = argv(&["rm", "-f", "--"]);
+    out.push(inside(staging, relative));
+    out
+}
+
 /// A download on the host: TLS verified (with `cacert` when given, else the host's CA
 /// store), https only, also across redirects; fails on HTTP errors.
 pub(super) fn fetch(url: &str, dest: &str, cacert: Option<&Path>) -> Argv {

@@ -5,7 +5,7 @@ use std::path::Path;
 use super::agent::{
     distro_agent_package, pe_commands, pe_spec, release_package_url, vendor_agent_package,
 };
-use super::command::{download_path, fetch, in_root, inside, path_arg};
+use super::command::{download_path, fetch, in_root, inside, path_arg, remove_inside};
 use super::spec::{Argv, BuildSpec, RootfsBuilder};
 use crate::base::{Os, PuppetSource};
 use crate::protocol::error::Result;
@@ -89,12 +89,7 @@ impl RootfsBuilder for DebootstrapBuilder {
                 &["apt-get", "install", "-y", "--no-install-recommends", agent],
             ));
             commands.push(in_root(staging, &["apt-get", "clean"]));
-            commands.push(vec![
-                "rm".to_owned(),
-                "-f".to_owned(),
-                "--".to_owned(),
-                inside(staging, &file),
-            ]);
+            commands.push(remove_inside(staging, &file));
         }
         if spec.puppet_source == PuppetSource::Pe {
             commands.extend(pe_commands(pe_spec(spec)?, staging));

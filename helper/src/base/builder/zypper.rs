@@ -5,7 +5,7 @@ use std::path::Path;
 use super::agent::{
     distro_source_refused, pe_commands, pe_spec, release_package_url, vendor_agent_package,
 };
-use super::command::{download_path, fetch, inside, path_arg};
+use super::command::{download_path, fetch, inside, path_arg, remove_inside};
 use super::spec::{Argv, BuildSpec, RootfsBuilder};
 use crate::base::{Os, PuppetSource};
 use crate::protocol::error::Result;
@@ -97,12 +97,7 @@ impl RootfsBuilder for ZypperBuilder {
             commands.push(rpm_import_keys(staging, "\"$1\"/etc/pki/rpm-gpg/*"));
             commands.push(zypper(&["refresh"]));
             commands.push(zypper(&["install", "--no-recommends", agent]));
-            commands.push(vec![
-                "rm".to_owned(),
-                "-f".to_owned(),
-                "--".to_owned(),
-                inside(staging, &file),
-            ]);
+            commands.push(remove_inside(staging, &file));
         }
         if spec.puppet_source == PuppetSource::Pe {
             commands.extend(pe_commands(pe_spec(spec)?, staging));
