@@ -24,6 +24,7 @@ use crate::exec;
 use crate::host::limits as host_limits;
 use crate::inventory::problems::ProblemKind;
 use crate::protocol::error::ErrorKind;
+use crate::report::render::Format;
 use crate::sys::{lock, names, paths};
 use crate::systemd;
 
@@ -41,6 +42,12 @@ pub struct Schema {
     pub limits: LimitRules,
     pub facts: FactRules,
     pub challenge_password_max_bytes: usize,
+    /// A clone's root password hash (`root_password_hash`).
+    pub crypt_hash: PatternRule,
+    /// `report --format`'s values, live and of a recorded run.
+    pub report_formats: ReportFormats,
+    /// Where the class installs the helper and the tasks run it.
+    pub helper_path: &'static str,
     pub capacity: Capacity,
     pub waits: Waits,
     pub error_kinds: &'static [ErrorKind],
@@ -78,6 +85,24 @@ pub struct PathRule {
     pub rule: &'static str,
     pub valid: Vec<&'static str>,
     pub invalid: Vec<&'static str>,
+}
+
+/// A text's rule: an anchored pattern (built from the helper's own rule), what a refusal
+/// says, and examples the helper's check accepts and refuses.
+#[derive(Debug, Serialize)]
+pub struct PatternRule {
+    pub pattern: String,
+    pub rule: String,
+    pub valid: Vec<&'static str>,
+    pub invalid: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportFormats {
+    pub live: Vec<&'static str>,
+    pub recorded: Vec<&'static str>,
+    /// Live formats answered as plain text, not in the JSON envelope.
+    pub text: Vec<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -270,6 +295,22 @@ pub fn schema() -> Schema {
             max_string_length: facts::MAX_FACT_STRING,
         },
         challenge_password_max_bytes: secrets::MAX_CHALLENGE_PASSWORD_BYTES,
+        crypt_hash: PatternRule {
+            pattern: secrets::crypt_hash_pattern(),
+            rule: format!(
+                "a crypt(3) password hash such as '$6$<salt>$<hash>' or \
+                 '$y$<params>$<salt>$<hash>' (scheme one of {})",
+                secrets::CRYPT_SCHEMES.join(", ")
+            ),
+            valid: CRYPT_HASH_EXAMPLES_VALID.to_vec(),
+            invalid: CRYPT_HASH_EXAMPLES_INVALID.to_vec(),
+        },
+        report_formats: ReportFormats {
+            live: format_names(Format::LIVE),
+            recorded: format_names(Format::RECORDED),
+            text: format_names(Format::TEXT),
+        },
+        helper_path: paths::HELPER_PATH,
         capacity: Capacity {
             reserve_bytes: host_limits::RESERVE_BYTES,
             cost_bytes: BTreeMap::from([
@@ -283,6 +324,39 @@ pub fn schema() -> Schema {
         problem_kinds: ProblemKind::ALL,
     }
 }
+
+fn format_names(formats: &[Format]) -> Vec<&'static str> {
+    formats.iter().map(|format| format.name()).collect()
+}
+
+/// Hashes as `openssl passwd` and `mkpasswd` make them, one of each scheme family.
+const CRYPT_HASH_EXAMPLES_VALID: &[&str] = &[
+    "$6$saltsalt$qFmFH.bQmmtXzyBY0s9v7Oicd2z4XSIecDzlB5KiA2/jctKu9YterLp8wwnSq.qc.eoxqOmSuNp2xS0ktL3nh/",
+    "$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7",
+    "$5$rounds=5000$usesomesillystri$KqJWpanXZHKq2BOB43TSaYhEWsQ1Lr5QNyPCDH/Tp.6",
+    "$1$saltsalt$2vnaRpHa6Jxjz5n83ok8Z0",
+    "$2b$12$GhvMmNVjRW29ulnudl.LbuAnUtN/LRfe1JsBm1Xu6LE3059z5Tr8m",
+    "$gy$j9T$salt$hash",
+];
+
+/// Locked passwords, unknown schemes, missing parts, and what would break `/etc/shadow`.
+const CRYPT_HASH_EXAMPLES_INVALID: &[&str] = &[
+    "",
+    "!",
+    "*",
+    "plain-password",
+    "$6$",
+    "$6$saltsalt$",
+    "$6$$hash",
+    "$abc$salt$hash",
+    "$3$salt$hash",
+    "$6$salt:x$hash",
+    "$6$salt x$hash",
+    "$6$salt$ha sh",
+    "$6$salt$hash\n",
+    "$6$s\u{e4}lt$hash",
+    "$6$salt$h:sh",
+];
 
 fn ranges() -> BTreeMap<&'static str, Range> {
     let range = |min: u64, max: u64, default: Option<u64>| Range { min, max, default };
@@ -391,6 +465,17 @@ mod tests {
         }
         for name in &rules.hostname.invalid {
             assert!(names::validate_hostname("server", name).is_err(), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_crypt_hash_check_agrees_with_its_examples() {
+        let rule = schema().crypt_hash;
+        for hash in &rule.valid {
+            assert!(secrets::is_crypt_hash(hash), "{hash:?}");
+        }
+        for hash in &rule.invalid {
+            assert!(!secrets::is_crypt_hash(hash), "{hash:?}");
         }
     }
 

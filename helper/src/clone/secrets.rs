@@ -106,27 +106,55 @@ fn read_secret_file(field: &'static str, path: &Path) -> Result<String> {
     Ok(text)
 }
 
-/// A crypt(3) hash: `$id$...` (`$6$` SHA-512, `$y$` yescrypt, ...), printable ASCII, no
-/// `:` (the shadow field separator), no whitespace or newline.
+/// The crypt(3) schemes a root password hash may be of: MD5, bcrypt, SHA-256, SHA-512,
+/// scrypt, yescrypt (Debian's default) and gost-yescrypt. A locked password (`!`, `*`) is
+/// no hash.
+pub const CRYPT_SCHEMES: &[&str] = &["1", "2a", "2b", "2x", "2y", "5", "6", "7", "y", "gy"];
+
+/// The crypt hash rule as an anchored pattern, for the Puppet side: `$<scheme>$`, then its
+/// parameters and salt (printable ASCII but `:`, the shadow field separator), then `$` and
+/// the hash in crypt's own alphabet. [`is_crypt_hash`] is the same rule.
+pub fn crypt_hash_pattern() -> String {
+    format!(
+        "^\\$({})\\$[!-9;-~]+\\$[./0-9A-Za-z]+$",
+        CRYPT_SCHEMES.join("|")
+    )
+}
+
+/// One crypt(3) hash by [`crypt_hash_pattern`]'s rule: no space, newline, `:` or
+/// character outside printable ASCII anywhere.
+pub fn is_crypt_hash(text: &str) -> bool {
+    let Some((scheme, rest)) = text.strip_prefix('$').and_then(|t| t.split_once('$')) else {
+        return false;
+    };
+    let Some((params, hash)) = rest.rsplit_once('$') else {
+        return false;
+    };
+    CRYPT_SCHEMES.contains(&scheme)
+        && !params.is_empty()
+        && params.chars().all(|c| c.is_ascii_graphic() && c != ':')
+        && !hash.is_empty()
+        && hash
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '/')
+}
+
+/// A root password hash file: one crypt(3) hash ([`is_crypt_hash`]).
 pub fn read_root_password_hash(path: &Path) -> Result<Secret> {
     const FIELD: &str = "root-password-hash-file";
     let text = read_secret_file(FIELD, path)?;
-    let looks_like_crypt = text
-        .strip_prefix('$')
-        .and_then(|rest| rest.split_once('$'))
-        .is_some_and(|(id, rest)| {
-            !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric()) && !rest.is_empty()
-        })
-        && text.chars().all(|c| c.is_ascii_graphic() && c != ':');
-    if looks_like_crypt {
+    if is_crypt_hash(&text) {
         Ok(Secret(text))
     } else {
         Err(Error::InvalidArgument {
             field: FIELD,
             value: path.display().to_string(),
-            reason: "expected one crypt(3) hash such as the output of `openssl passwd -6` \
-                     ($id$...), with no ':', space or newline (the content is not shown)"
-                .to_owned(),
+            reason: format!(
+                "expected one crypt(3) hash such as the output of `openssl passwd -6` \
+                 ($<scheme>$<salt>$<hash>, scheme one of {}), with no ':', space or newline \
+                 (the content is not shown)",
+                CRYPT_SCHEMES.join(", ")
+            ),
         })
     }
 }

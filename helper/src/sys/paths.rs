@@ -11,6 +11,10 @@ use crate::sys::escape::escape_path;
 pub const ROOT_ENV: &str = "CLONE_ARMY_ROOT";
 
 pub const STATE_DIR: &str = "/var/lib/puppet-clone-army";
+/// Where class `clone_army` installs the helper, and the only one its tasks run (a task
+/// runs as root: its caller must not choose what runs). The Puppet side reads it from the
+/// schema.
+pub const HELPER_PATH: &str = "/usr/local/sbin/clone-army";
 pub const MACHINES_DIR: &str = "/var/lib/machines";
 pub const UNIT_DIR: &str = "/etc/systemd/system";
 /// Where `systemd-nspawn` finds a machine's trusted settings file, `<clone>.nspawn`.

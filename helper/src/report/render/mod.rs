@@ -22,3 +22,41 @@ pub enum Format {
     /// A recorded run's page (`--from`).
     Html,
 }
+
+impl Format {
+    /// The formats of the live fleet's report.
+    pub const LIVE: &'static [Format] = &[Format::Json, Format::Table, Format::Prometheus];
+    /// The formats of a recorded run's report (`--from`).
+    pub const RECORDED: &'static [Format] = &[Format::Json, Format::Table, Format::Html];
+    /// The live formats printed as plain text, not in the JSON envelope.
+    pub const TEXT: &'static [Format] = &[Format::Table, Format::Prometheus];
+
+    /// The name on the command line (`--format NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Table => "table",
+            Format::Prometheus => "prometheus",
+            Format::Html => "html",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum;
+
+    use super::Format;
+
+    #[test]
+    fn each_format_is_named_as_the_command_line_names_it_and_listed_live_or_recorded() {
+        for format in Format::value_variants() {
+            let value = format.to_possible_value().unwrap();
+            assert_eq!(format.name(), value.get_name());
+            assert!(Format::LIVE.contains(format) || Format::RECORDED.contains(format));
+        }
+        assert!(Format::TEXT
+            .iter()
+            .all(|format| Format::LIVE.contains(format)));
+    }
+}
