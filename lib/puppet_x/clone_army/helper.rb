@@ -5,6 +5,7 @@ require 'puppet'
 require_relative 'answer'
 require_relative 'call_limits'
 require_relative 'runner'
+require_relative 'schema'
 require_relative 'secrets'
 
 module PuppetX
@@ -46,7 +47,7 @@ module PuppetX
     # read as a flag.
     class Helper
       PROTOCOL_VERSION = Answer::PROTOCOL_VERSION
-      DEFAULT_PATH = '/usr/local/sbin/clone-army'
+      DEFAULT_PATH = Schema.fetch('helper_path')
       CLONE_STATES = ['running', 'stopped'].freeze
 
       attr_reader :path

@@ -16,11 +16,13 @@ module PuppetX
       # The clone_army_clone parameters that hold secrets.
       PARAMETERS = [:root_password_hash, :challenge_password].freeze
 
-      # crypt(3) hashes: MD5 ($1$), bcrypt ($2a$, $2b$, $2x$, $2y$), SHA-256
-      # ($5$), SHA-512 ($6$), scrypt ($7$), yescrypt ($y$, Debian's default)
-      # and gost-yescrypt ($gy$). A locked password ('!', '*') is not a hash:
-      # leave the parameter out for that.
-      CRYPT_HASH = %r{\A\$(?:1|2[abxy]|5|6|7|y|gy)\$[^\s:]+\$[./0-9A-Za-z]+\z}.freeze
+      # crypt(3) hashes, by the helper's rule (its schema's `crypt_hash`): MD5
+      # ($1$), bcrypt ($2a$, $2b$, $2x$, $2y$), SHA-256 ($5$), SHA-512 ($6$),
+      # scrypt ($7$), yescrypt ($y$, Debian's default) and gost-yescrypt
+      # ($gy$). A locked password ('!', '*') is not a hash: leave the
+      # parameter out for that.
+      CRYPT_HASH = Schema.anchored(Schema.fetch('crypt_hash', 'pattern'))
+      CRYPT_HASH_RULE = Schema.fetch('crypt_hash', 'rule')
 
       # The plain value of a parameter that may arrive wrapped in Sensitive.
       def self.unwrap(value)
@@ -33,7 +35,7 @@ module PuppetX
         return if plain.is_a?(String) && plain.match?(CRYPT_HASH)
 
         raise ArgumentError,
-              "#{attribute} must be a crypt(3) password hash such as '$6$<salt>$<hash>' or '$y$<params>$<salt>$<hash>' " \
+              "#{attribute} must be #{CRYPT_HASH_RULE} " \
               '(make one with `mkpasswd -m yescrypt` or `openssl passwd -6`); the value given is not one (not shown)'
       end
 

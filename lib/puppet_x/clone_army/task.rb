@@ -21,15 +21,15 @@ module PuppetX
     # Bolt copies these files next to the task (the tasks' metadata lists
     # them in "files").
     module Task
-      DEFAULT_HELPER = '/usr/local/sbin/clone-army'
+      DEFAULT_HELPER = Schema.fetch('helper_path')
 
       # Clone names, as the helper accepts them.
       CLONE_NAME = Schema.name_pattern(:clone)
-      REPORT_FORMATS = ['json', 'table', 'prometheus'].freeze
+      REPORT_FORMATS = Schema.fetch('report_formats', 'live').freeze
       # What a recorded run (`from`) is reported as.
-      RECORDED_FORMATS = ['json', 'table', 'html'].freeze
+      RECORDED_FORMATS = Schema.fetch('report_formats', 'recorded').freeze
       # Formats the helper answers in plain text, not in its JSON envelope.
-      TEXT_FORMATS = ['table', 'prometheus'].freeze
+      TEXT_FORMATS = Schema.fetch('report_formats', 'text').freeze
       # Views of the live fleet, which a recorded run does not have.
       LIVE_VIEWS = ['interval', 'server', 'puppetdb', 'ca_cert', 'client_cert', 'client_key'].freeze
       FLEET_ACTIONS = ['start', 'stop', 'status'].freeze
