@@ -129,6 +129,23 @@ describe 'the Puppet code\'s ranges and patterns' do
     expect(init).to include("Clone_army::Absolutepath $helper_path = '#{schema['helper_path']}',")
   end
 
+  # A task's integer parameter against the helper's range of the same name
+  # (`exec_timeout` for exec's `timeout`): Bolt checks the type before the
+  # task runs, so a looser one lets through what the helper refuses.
+  it 'has the tasks take integers in the helper\'s ranges' do
+    checked = Dir[File.join(root, 'tasks', '*.json')].sort.flat_map do |file|
+      task = File.basename(file, '.json')
+      JSON.parse(File.read(file)).fetch('parameters').filter_map do |name, parameter|
+        bounds = schema.dig('ranges', "#{task}_#{name}")
+        next unless bounds
+
+        expect(parameter['type']).to eq("Optional[Integer[#{bounds['min']}, #{bounds['max']}]]"), "#{task} #{name}"
+        "#{task}_#{name}"
+      end
+    end
+    expect(checked).to include('exec_concurrency', 'exec_timeout')
+  end
+
   it 'has the report task take the helper\'s report formats' do
     task = JSON.parse(File.read(File.join(root, 'tasks', 'report.json')))
     formats = task.dig('parameters', 'format', 'type')[%r{Enum\[([^\]]*)\]}, 1].split(',').map(&:strip)
