@@ -343,13 +343,14 @@ describe PuppetX::CloneArmy::Helper do
     end
 
     {
-      'a panic message instead of JSON' => ['malformed.txt', 101, %r{exit status 101\): not JSON}],
-      'truncated JSON' => ['truncated.json', 0, %r{not JSON}],
-    }.each do |what, (fixture, status, message)|
+      'a panic message instead of JSON' => ['malformed.txt', 101, %r{exit status 101\): not JSON}, 'malformed-output'],
+      'truncated JSON' => ['truncated.json', 0, %r{not JSON}, 'malformed-output'],
+      'another protocol version' => ['protocol_99.json', 0, %r{protocol version 99}, 'protocol-mismatch'],
+    }.each do |what, (fixture, status, message, kind)|
       it "refuses #{what} (never read as 'no clones')" do
         stub_stdout(helper_fixture(fixture), status)
         expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, message) { |error|
-          expect(error.kind).to eq('malformed-output')
+          expect(error.kind).to eq(kind)
         }
       end
     end
