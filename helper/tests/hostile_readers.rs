@@ -270,18 +270,18 @@ proptest! {
         assert_within_budget("server::summarise", text.len(), peak);
     }
 
+    /// Every case reaches the readers: two hostile values (the texts that are almost JSON
+    /// are the status and facts readers' cases, which parse first).
     #[test]
-    fn hostile_puppetdb_answers_neither_panic_nor_grow(text in json_text(), other in json_text()) {
+    fn hostile_puppetdb_answers_neither_panic_nor_grow(a in json_value(), b in json_value()) {
+        let size = a.to_string().len() + b.to_string().len();
         let (peak, _) = peak_of(|| {
-            let (Ok(a), Ok(b)) = (serde_json::from_str::<Value>(&text), serde_json::from_str::<Value>(&other)) else {
-                return;
-            };
             let _ = puppetdb::status_fields(&a);
             let _ = puppetdb::commands(&a, &b);
             let _ = puppetdb_fleet::load_hosts(&a);
             let _ = puppetdb_fleet::report_runs(&b);
         });
-        assert_within_budget("PuppetDB readers", text.len() + other.len(), peak);
+        assert_within_budget("PuppetDB readers", size, peak);
     }
 
     #[test]
