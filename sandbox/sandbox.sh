@@ -436,6 +436,7 @@ EOF
     [ "$SANDBOX_PUPPETDB" != yes ] || printf 'storeconfigs = true\nstoreconfigs_backend = puppetdb\n' >>"$root/etc/puppet/puppet.conf"
   fi
   [ "$SANDBOX_PUPPETDB" != yes ] || configure_puppetdb "$root"
+  settle_server_start "$root"
   pin_cpus "$name" "$root"
 
   started=$SECONDS
@@ -469,6 +470,23 @@ limit_server_cpu() {
     \( -path '*/puppetserver.service/*' -o -path '*/puppetdb.service/*' -o -path '*/postgresql@*.service/*' \))
   ((moved > 0)) || die "sandbox $name: no process of the server's services found to limit"
   log "sandbox $name: Puppet Server, PuppetDB and PostgreSQL ($moved processes) limited to $SERVER_CPU_QUOTA % of one CPU"
+}
+
+# Debian 12's puppetserver.service checks its main process with `kill -0` as
+# soon as it is forked, which fails ("Operation not permitted") while systemd's
+# child has not yet dropped to the puppet user: the start fails now and then on
+# a busy machine. Debian 13's unit waits a second first; both suites get its
+# line. Read at the daemon-reload of pin_cpus.
+settle_server_start() {
+  local dropin=$1/etc/systemd/system/puppetserver.service.d/40-sandbox-start.conf
+  mkdir -p "${dropin%/*}"
+  cat >"$dropin" <<'EOF'
+# Written by clone_army's sandbox/sandbox.sh: wait before checking the main
+# process, as Debian 13's unit does (Debian 12's races the drop to its user).
+[Service]
+ExecStartPost=
+ExecStartPost=sh -c "sleep 1; while ! head -c1 ${RUNTIME_DIRECTORY}/restart | grep -q '^1'; do kill -0 $MAINPID && sleep 1 || exit 1; done"
+EOF
 }
 
 # The server's services and the clones on CPUs of their own (SERVER_CPUS,
