@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use clap::ValueEnum;
 use serde::Serialize;
 
-use crate::base::{Os, PuppetSource};
+use crate::base::{self, Family, Os, PuppetSource};
 use crate::clone::puppet_conf::SERVER_PORTS;
 use crate::clone::run_mode::{
     Phasing, RunMode, DEFAULT_PHASING, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL,
@@ -36,6 +36,9 @@ pub struct Schema {
     /// The rules that turn a clone's phase index into the offset of its runs.
     pub phasings: Choice,
     pub os: Vec<&'static str>,
+    /// What `base create` takes as `--mirror` and, by OS, as `--release`.
+    pub base_mirror: PatternRule,
+    pub base_releases: BTreeMap<&'static str, PatternRule>,
     pub puppet_sources: Choice,
     /// Inclusive ranges of the integer flags, by the class's and type's attribute name.
     pub ranges: BTreeMap<&'static str, Range>,
@@ -214,6 +217,51 @@ const APPLY_SOURCE_EXAMPLES_INVALID: &[&str] = &[
     "/srv/..",
     "/srv/ä",
 ];
+const MIRROR_EXAMPLES_VALID: &[&str] = &[
+    "http://deb.debian.org/debian",
+    "https://m.example/ubuntu/",
+    "file:/srv/mirror",
+    "file:///srv/mirror",
+];
+const MIRROR_EXAMPLES_INVALID: &[&str] = &[
+    "",
+    "--foreign",
+    "/srv/mirror",
+    "ftp://m.example/debian",
+    "http://m.example/a b",
+    "http://m.example/a\u{1}b",
+    "http://m.example/\nx",
+];
+
+/// Examples of each family's releases, valid and invalid.
+fn release_examples(family: Family) -> (&'static [&'static str], &'static [&'static str]) {
+    match family {
+        Family::Debian => (
+            &["bookworm", "trixie", "noble", "sid"],
+            &["", "9", "8bookworm", "Bookworm", "--x", "book worm"],
+        ),
+        Family::Rhel => (&["8", "9"], &["", "7", "10", "9.4", "bookworm"]),
+        Family::Suse => (&["15", "15.6"], &["", "16", "1.5", "15.", "15.6.1", "leap"]),
+    }
+}
+
+fn base_releases() -> BTreeMap<&'static str, PatternRule> {
+    Os::value_variants()
+        .iter()
+        .map(|os| {
+            let (pattern, rule) = base::release_rule(os.family());
+            let (valid, invalid) = release_examples(os.family());
+            let rule = PatternRule {
+                pattern: pattern.to_owned(),
+                rule: rule.to_owned(),
+                valid: valid.to_vec(),
+                invalid: invalid.to_vec(),
+            };
+            (os.as_str(), rule)
+        })
+        .collect()
+}
+
 const HOSTNAME_EXAMPLES_VALID: &[&str] = &["puppet", "puppet.example.com", "Agent-1.lab", "a1"];
 const HOSTNAME_EXAMPLES_INVALID: &[&str] =
     &["", "-a", "a-", "a..b", ".a", "a_b", "a b", "a/b", "a:8140"];
@@ -266,6 +314,13 @@ pub fn schema() -> Schema {
             default: DEFAULT_PHASING.name(),
         },
         os: Os::value_variants().iter().map(|os| os.as_str()).collect(),
+        base_mirror: PatternRule {
+            pattern: base::MIRROR_PATTERN.to_owned(),
+            rule: base::MIRROR_RULE.to_owned(),
+            valid: MIRROR_EXAMPLES_VALID.to_vec(),
+            invalid: MIRROR_EXAMPLES_INVALID.to_vec(),
+        },
+        base_releases: base_releases(),
         puppet_sources: Choice {
             values: PuppetSource::value_variants()
                 .iter()
@@ -476,6 +531,29 @@ mod tests {
         }
         for hash in &rule.invalid {
             assert!(!secrets::is_crypt_hash(hash), "{hash:?}");
+        }
+    }
+
+    #[test]
+    fn the_base_checks_agree_with_their_examples() {
+        let schema = schema();
+        for mirror in &schema.base_mirror.valid {
+            assert!(base::is_mirror(mirror), "{mirror:?}");
+        }
+        for mirror in &schema.base_mirror.invalid {
+            assert!(!base::is_mirror(mirror), "{mirror:?}");
+        }
+        for os in Os::value_variants() {
+            let rule = &schema.base_releases[os.as_str()];
+            for release in &rule.valid {
+                assert!(base::is_release(os.family(), release), "{os:?} {release:?}");
+            }
+            for release in &rule.invalid {
+                assert!(
+                    !base::is_release(os.family(), release),
+                    "{os:?} {release:?}"
+                );
+            }
         }
     }
 

@@ -304,51 +304,74 @@ pub fn default_mirror(os: Os, release: &str) -> Option<String> {
     }
 }
 
-fn validate_release(family: Family, release: &str) -> Result<()> {
-    let (ok, expected) = match family {
-        Family::Debian => (
+/// The release a family's bases are built from, as a pattern for the Puppet side
+/// (`clone-army schema`) and in words: what [`is_release`] takes.
+pub fn release_rule(family: Family) -> (&'static str, &'static str) {
+    match family {
+        Family::Debian => ("^[a-z][a-z0-9.-]*$", "a release codename such as bookworm"),
+        Family::Rhel => ("^(8|9)$", "8 or 9"),
+        Family::Suse => ("^15[0-9]*(\\.[0-9]+)?$", "a SUSE 15 release such as 15.6"),
+    }
+}
+
+/// Whether `release` names a release of `family` ([`release_rule`]).
+pub fn is_release(family: Family, release: &str) -> bool {
+    match family {
+        Family::Debian => {
             release
                 .chars()
                 .next()
                 .is_some_and(|c| c.is_ascii_lowercase())
                 && release
                     .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'),
-            "a release codename such as bookworm",
-        ),
-        Family::Rhel => (matches!(release, "8" | "9"), "8 or 9"),
-        Family::Suse => (
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        }
+        Family::Rhel => matches!(release, "8" | "9"),
+        Family::Suse => {
             release.split('.').count() <= 2
                 && release
                     .split('.')
                     .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-                && release.starts_with("15"),
-            "a SUSE 15 release such as 15.6",
-        ),
-    };
-    if ok {
+                && release.starts_with("15")
+        }
+    }
+}
+
+fn validate_release(family: Family, release: &str) -> Result<()> {
+    if is_release(family, release) {
         Ok(())
     } else {
         Err(Error::InvalidArgument {
             field: "release",
             value: release.to_owned(),
-            reason: format!("expected {expected} (give --release)"),
+            reason: format!("expected {} (give --release)", release_rule(family).1),
         })
     }
 }
 
-fn validate_mirror(mirror: &str) -> Result<()> {
-    let scheme_ok = ["http://", "https://", "file:/"]
+/// What `--mirror` may be, as a pattern for the Puppet side (`clone-army schema`): what
+/// [`is_mirror`] takes.
+pub const MIRROR_PATTERN: &str = "^(https?://|file:/)[^[:space:][:cntrl:]]*$";
+
+/// What `--mirror` may be, in words.
+pub const MIRROR_RULE: &str = "an http://, https:// or file:/ URL";
+
+/// Whether `mirror` is a URL the builders can take as one argument ([`MIRROR_PATTERN`]).
+pub fn is_mirror(mirror: &str) -> bool {
+    ["http://", "https://", "file:/"]
         .iter()
-        .any(|s| mirror.starts_with(s));
-    let chars_ok = !mirror.chars().any(|c| c.is_whitespace() || c.is_control());
-    if scheme_ok && chars_ok {
+        .any(|s| mirror.starts_with(s))
+        && !mirror.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+fn validate_mirror(mirror: &str) -> Result<()> {
+    if is_mirror(mirror) {
         Ok(())
     } else {
         Err(Error::InvalidArgument {
             field: "mirror",
             value: mirror.to_owned(),
-            reason: "expected an http://, https:// or file:/ URL".to_owned(),
+            reason: format!("expected {MIRROR_RULE}"),
         })
     }
 }

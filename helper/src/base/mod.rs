@@ -9,7 +9,9 @@ mod list;
 mod remove;
 
 pub use builder::builder_for;
-pub use create::{create, BaseRequest};
+pub use create::{
+    create, is_mirror, is_release, release_rule, BaseRequest, MIRROR_PATTERN, MIRROR_RULE,
+};
 pub use disk_space::MIN_FREE_BYTES;
 pub use list::{info, list, table as list_table};
 pub use remove::remove;

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require_relative '../../puppet_x/clone_army/base_rules'
 require_relative '../../puppet_x/clone_army/helper'
 require_relative '../../puppet_x/clone_army/helper_param'
 require_relative '../../puppet_x/clone_army/master_param'
@@ -79,31 +80,25 @@ Puppet::Type.newtype(:clone_army_base) do
 
   newparam(:release) do
     desc <<-DOC
-      The release codename of the base, e.g. `bookworm` or `jammy`. Defaults
-      to the host's own. Used only when the base is built.
+      The release of the base: a codename such as `bookworm` or `noble` for
+      Debian and Ubuntu, `8` or `9` for the RHEL family, a SUSE 15 release
+      such as `15.6` for SLES and openSUSE. Defaults to the host's own. Used only when the base is built.
     DOC
 
     validate do |value|
-      unless value.is_a?(String) && value.match?(%r{\A[a-z0-9][a-z0-9.-]*\z})
-        raise ArgumentError,
-              "release must be a release codename of lower-case letters, digits, '.' and '-' " \
-              "(e.g. 'bookworm'); got #{value.inspect}"
-      end
+      PuppetX::CloneArmy::BaseRules.validate_release(value)
     end
   end
 
   newparam(:mirror) do
     desc <<-DOC
       The package mirror debootstrap builds the base from, an `http://`,
-      `https://` or `file://` URL. Defaults to the mirror in the host's own
+      `https://` or `file:` URL. Defaults to the mirror in the host's own
       apt sources. Used only when the base is built.
     DOC
 
     validate do |value|
-      unless value.is_a?(String) && value.match?(%r{\A(https?|file)://\S+\z})
-        raise ArgumentError,
-              "mirror must be an http://, https:// or file:// URL without spaces; got #{value.inspect}"
-      end
+      PuppetX::CloneArmy::BaseRules.validate_mirror(value)
     end
   end
 
@@ -159,6 +154,7 @@ Puppet::Type.newtype(:clone_army_base) do
 
   validate do
     PuppetX::CloneArmy::MasterParam.take(self)
+    PuppetX::CloneArmy::BaseRules.validate_release_of(self[:os], self[:release]) if self[:os] && self[:release]
     if self[:pe_ca_cert] && self[:puppet_source] != :pe
       raise ArgumentError,
             "pe_ca_cert is only used with puppet_source => pe (puppet_source is #{self[:puppet_source] || 'not set'})"

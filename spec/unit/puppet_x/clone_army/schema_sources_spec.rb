@@ -3,8 +3,8 @@
 require 'spec_helper'
 require_relative '../../../../lib/puppet_x/clone_army/schema'
 
-# Every bounded Integer and every Pattern written in manifests/ and types/,
-# read from the files themselves and held to the helper's schema: a range or
+# Every bounded Integer and every Pattern written in manifests/ and types/
+# (and every bounded Integer of the functions' signatures), read from the files themselves and held to the helper's schema: a range or
 # pattern added there without its rule in the schema, or one that drifts from
 # it, fails here. The few that are the Puppet side's own (the helper never
 # sees the value) are listed with the reason.
@@ -12,16 +12,19 @@ describe 'the Puppet code\'s ranges and patterns' do
   schema = PuppetX::CloneArmy::Schema::DATA
   root = File.expand_path('../../../..', __dir__)
   sources = Dir[File.join(root, '{manifests,types}', '*.pp')].sort
+  functions = Dir[File.join(root, 'lib/puppet/functions/**/*.rb')].sort
 
   # "Integer[1, 65535]" with both bounds written as numbers, and what it
-  # bounds: the parameter after it, the fact it takes, or the type alias.
-  integer_ranges = sources.flat_map do |path|
+  # bounds: the parameter after it (a function's `param '...', :name` too),
+  # the fact it takes, or the type alias.
+  integer_ranges = (sources + functions).flat_map do |path|
     file = path.delete_prefix("#{root}/")
     File.readlines(path).each_with_index.flat_map do |line, index|
       next [] if line.strip.start_with?('#')
 
       line.scan(%r{Integer\[(\d+),\s*(\d+)\]}).map do |min, max|
-        name = line[%r{\]\s*\$(\w+)}, 1] || line[%r{\$facts\['(\w+)'\]}, 1] || line[%r{\Atype Clone_army::(\w+)}, 1]
+        name = line[%r{\]\s*\$(\w+)}, 1] || line[%r{\$facts\['(\w+)'\]}, 1] || line[%r{\Atype Clone_army::(\w+)}, 1] ||
+               line[%r{\A\s*(?:optional_)?param '.*', :(\w+)}, 1]
         { where: "#{file}:#{index + 1}", name: name, min: Integer(min), max: Integer(max),
           default: line[%r{\$\w+\s*=\s*(\d+)\s*,?\s*\z}, 1]&.then { |d| Integer(d) } }
       end
@@ -43,6 +46,7 @@ describe 'the Puppet code\'s ranges and patterns' do
 
   it 'finds the ranges it holds (the scan reads the files)' do
     expect(integer_ranges.map { |r| r[:name] }).to include('runinterval', 'splay', 'ramp_up', 'server_port', 'Cpu_quota')
+    expect(integer_ranges.select { |r| r[:where].start_with?('lib/') }.map { |r| r[:name] }).to include('cpu_share_percent')
   end
 
   integer_ranges.each do |found|

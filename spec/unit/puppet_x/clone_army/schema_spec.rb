@@ -82,6 +82,27 @@ describe PuppetX::CloneArmy::Schema do
     expect(os).to eq(schema['os'])
   end
 
+  it 'has clone_army_base take the mirrors the helper takes, and no others' do
+    require 'puppet'
+    type = Puppet::Type.type(:clone_army_base)
+    schema.dig('base_mirror', 'valid').each { |mirror| expect(type.new(name: 'b1', mirror: mirror)[:mirror]).to eq(mirror) }
+    schema.dig('base_mirror', 'invalid').each do |mirror|
+      expect { type.new(name: 'b1', mirror: mirror) }.to raise_error(Puppet::ResourceError, %r{mirror must be}), mirror.inspect
+    end
+  end
+
+  it 'has clone_army_base take the releases the helper takes for each OS, and no others' do
+    require 'puppet'
+    type = Puppet::Type.type(:clone_army_base)
+    schema['base_releases'].each do |os, rule|
+      rule['valid'].each { |release| expect(type.new(name: 'b1', os: os, release: release)[:release]).to eq(release) }
+      rule['invalid'].each do |release|
+        expect { type.new(name: 'b1', os: os, release: release) }
+          .to raise_error(Puppet::ResourceError, %r{release must be}), "#{os} #{release.inspect}"
+      end
+    end
+  end
+
   it 'has Clone_army::Cpu_quota and Clone_army::Memory_max take the helper\'s limits' do
     quota = schema.dig('limits', 'cpu_quota_percent')
     expect(alias_body.call('cpu_quota')).to include("Integer[#{quota['min']}, #{quota['max']}]", "|#{quota['max']})%")
