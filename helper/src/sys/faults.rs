@@ -2,7 +2,7 @@
 //! SIGKILL itself right after that step of `base create`, `clone create` or `clone
 //! remove`, so `tests/faults.rs` can prove that the next call converges whatever step
 //! a crash (or `kill -9`, or a host losing power) interrupted. It acts only beside the
-//! test root guard, [`ROOT_ENV`] set (as the systemd fakes ask too; the acceptance
+//! test root guard, [`paths::test_root`] set (as the systemd fakes ask too; the acceptance
 //! tests set it to `/`): compiled in always, since the acceptance tests kill the
 //! release build, it must not act on a host where a stray variable reached a helper
 //! that is not under test. An unset variable, or a step name not in [`STEPS`], does
@@ -11,7 +11,7 @@
 //! SIGKILL rather than `exit`: nothing runs after it (no destructors, no cleanup
 //! closures), exactly like a real kill.
 
-use crate::sys::paths::ROOT_ENV;
+use crate::sys::paths;
 
 /// Every step the hook can stop after, in the order each verb runs them.
 pub const STEPS: &[&str] = &[
@@ -67,7 +67,7 @@ pub const FAULT_ENV: &str = "CLONE_ARMY_FAULT_AFTER";
 /// Marks the end of `step`; kills the process here when the test hook asks for it.
 pub fn after(step: &'static str) {
     debug_assert!(STEPS.contains(&step), "unknown fault step {step}");
-    let under_test = std::env::var_os(ROOT_ENV).is_some_and(|root| !root.is_empty());
+    let under_test = paths::test_root().is_some();
     if under_test && std::env::var(FAULT_ENV).is_ok_and(|wanted| wanted == step) {
         eprintln!("clone-army: {FAULT_ENV}={step}: killing myself (test hook)");
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
@@ -77,6 +77,7 @@ pub fn after(step: &'static str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::paths::ROOT_ENV;
     use std::os::unix::process::ExitStatusExt;
     use std::process::{Command, Output};
 

@@ -10,6 +10,13 @@ use crate::sys::escape::escape_path;
 
 pub const ROOT_ENV: &str = "CLONE_ARMY_ROOT";
 
+/// The test root `CLONE_ARMY_ROOT` names, when it is set and not empty. The test hooks
+/// (the fake systemd, the fault steps) act only under one, so a production host, where it
+/// is never set, cannot be made to fake a start or die on purpose.
+pub fn test_root() -> Option<std::ffi::OsString> {
+    std::env::var_os(ROOT_ENV).filter(|root| !root.is_empty())
+}
+
 pub const STATE_DIR: &str = "/var/lib/puppet-clone-army";
 /// Where class `clone_army` installs the helper, and the only one its tasks run (a task
 /// runs as root: its caller must not choose what runs). The Puppet side reads it from the
@@ -47,10 +54,7 @@ pub struct Layout {
 impl Layout {
     /// The real layout, or the one under `CLONE_ARMY_ROOT` when that is set.
     pub fn from_env() -> Self {
-        match std::env::var_os(ROOT_ENV) {
-            Some(root) if !root.is_empty() => Layout::under(root),
-            _ => Layout::under("/"),
-        }
+        Layout::under(test_root().unwrap_or_else(|| "/".into()))
     }
 
     pub fn under(root: impl Into<PathBuf>) -> Self {

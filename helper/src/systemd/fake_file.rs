@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::protocol::error::{Error, Result};
-use crate::sys::paths::ROOT_ENV;
+use crate::sys::paths::{test_root, ROOT_ENV};
 use crate::systemd::fake::{FakeState, FakeStore, FakeSystemd};
 use crate::systemd::{DbusSystemd, Systemd, SystemdError};
 
@@ -26,7 +26,7 @@ pub fn from_env() -> Result<Box<dyn Systemd>> {
             "{SYSTEMD_ENV}={value:?} is invalid; allowed: fake:<state file> (a test hook)"
         )));
     };
-    if std::env::var_os(ROOT_ENV).is_none_or(|r| r.is_empty()) {
+    if test_root().is_none() {
         return Err(Error::Usage(format!(
             "{SYSTEMD_ENV} is a test hook and needs {ROOT_ENV} set too"
         )));
