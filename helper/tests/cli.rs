@@ -511,6 +511,32 @@ fn report_errors_are_the_json_envelope_in_every_format() {
 
 #[test]
 #[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
+fn a_format_of_the_other_report_is_refused_naming_the_formats_this_one_takes() {
+    common::require_root();
+    let root = tempfile::tempdir().unwrap();
+    let timeline = root.path().join("timeline.jsonl");
+    std::fs::write(&timeline, "").unwrap();
+    let live = run(root.path(), &["report", "--format", "html"]);
+    assert_eq!(live.status.code(), Some(2));
+    let message = failure(&live).message;
+    assert!(message.contains("json, table or prometheus"), "{message}");
+    let recorded = run(
+        root.path(),
+        &[
+            "report",
+            "--from",
+            timeline.to_str().unwrap(),
+            "--format",
+            "prometheus",
+        ],
+    );
+    assert_eq!(recorded.status.code(), Some(2));
+    let message = failure(&recorded).message;
+    assert!(message.contains("json, table or html"), "{message}");
+}
+
+#[test]
+#[ignore = "needs root (the helper refuses to run otherwise); make test runs it"]
 fn report_refusals_are_the_json_envelope_in_every_format() {
     common::require_root();
     let root = tempfile::tempdir().unwrap();

@@ -56,10 +56,10 @@ fn run_recorded_report(from: &Path, format: Format, output: Option<&Path>) -> i3
         (Format::Html, None) => print_text(&record::html::page(&recording)),
         (Format::Table, _) => print_text(&record::html::summary_table(&recording)),
         (Format::Prometheus, _) => {
-            return fail(&Error::Usage(
-                "--format prometheus is the live report's; a recorded run is json, table or html"
-                    .to_owned(),
-            ))
+            return fail(&Error::Usage(format!(
+                "--format prometheus is the live report's; a recorded run (--from) is {}",
+                Format::names(Format::RECORDED)
+            )))
         }
     }
     0
@@ -73,9 +73,10 @@ pub fn run(args: &ReportArgs) -> i32 {
     }
     let print: fn(&Report) = match args.format {
         Format::Html => {
-            return fail(&Error::Usage(
-                "--format html is a recorded run's page: give --from TIMELINE".to_owned(),
-            ))
+            return fail(&Error::Usage(format!(
+            "--format html is a recorded run's page: give --from TIMELINE; the live report is {}",
+            Format::names(Format::LIVE)
+        )))
         }
         Format::Json => {
             |report| answers::print(&Envelope::success(report).with_warnings(warnings::take()))

@@ -40,6 +40,16 @@ impl Format {
             Format::Html => "html",
         }
     }
+
+    /// The names of `formats`, for a message: "json, table or html".
+    pub fn names(formats: &[Format]) -> String {
+        let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+        match names.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -47,6 +57,13 @@ mod tests {
     use clap::ValueEnum;
 
     use super::Format;
+
+    #[test]
+    fn a_list_of_formats_reads_as_a_sentence() {
+        assert_eq!(Format::names(Format::LIVE), "json, table or prometheus");
+        assert_eq!(Format::names(&[Format::Html]), "html");
+        assert_eq!(Format::names(&[]), "");
+    }
 
     #[test]
     fn each_format_is_named_as_the_command_line_names_it_and_listed_live_or_recorded() {
