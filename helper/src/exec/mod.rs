@@ -22,7 +22,7 @@ pub use table::table;
 use crate::clone::{describe_named, list};
 use crate::context::Context;
 use crate::protocol::answers::{
-    CloneInfo, CloneState, ExecEntry, ExecProblem, ExecResult, ExecSummary,
+    CloneInfo, CloneState, ExecEntry, ExecProblem, ExecProblemKind, ExecResult, ExecSummary,
 };
 use crate::protocol::error::{Error, Result};
 use crate::sys::names::validate_name;
@@ -106,7 +106,7 @@ pub fn exec_with(
         } else {
             entries[index] = Some(not_run(
                 &clone.name,
-                "not-running",
+                ExecProblemKind::NotRunning,
                 format!(
                     "clone {:?} is not running; start it with `clone-army clone start {}`",
                     clone.name, clone.name
@@ -224,7 +224,7 @@ fn burst(
                 "clone-army: exec: {} {} in {:.1} s ({}/{total})",
                 entry.name,
                 match (&entry.error, entry.exit_code) {
-                    (Some(problem), _) => problem.kind.clone(),
+                    (Some(problem), _) => problem.kind.to_string(),
                     (None, Some(code)) => format!("exit {code}"),
                     (None, None) => "no exit code".to_owned(),
                 },
@@ -244,7 +244,7 @@ fn run_one(launcher: &dyn Launcher, clone: &str, timeout: Duration) -> ExecEntry
         Err(e) => {
             return not_run(
                 clone,
-                "spawn-failed",
+                ExecProblemKind::SpawnFailed,
                 format!(
                     "cannot run {:?}: {e}",
                     argv.first().cloned().unwrap_or_default()
@@ -266,7 +266,7 @@ fn run_one(launcher: &dyn Launcher, clone: &str, timeout: Duration) -> ExecEntry
             Err(e) => format!("and stopping its transient unit failed: {e}"),
         };
         Some(ExecProblem {
-            kind: "timeout".into(),
+            kind: ExecProblemKind::Timeout,
             message: format!(
                 "killed after {} s {stopped} (`{}`)",
                 timeout.as_secs(),
@@ -275,7 +275,7 @@ fn run_one(launcher: &dyn Launcher, clone: &str, timeout: Duration) -> ExecEntry
         })
     } else {
         outcome.signal.map(|signal| ExecProblem {
-            kind: "killed".into(),
+            kind: ExecProblemKind::Killed,
             message: format!("{} was ended by signal {signal}", argv[0]),
         })
     };
@@ -291,7 +291,7 @@ fn run_one(launcher: &dyn Launcher, clone: &str, timeout: Duration) -> ExecEntry
     }
 }
 
-fn not_run(clone: &str, kind: &str, message: String) -> ExecEntry {
+fn not_run(clone: &str, kind: ExecProblemKind, message: String) -> ExecEntry {
     ExecEntry {
         name: clone.to_owned(),
         exit_code: None,
@@ -300,10 +300,7 @@ fn not_run(clone: &str, kind: &str, message: String) -> ExecEntry {
         timed_out: false,
         stdout_tail: String::new(),
         stderr_tail: String::new(),
-        error: Some(ExecProblem {
-            kind: kind.into(),
-            message,
-        }),
+        error: Some(ExecProblem { kind, message }),
     }
 }
 

@@ -61,7 +61,7 @@ pub fn table(result: &ExecResult) -> String {
 fn exit(entry: &ExecEntry) -> String {
     match (&entry.exit_code, &entry.error, entry.signal) {
         (Some(code), _, _) => code.to_string(),
-        (None, Some(problem), _) => problem.kind.clone(),
+        (None, Some(problem), _) => problem.kind.to_string(),
         (None, None, Some(signal)) => format!("signal {signal}"),
         (None, None, None) => NONE.to_owned(),
     }
@@ -85,7 +85,7 @@ fn output(entry: &ExecEntry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::answers::{ExecProblem, ExecSummary};
+    use crate::protocol::answers::{ExecProblem, ExecProblemKind, ExecSummary};
 
     fn entry(
         name: &str,
@@ -118,12 +118,12 @@ mod tests {
         timed_out.signal = Some(9);
         timed_out.timed_out = true;
         timed_out.error = Some(ExecProblem {
-            kind: "timeout".to_owned(),
+            kind: ExecProblemKind::Timeout,
             message: "killed after 600 s and its transient unit was stopped".to_owned(),
         });
         let mut stopped = entry("clone5", None, 0.0, "", "");
         stopped.error = Some(ExecProblem {
-            kind: "not-running".to_owned(),
+            kind: ExecProblemKind::NotRunning,
             message: "clone5 is not running".to_owned(),
         });
         let result = ExecResult {

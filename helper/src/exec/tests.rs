@@ -250,3 +250,21 @@ fn bad_requests_are_refused_before_anything_runs() {
     }
     assert!(sh.runs.lock().unwrap().is_empty());
 }
+
+#[test]
+fn protocol_md_names_every_exec_problem_kind() {
+    let protocol = include_str!("../../PROTOCOL.md");
+    let sentence = protocol
+        .split("- `error`: `null` when the command ran to its end")
+        .nth(1)
+        .and_then(|rest| rest.split("\n- ").next())
+        .unwrap();
+    let documented: Vec<&str> = sentence
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| *word != "kind" && *word != "systemd-run")
+        .collect();
+    let kinds: Vec<&str> = ExecProblemKind::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(documented, kinds);
+}

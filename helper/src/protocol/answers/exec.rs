@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::kinds::wire_kinds;
+
 /// `exec`: one entry per chosen clone, in the order chosen, and the burst's summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecResult {
@@ -30,11 +32,25 @@ pub struct ExecEntry {
     pub error: Option<ExecProblem>,
 }
 
-/// Why a clone has no exit code: `not-running`, `spawn-failed`, `timeout` or `killed`.
+/// Why a clone has no exit code.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExecProblem {
-    pub kind: String,
+    pub kind: ExecProblemKind,
     pub message: String,
+}
+
+wire_kinds! {
+    /// An [`ExecProblem`]'s `kind` (PROTOCOL.md, `exec`).
+    pub enum ExecProblemKind {
+        /// The clone was not running, so nothing was started in it.
+        NotRunning => "not-running",
+        /// `systemd-run` could not be started.
+        SpawnFailed => "spawn-failed",
+        /// Killed at the burst's time limit.
+        Timeout => "timeout",
+        /// `systemd-run` was ended by a signal the helper did not send.
+        Killed => "killed",
+    }
 }
 
 /// The burst as a whole.

@@ -266,7 +266,7 @@ mod tests {
                     stdout_tail: String::new(),
                     stderr_tail: String::new(),
                     error: Some(ExecProblem {
-                        kind: "not-running".into(),
+                        kind: ExecProblemKind::NotRunning,
                         message: "clone \"clone2\" is not running".into(),
                     }),
                 },
