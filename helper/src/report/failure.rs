@@ -27,26 +27,6 @@ pub use crate::protocol::answers::FailureKind;
 pub const MAX_KINDS: usize = FailureKind::ALL.len();
 
 impl FailureKind {
-    pub const ALL: [FailureKind; 6] = [
-        FailureKind::CachedCatalog,
-        FailureKind::ServerError,
-        FailureKind::Timeout,
-        FailureKind::Connection,
-        FailureKind::Resources,
-        FailureKind::Other,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::CachedCatalog => "cached-catalog",
-            FailureKind::ServerError => "server-error",
-            FailureKind::Timeout => "timeout",
-            FailureKind::Connection => "connection",
-            FailureKind::Resources => "resources",
-            FailureKind::Other => "other",
-        }
-    }
-
     /// The server failed the run (or could not be reached): the kinds that fail a run
     /// whatever its summary says.
     pub fn is_the_servers(self) -> bool {

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::protocol::kinds::wire_kinds;
+
 /// `report`: every clone's last run, the fleet's figures and, with `--server`, the server's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -126,24 +128,24 @@ pub struct CloneReport {
     pub run_report: Option<RunReportFile>,
 }
 
-/// Why a run counts as failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FailureKind {
-    /// The agent applied its cached catalog because it could not get a new one
-    /// (`cached_catalog_status: on_failure`): Puppet calls the run a success.
-    CachedCatalog,
-    /// The server answered a request with a 5xx (503: out of JRubies, a full queue; 500:
-    /// a catalog that does not compile).
-    ServerError,
-    /// A request or the run ran out of time.
-    Timeout,
-    /// The server could not be reached (refused, reset, not resolved, TLS).
-    Connection,
-    /// Resources failed to apply: the catalog's doing, not the server's.
-    Resources,
-    /// Failed for none of the reasons above that the agent's files tell.
-    Other,
+wire_kinds! {
+    /// Why a run counts as failed.
+    pub enum FailureKind {
+        /// The agent applied its cached catalog because it could not get a new one
+        /// (`cached_catalog_status: on_failure`): Puppet calls the run a success.
+        CachedCatalog => "cached-catalog",
+        /// The server answered a request with a 5xx (503: out of JRubies, a full queue; 500:
+        /// a catalog that does not compile).
+        ServerError => "server-error",
+        /// A request or the run ran out of time.
+        Timeout => "timeout",
+        /// The server could not be reached (refused, reset, not resolved, TLS).
+        Connection => "connection",
+        /// Resources failed to apply: the catalog's doing, not the server's.
+        Resources => "resources",
+        /// Failed for none of the reasons above that the agent's files tell.
+        Other => "other",
+    }
 }
 
 /// What became of a clone's `last_run_report.yaml` for its last run. The agent writes it
