@@ -18,6 +18,10 @@ use clone_army::clone::{facts, puppet_conf};
 use clone_army::record::read as timeline;
 use clone_army::report::{last_report, puppetdb, puppetdb_fleet, server, summary};
 
+#[path = "../src/sys/test_reach.rs"]
+mod test_reach;
+use test_reach::{assert_both_sides, assert_reaches};
+
 struct Counting;
 
 thread_local! {
@@ -96,13 +100,20 @@ fn hostile_string() -> impl Strategy<Value = String> {
     proptest::collection::vec(piece, 0..6).prop_map(|pieces| pieces.concat())
 }
 
-/// A YAML scalar: plain, quoted, or a block scalar, holding a hostile string.
-fn yaml_scalar() -> impl Strategy<Value = String> {
+/// A scalar the readers take: a quoted hostile string, a number, null or a boolean.
+fn readable_scalar() -> impl Strategy<Value = String> {
     prop_oneof![
         hostile_string().prop_map(|s| serde_json::to_string(&s).unwrap()),
         "-?[0-9]{1,30}(\\.[0-9]{1,20})?".prop_map(|s| s),
         Just("~".to_owned()),
         Just("true".to_owned()),
+    ]
+}
+
+/// A YAML scalar: plain, quoted, or a block scalar, holding a hostile string.
+fn yaml_scalar() -> impl Strategy<Value = String> {
+    prop_oneof![
+        readable_scalar(),
         Just("!!binary aGVsbG8=".to_owned()),
         Just("*a".to_owned()),
         Just("&a x".to_owned()),
@@ -138,9 +149,56 @@ fn yaml_key() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A YAML document of Puppet's shape: hostile ([`hostile_puppet_yaml`]), or one the
+/// readers read through (each section once, readable scalars, error logs), holding
+/// hostile strings and numbers. A hostile document is refused at its first alias or
+/// nested value, so the readers' own work would go untested.
+fn puppet_yaml() -> impl Strategy<Value = String> {
+    prop_oneof![hostile_puppet_yaml(), readable_puppet_yaml()]
+}
+
+fn readable_puppet_yaml() -> impl Strategy<Value = String> {
+    let entries = || proptest::collection::btree_map(yaml_key(), readable_scalar(), 0..8);
+    // One of the sections that make a summary, and any others.
+    let summary_section = (
+        prop::sample::select(vec!["version", "time", "resources"]),
+        entries(),
+    );
+    let others = proptest::collection::btree_map(
+        prop::sample::select(vec!["version", "time", "resources", "events", "changes"]),
+        entries(),
+        0..4,
+    );
+    let sections = (summary_section, others).prop_map(|((name, entries), mut sections)| {
+        sections.insert(name, entries);
+        sections
+    });
+    let level = prop_oneof![
+        Just("err".to_owned()),
+        Just(":err".to_owned()),
+        Just("warning".to_owned()),
+        readable_scalar(),
+    ];
+    let log = (level, readable_scalar())
+        .prop_map(|(level, message)| format!("  - level: {level}\n    message: {message}\n"));
+    (sections, proptest::collection::vec(log, 0..6)).prop_map(|(sections, logs)| {
+        let mut yaml = String::new();
+        for (name, entries) in sections {
+            yaml.push_str(&format!("{name}:\n"));
+            for (key, value) in entries {
+                yaml.push_str(&format!("  {key}: {value}\n"));
+            }
+        }
+        if !logs.is_empty() {
+            yaml.push_str(&format!("logs:\n{}", logs.concat()));
+        }
+        yaml
+    })
+}
+
 /// A YAML document of Puppet's shape (sections of key: value, and `logs` as a list of
 /// level/message maps) with hostile keys, values, anchors and aliases.
-fn puppet_yaml() -> impl Strategy<Value = String> {
+fn hostile_puppet_yaml() -> impl Strategy<Value = String> {
     let entry = (yaml_key(), yaml_scalar()).prop_map(|(k, v)| format!("  {k}: {v}\n"));
     let section = (yaml_key(), proptest::collection::vec(entry, 0..8))
         .prop_map(|(k, entries)| format!("{k}:\n{}", entries.concat()));
@@ -222,6 +280,121 @@ fn json_key() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A puppet.conf a clone rewrote: sections, settings with hostile values or host names
+/// (with something hostile after them, or not), and hostile lines. Hostile values alone
+/// are almost never a host name, so what is taken back would go unchecked.
+fn puppet_conf() -> impl Strategy<Value = String> {
+    let value = prop_oneof![
+        hostile_string(),
+        "[a-z0-9]{1,10}(\\.[a-z0-9]{1,10}){0,2}",
+        ("[a-z0-9]{1,10}", hostile_string()).prop_map(|(host, rest)| format!("{host}{rest}")),
+    ];
+    proptest::collection::vec(
+        prop_oneof![
+            Just("[main]".to_owned()),
+            Just("[agent]".to_owned()),
+            (
+                prop_oneof![
+                    Just("server"),
+                    Just("serverport"),
+                    Just("certname"),
+                    Just("ssldir")
+                ],
+                value
+            )
+                .prop_map(|(k, v)| format!("{k} = {v}")),
+            hostile_string(),
+        ],
+        0..40,
+    )
+    .prop_map(|lines| lines.join("\n"))
+}
+
+#[test]
+fn the_puppet_conf_generator_gives_host_names_taken_back_and_refused() {
+    let taken = |text: &String| {
+        let (settings, _) = puppet_conf::read_back(text);
+        settings.server.is_some() || settings.certname.is_some()
+    };
+    assert_both_sides(
+        "puppet.conf with a host name taken back",
+        &puppet_conf(),
+        taken,
+        25,
+    );
+    assert_reaches(
+        "puppet.conf with a value refused",
+        &puppet_conf(),
+        |text| !puppet_conf::read_back(text).1.is_empty(),
+        25,
+    );
+}
+
+/// Facts as JSON text: hostile or almost JSON ([`json_text`]), or an object of facts
+/// with plain names and hostile strings, numbers and booleans, which a hostile value
+/// alone almost never is.
+fn facts_text() -> impl Strategy<Value = String> {
+    let fact = prop_oneof![
+        hostile_string().prop_map(Value::String),
+        any::<i64>().prop_map(Value::from),
+        any::<bool>().prop_map(Value::Bool),
+    ];
+    let name = prop_oneof![3 => "[a-z0-9_]{1,20}", 1 => json_key()];
+    prop_oneof![
+        json_text(),
+        proptest::collection::btree_map(name, fact, 0..8)
+            .prop_map(|facts| Value::Object(facts.into_iter().collect()).to_string()),
+    ]
+}
+
+#[test]
+fn the_facts_generator_gives_facts_taken_and_refused() {
+    assert_both_sides(
+        "facts taken",
+        &facts_text(),
+        |text| serde_json::from_str::<Value>(text).is_ok_and(|json| facts::validate(json).is_ok()),
+        25,
+    );
+}
+
+/// A timeline line of the current version holding a hostile `at`: a sample the reader
+/// takes, so that hostile text reaches what it keeps, not only what it skips.
+fn hostile_sample() -> impl Strategy<Value = String> {
+    hostile_string().prop_map(|at| {
+        let none = r#"{"count":0}"#;
+        format!(
+            r#"{{"timeline":1,"t":1,"at":{},"period":10,"fleet":{{"clones":0,"running":0,"stopped":0,"unknown":0,"silent":0,"by_status":{{}}}},"runs":{{"count":0,"by_status":{{}},"total_time":{none},"config_retrieval_time":{none}}},"server":null,"puppetdb":null,"host":{{}}}}"#,
+            serde_json::to_string(&at).unwrap()
+        )
+    })
+}
+
+fn timeline_lines() -> impl Strategy<Value = Vec<String>> {
+    proptest::collection::vec(prop_oneof![json_text(), hostile_sample()], 0..20)
+}
+
+#[test]
+fn the_timeline_generator_gives_both_samples_and_skipped_lines() {
+    let read = |lines: &Vec<String>| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("timeline.jsonl");
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        timeline::read(&path).unwrap()
+    };
+    assert_reaches(
+        "timelines with samples",
+        &timeline_lines(),
+        |lines| !read(lines).samples.is_empty(),
+        50,
+    );
+    assert_reaches(
+        "timelines with skipped lines",
+        &timeline_lines(),
+        |lines| read(lines).skipped > 0,
+        50,
+    );
+}
+
 /// A JSON text: a hostile value, or a text that is almost JSON.
 fn json_text() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -285,19 +458,7 @@ proptest! {
     }
 
     #[test]
-    fn a_hostile_puppet_conf_neither_panics_nor_grows(
-        lines in proptest::collection::vec(
-            prop_oneof![
-                Just("[main]".to_owned()),
-                Just("[agent]".to_owned()),
-                (prop_oneof![Just("server"), Just("serverport"), Just("certname"), Just("ssldir")], hostile_string())
-                    .prop_map(|(k, v)| format!("{k} = {v}")),
-                hostile_string(),
-            ],
-            0..40,
-        )
-    ) {
-        let text = lines.join("\n");
+    fn a_hostile_puppet_conf_neither_panics_nor_grows(text in puppet_conf()) {
         let (peak, (read_back, _, _)) = peak_of(|| {
             (puppet_conf::read_back(&text), puppet_conf::parse(&text), puppet_conf::section(&text, "main"))
         });
@@ -310,7 +471,7 @@ proptest! {
     }
 
     #[test]
-    fn hostile_facts_neither_panic_nor_grow(text in json_text()) {
+    fn hostile_facts_neither_panic_nor_grow(text in facts_text()) {
         let (peak, _) = peak_of(|| {
             serde_json::from_str::<Value>(&text).map(facts::validate)
         });
@@ -321,16 +482,7 @@ proptest! {
     /// all: read whole, every line that is no sample skipped and counted.
     #[test]
     fn a_hostile_timeline_neither_panics_nor_grows(
-        lines in proptest::collection::vec(
-            prop_oneof![
-                json_text(),
-                hostile_string().prop_map(|at| format!(
-                    "{{\"timeline\":1,\"t\":1,\"at\":{}}}",
-                    serde_json::to_string(&at).unwrap()
-                )),
-            ],
-            0..20,
-        )
+        lines in timeline_lines()
     ) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("timeline.jsonl");
@@ -361,4 +513,37 @@ fn the_counter_sees_an_allocation() {
     assert!(peak >= 10 * 1024 * 1024, "{peak}");
     drop(kept);
     assert!(budget(0) < 10 * 1024 * 1024);
+}
+
+#[test]
+fn the_yaml_generator_gives_summaries_read_and_refused() {
+    assert_both_sides(
+        "YAML read as a run summary",
+        &puppet_yaml(),
+        |text| summary::parse(text).is_ok(),
+        20,
+    );
+}
+
+#[test]
+fn the_yaml_generator_gives_reports_with_and_without_a_failure() {
+    let failure = |text: &String| last_report::failure(text);
+    assert_reaches(
+        "reports with a failure",
+        &puppet_yaml(),
+        |t| matches!(failure(t), Ok(Some(_))),
+        15,
+    );
+    assert_reaches(
+        "reports without a failure",
+        &puppet_yaml(),
+        |t| matches!(failure(t), Ok(None)),
+        15,
+    );
+    assert_reaches(
+        "reports refused",
+        &puppet_yaml(),
+        |t| failure(t).is_err(),
+        15,
+    );
 }

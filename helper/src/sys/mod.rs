@@ -19,5 +19,7 @@ pub mod table;
 pub mod temp_names;
 #[cfg(test)]
 pub mod test_clock;
+#[cfg(test)]
+pub mod test_reach;
 pub mod time;
 pub mod trusted;

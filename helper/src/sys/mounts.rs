@@ -170,37 +170,100 @@ mod properties {
     use super::*;
     use proptest::prelude::*;
 
+    /// Any text, and lines of any text cut into mountinfo's fields around a ` - `: text
+    /// alone almost never has the fields of a mount, so the options would go unread.
+    fn any_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<String>(),
+            (
+                prop::collection::vec(any::<String>(), 5..8),
+                prop::collection::vec(any::<String>(), 1..4),
+            )
+                .prop_map(|(left, right)| format!(
+                    "{} - {}",
+                    left.join(" "),
+                    right.join(" ")
+                )),
+        ]
+    }
+
+    /// A line shaped like mountinfo's, each field any text (escapes cut short, a
+    /// separator missing or doubled, options without `=`, overlay's options with any
+    /// value).
+    fn mountinfo_line() -> impl Strategy<Value = String> {
+        // Half the options are an upperdir, so that mounts with and without one both come.
+        let option = prop_oneof![
+            "upperdir=[a-z/\\\\0-9]{0,12}",
+            prop_oneof![
+                "(lowerdir|workdir)=[a-z/\\\\0-9]{0,12}",
+                "[a-z=/\\\\0-9]{0,12}"
+            ],
+        ];
+        (
+            "[0-9]{1,3} [0-9]{1,3} [0-9:]{1,5} [^ \n]{1,8}",
+            "[^ \n]{1,16}",
+            "[^\n]{0,12}",
+            "( - )?",
+            "[a-z]{0,8} [^ \n]{0,8}",
+            prop::collection::vec(option, 0..3),
+        )
+            .prop_map(|(head, point, optional, sep, source, options)| {
+                format!(
+                    "{head} {point} rw {optional}{sep}{source} {}\n",
+                    options.join(",")
+                )
+            })
+    }
+
+    #[test]
+    fn the_text_generator_gives_both_mounts_and_other_text() {
+        crate::sys::test_reach::assert_both_sides(
+            "texts with a mount",
+            &any_text(),
+            |text| !parse_mounts(text).is_empty(),
+            33,
+        );
+    }
+
+    #[test]
+    fn the_mountinfo_line_generator_gives_lines_with_and_without_an_upperdir() {
+        use crate::sys::test_reach::assert_reaches;
+        let upperdir = |line: &String| {
+            parse_mounts(line)
+                .iter()
+                .any(|m| m.super_option("upperdir").is_some())
+        };
+        assert_reaches(
+            "lines that are no mount",
+            &mountinfo_line(),
+            |line| parse_mounts(line).is_empty(),
+            15,
+        );
+        assert_reaches(
+            "mounts without an upperdir",
+            &mountinfo_line(),
+            |line| !parse_mounts(line).is_empty() && !upperdir(line),
+            15,
+        );
+        assert_reaches("mounts with an upperdir", &mountinfo_line(), upperdir, 15);
+    }
+
     proptest! {
         #[test]
-        fn any_text_parses_without_panicking(text in any::<String>()) {
+        fn any_text_parses_without_panicking(text in any_text()) {
             let _ = parse_mount_points(&text);
             for mount in parse_mounts(&text) {
                 let _ = mount.super_option("upperdir");
             }
         }
 
-        /// Lines shaped like mountinfo's, each field any text (escapes cut short, a
-        /// separator missing or doubled, options without `=`): every line with a
-        /// separator and a point is a mount, and none panics.
+        /// Lines shaped like mountinfo's: every line with a separator and a point is a
+        /// mount, and none panics.
         #[test]
         fn mountinfo_shaped_lines_parse_without_panicking(
-            lines in prop::collection::vec(
-                (
-                    "[0-9]{1,3} [0-9]{1,3} [0-9:]{1,5} [^ \n]{1,8}",
-                    "[^ \n]{1,16}",
-                    "[^\n]{0,12}",
-                    "( - )?",
-                    "[a-z]{0,8} [^ \n]{0,8} [a-z=,/\\\\0-9]{0,30}",
-                ),
-                0..8,
-            )
+            lines in prop::collection::vec(mountinfo_line(), 0..8)
         ) {
-            let text: String = lines
-                .iter()
-                .map(|(head, point, optional, sep, tail)| {
-                    format!("{head} {point} rw {optional}{sep}{tail}\n")
-                })
-                .collect();
+            let text: String = lines.concat();
             let points = parse_mount_points(&text);
             prop_assert_eq!(points.len(), lines.len());
             for mount in parse_mounts(&text) {

@@ -240,23 +240,57 @@ mod properties {
             })
     }
 
-    /// Arbitrary text, and text close to valid names (where the mistakes hide).
+    /// Names of the grammar, built to it rather than found by chance.
+    fn grammar_names() -> impl Strategy<Value = String> {
+        "[a-z0-9][a-z0-9-]{0,63}"
+    }
+
+    /// Hostnames of the grammar: up to three labels, none starting or ending with '-'.
+    fn grammar_hostnames() -> impl Strategy<Value = String> {
+        "[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?){0,2}"
+    }
+
+    /// Arbitrary text, text close to valid names (where the mistakes hide), and valid
+    /// names, weighted so that both the acceptance and the refusal are checked often:
+    /// arbitrary text alone is almost never a name.
     fn near_names() -> impl Strategy<Value = String> {
         prop_oneof![
-            any::<String>(),
-            "[a-zA-Z0-9./_ \\-]{0,70}",
-            "[a-z0-9-]{0,70}",
-            "[a-z0-9][a-z0-9-]{0,62}[\\x00-\\x1f\\x7f/.A-Z\\u{e9}\\u{2028}]",
+            1 => any::<String>(),
+            1 => "[a-zA-Z0-9./_ \\-]{0,70}",
+            1 => "[a-z0-9-]{0,70}",
+            1 => "[a-z0-9][a-z0-9-]{0,62}[\\x00-\\x1f\\x7f/.A-Z\\u{e9}\\u{2028}]",
+            2 => grammar_names(),
         ]
     }
 
     fn near_hostnames() -> impl Strategy<Value = String> {
         prop_oneof![
-            any::<String>(),
-            "[a-zA-Z0-9.:/;_ \\-]{0,80}",
-            "([a-zA-Z0-9-]{1,70}\\.){0,5}[a-zA-Z0-9-]{0,70}",
-            "(a{63}\\.){3}a{60,64}",
+            1 => any::<String>(),
+            1 => "[a-zA-Z0-9.:/;_ \\-]{0,80}",
+            1 => "([a-zA-Z0-9-]{1,70}\\.){0,5}[a-zA-Z0-9-]{0,70}",
+            1 => "(a{63}\\.){3}a{60,64}",
+            2 => grammar_hostnames(),
         ]
+    }
+
+    #[test]
+    fn the_name_generator_gives_both_accepted_and_refused_names() {
+        crate::sys::test_reach::assert_both_sides(
+            "names accepted",
+            &near_names(),
+            |name| validate_name("clone", "name", name).is_ok(),
+            33,
+        );
+    }
+
+    #[test]
+    fn the_hostname_generator_gives_both_accepted_and_refused_hostnames() {
+        crate::sys::test_reach::assert_both_sides(
+            "hostnames accepted",
+            &near_hostnames(),
+            |value| validate_hostname("server", value).is_ok(),
+            33,
+        );
     }
 
     proptest! {
@@ -284,7 +318,7 @@ mod properties {
         }
 
         #[test]
-        fn names_of_the_grammar_are_accepted(name in "[a-z0-9][a-z0-9-]{0,63}") {
+        fn names_of_the_grammar_are_accepted(name in grammar_names()) {
             prop_assert!(validate_name("base", "base", &name).is_ok(), "{:?}", name);
         }
 
@@ -308,9 +342,7 @@ mod properties {
         }
 
         #[test]
-        fn hostnames_of_the_grammar_are_accepted(
-            value in "[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?){0,2}"
-        ) {
+        fn hostnames_of_the_grammar_are_accepted(value in grammar_hostnames()) {
             prop_assert!(validate_hostname("certname", &value).is_ok(), "{:?}", value);
         }
     }

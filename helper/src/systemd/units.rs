@@ -264,6 +264,61 @@ mod properties {
     use super::*;
     use proptest::prelude::*;
 
+    /// What a hand-edited `Where=` may name below the machines directory: about half
+    /// are clone names, the others a path or no name at all.
+    fn where_names() -> impl Strategy<Value = String> {
+        "[a-z0-9./-]{0,12}"
+    }
+
+    /// Unit text: arbitrary, or a mount unit's lines (`Where=` and `Options=` as
+    /// clone-army writes them or any text) among lines of any text. Arbitrary text alone
+    /// is never a clone's mount, so the name check after reading back would go untested.
+    fn unit_bodies() -> impl Strategy<Value = String> {
+        let where_ = prop_oneof![
+            4 => prop_oneof![where_names(), "[a-z0-9]{1,12}"]
+                .prop_map(|name| format!("Where={MACHINES_DIR}/{name}")),
+            1 => any::<String>().prop_map(|path| format!("Where={path}")),
+        ];
+        let options = prop_oneof![
+            4 => "(,(upperdir|workdir|x)=[^,\n]{0,10}){0,3}"
+                .prop_map(|rest| format!("Options=lowerdir=/l{rest}")),
+            1 => any::<String>().prop_map(|options| format!("Options={options}")),
+        ];
+        let noise = proptest::collection::vec(any::<String>(), 0..3);
+        prop_oneof![
+            1 => any::<String>(),
+            4 => (noise.clone(), where_, options, noise).prop_map(|(before, where_, options, after)| {
+                format!("{}
+[Mount]
+{where_}
+{options}
+{}", before.join("
+"), after.join("
+"))
+            }),
+        ]
+    }
+
+    #[test]
+    fn the_where_name_generator_gives_both_clone_names_and_others() {
+        crate::sys::test_reach::assert_both_sides(
+            "Where= names that are clone names",
+            &where_names(),
+            |name| crate::sys::names::validate_name("clone", "name", name).is_ok(),
+            33,
+        );
+    }
+
+    #[test]
+    fn the_unit_text_generator_gives_both_clone_mounts_and_other_text() {
+        crate::sys::test_reach::assert_both_sides(
+            "unit texts read back as a clone's mount",
+            &unit_bodies(),
+            |body| parse_clone_mount(&format!("{HEADER_PREFIX}0.1.0.\n{body}")).is_some(),
+            33,
+        );
+    }
+
     proptest! {
         // Every case is a unit clone-army could have written but for its `Where=`, so
         // each reaches the assertions: a name read back is one the helper accepts, and
@@ -271,7 +326,7 @@ mod properties {
         #[test]
         fn read_back_names_stay_inside_the_machines_dir(
             body in "[^\n]{0,40}",
-            name in "[a-z0-9./-]{0,12}",
+            name in where_names(),
         ) {
             let text = format!(
                 "{HEADER_PREFIX}0.1.0.\n[Mount]\nWhere={MACHINES_DIR}/{name}\nOptions=lowerdir=/l\n# {body}\n"
@@ -289,7 +344,7 @@ mod properties {
         /// Any text at all, as a whole unit or after a valid header: no panic, and no
         /// clone name that is not one.
         #[test]
-        fn any_unit_text_reads_back_without_panicking(body in any::<String>()) {
+        fn any_unit_text_reads_back_without_panicking(body in unit_bodies()) {
             for text in [body.clone(), format!("{HEADER_PREFIX}0.1.0.\n{body}")] {
                 if let Some(mount) = parse_clone_mount(&text) {
                     prop_assert!(
