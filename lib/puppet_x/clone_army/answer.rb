@@ -17,21 +17,40 @@ module PuppetX
     module Answer
       PROTOCOL_VERSION = 2
 
-      # An answer that is not a success. `kind` is the helper's own error
-      # kind (PROTOCOL.md) when it answered `ok: false` with a well-formed
-      # error, or one of `malformed-output`, `protocol-mismatch`; `document`
-      # is the answer when it was a JSON object.
-      class Refused < StandardError
-        attr_reader :kind, :field, :causes, :argv, :exitstatus, :document
+      # What a failed call is described by, for Refused and for the
+      # providers' HelperError alike: the kind (PROTOCOL.md or the wrapper's
+      # own), the field at fault, the causes, the argv run and its exit status.
+      module Failure
+        attr_reader :kind, :field, :causes, :argv, :exitstatus
 
-        def initialize(message, kind:, argv:, exitstatus:, field: nil, causes: [], document: nil, helper_failure: false)
-          super(message)
-          @helper_failure = helper_failure
+        # The same fields as keyword arguments, to raise another error with.
+        def failure
+          { kind: kind, field: field, causes: causes, argv: argv, exitstatus: exitstatus }
+        end
+
+        private
+
+        def describe_failure(kind:, argv:, exitstatus: nil, field: nil, causes: [])
           @kind = kind
           @field = field
           @causes = causes
           @argv = argv
           @exitstatus = exitstatus
+        end
+      end
+
+      # An answer that is not a success. `kind` is the helper's own error
+      # kind (PROTOCOL.md) when it answered `ok: false` with a well-formed
+      # error, or one of `malformed-output`, `protocol-mismatch`; `document`
+      # is the answer when it was a JSON object.
+      class Refused < StandardError
+        include Failure
+        attr_reader :document
+
+        def initialize(message, kind:, argv:, exitstatus:, field: nil, causes: [], document: nil, helper_failure: false)
+          super(message)
+          describe_failure(kind: kind, argv: argv, exitstatus: exitstatus, field: field, causes: causes)
+          @helper_failure = helper_failure
           @document = document
         end
 

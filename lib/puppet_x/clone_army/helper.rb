@@ -16,21 +16,16 @@ module PuppetX
     # or one of this wrapper's own: `helper-missing`, `helper-timeout`,
     # `malformed-output`, `protocol-mismatch`.
     class HelperError < Puppet::Error
-      attr_reader :kind, :field, :causes, :argv, :exitstatus
+      include Answer::Failure
 
-      def initialize(message, kind:, argv:, exitstatus: nil, field: nil, causes: [])
+      def initialize(message, **failure)
         super(message)
-        @kind = kind
-        @field = field
-        @causes = causes
-        @argv = argv
-        @exitstatus = exitstatus
+        describe_failure(**failure)
       end
 
       # The HelperError of an answer Answer refused.
       def self.from(refused)
-        new(refused.message, kind: refused.kind, field: refused.field, causes: refused.causes,
-                             argv: refused.argv, exitstatus: refused.exitstatus)
+        new(refused.message, **refused.failure)
       end
     end
 
