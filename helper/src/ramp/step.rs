@@ -9,8 +9,10 @@ use super::host_cpus::{self, CpuList};
 use super::run_times::RunTimes;
 use super::spread::{RepeatSpread, Spread};
 use crate::protocol::answers::{Distribution, FailureKind};
-use crate::record::sample::{NewRun, Sample};
-use crate::record::server_window::{ServerFigures, WindowTotals};
+use crate::protocol::record::Sample;
+use crate::protocol::record::ServerFigures;
+use crate::record::sample::NewRun;
+use crate::record::server_window::WindowTotals;
 use crate::sys::table::NONE;
 
 /// The limits a step is held to; a bound left out is not checked.
@@ -763,7 +765,7 @@ mod tests {
     /// bounds on the server's own counts of the window.
     #[test]
     fn a_step_whose_server_refused_requests_crosses_the_servers_bounds() {
-        use crate::record::server_window::{JrubyWindow, PuppetdbWindow, ServerWindow};
+        use crate::protocol::record::{JrubyWindow, PuppetdbWindow, ServerWindow};
         let runs: Vec<NewRun> = (1..=20)
             .map(|i| run(RunStatus::Unchanged, i as f64))
             .collect();

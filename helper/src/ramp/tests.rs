@@ -1333,7 +1333,7 @@ fn two_load_hosts_that_stepped_together_merge_into_one_verdict() {
 #[test]
 fn merged_steps_add_failures_by_kind_and_judge_the_servers_view_once() {
     use crate::protocol::answers::FailureKind;
-    use crate::record::server_window::ServerFigures;
+    use crate::protocol::record::ServerFigures;
     use std::collections::BTreeMap;
     let dir = tempfile::tempdir().unwrap();
     let (mut a, mut b) = two_hosts(dir.path());
@@ -1525,7 +1525,7 @@ fn a_first_step_past_the_bounds_is_bisected_down_from_the_floor() {
 /// ones with too few requests for a p95, are left out.
 #[test]
 fn the_verdict_gives_the_servers_p95_per_endpoint_where_it_held() {
-    use crate::record::server_window::{EndpointFigures, ServerFigures};
+    use crate::protocol::record::{EndpointFigures, ServerFigures};
     let dir = tempfile::tempdir().unwrap();
     let (mut a, _) = two_hosts(dir.path());
     let p95 = |ms: Option<u64>| EndpointFigures {
@@ -1563,7 +1563,7 @@ fn the_verdict_gives_the_servers_p95_per_endpoint_where_it_held() {
 /// a p95 where there were enough requests for one, else their max, marked.
 #[test]
 fn the_ramp_table_shows_the_servers_view_of_each_step() {
-    use crate::record::server_window::{EndpointFigures, ServerFigures};
+    use crate::protocol::record::{EndpointFigures, ServerFigures};
     let dir = tempfile::tempdir().unwrap();
     let (mut a, _) = two_hosts(dir.path());
     let logged = |n: u64, p95: Option<u64>, max: u64| EndpointFigures {
