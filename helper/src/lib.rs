@@ -19,7 +19,8 @@
 //!   context                 what every verb is given: the layout and a systemd
 //!   systemd                 the manager over D-Bus, unit files, the test fakes
 //!   sys                     files that never follow links, mounts, lock, paths, names
-//!   protocol                answers and errors: the wire, uses nothing else
+//!   protocol                the wire: answers, errors, timelines, baselines, the schema's
+//!                           shape; uses nothing else
 //! ```
 //!
 //! # Where things go
@@ -38,6 +39,9 @@
 //! - A new **verb or flag**: its group's file in [`cli`] (a new group: a file with its
 //!   `run`, and one arm in `cli/dispatch.rs`); the man page and the completions follow by
 //!   themselves (`cli/docs.rs`).
+//! - A new **field** in what the helper writes (an answer, a timeline's line, a ramp's
+//!   baseline, `schema.json`): its type in [`protocol`] (`answers/` by verb, `record.rs`,
+//!   `ramp.rs`, `schema.rs`), filled where the work is done; PROTOCOL.md documents it.
 //! - A new **rule** the Puppet side must share (a range, a name, a default): a constant
 //!   where the helper checks it, exported by [`schema`]; Ruby reads `schema.json`.
 

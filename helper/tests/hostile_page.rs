@@ -10,13 +10,13 @@ use std::process::Command;
 use clone_army::protocol::answers::{
     Distribution, FailureKind, JrubyMetrics, PuppetdbView, RunStatus, ServerView, Timing,
 };
-use clone_army::record::access_log::{AccessWindow, RequestTimes};
-use clone_army::record::host::HostSample;
-use clone_army::record::sample::{FleetSample, RunsSample, Sample, StepMark, TIMELINE_VERSION};
-use clone_army::record::server_window::{
+use clone_army::protocol::record::HostSample;
+use clone_army::protocol::record::{AccessWindow, RequestTimes};
+use clone_army::protocol::record::{
     EndpointWindow, JrubyWindow, JvmWindow, PuppetdbWindow, ServerWindow,
 };
-use clone_army::record::shape::{FleetShape, Versions};
+use clone_army::protocol::record::{FleetSample, RunsSample, Sample, StepMark, TIMELINE_VERSION};
+use clone_army::protocol::record::{FleetShape, Versions};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 

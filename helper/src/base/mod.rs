@@ -16,12 +16,9 @@ pub use disk_space::MIN_FREE_BYTES;
 pub use list::{info, list, table as list_table};
 pub use remove::remove;
 
-use serde::{Deserialize, Serialize};
-
 /// The operating systems a base can be built for. Each belongs to one [`Family`], which
 /// decides the builder: debootstrap, `dnf --installroot` or `zypper --root`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Os {
     Debian,
     Ubuntu,
@@ -98,8 +95,7 @@ impl Os {
 }
 
 /// Where the base's Puppet agent comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PuppetSource {
     /// The distribution's own package (Debian and Ubuntu only).
     Distro,

@@ -5,7 +5,7 @@
 use clap::CommandFactory;
 
 use super::{Cli, CompletionShell};
-use crate::host::docs::DocKind;
+use crate::protocol::answers::DocKind;
 
 /// The program's name in the page and the completions.
 const BIN: &str = "clone-army";

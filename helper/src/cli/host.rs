@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::answer::{json, on_host, Answer};
 use crate::host;
-use crate::host::docs::DocKind;
+use crate::protocol::answers::DocKind;
 use crate::protocol::error::Result;
 
 /// Runs a `host` verb; `host docs` writes where it is told (a packaging root, say), so the

@@ -211,7 +211,7 @@ impl RampArgs {
             resolution,
             start_at,
             load_host_cpus,
-            bounds: crate::ramp::step::Bounds {
+            bounds: crate::protocol::ramp::Bounds {
                 p95_seconds: self.max_p95,
                 error_percent: self.max_error_rate,
                 jruby_wait_ms: self.max_jruby_wait,

@@ -32,7 +32,6 @@
 use std::path::Path;
 
 use clap::ValueEnum;
-use serde::{Deserialize, Serialize};
 
 use super::config::{CloneConfig, Refused, CLONE_UNITS_DIR, UNITS_DIR};
 use crate::clone::puppet_conf;
@@ -232,7 +231,7 @@ impl RunChange {
 
 /// The run settings as read back from a clone's upper layer (all `None` when the clone
 /// has none of clone-army's run files: made before run modes existed, or by hand).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunReadBack {
     pub run_mode: Option<RunMode>,
     pub runinterval: Option<u64>,

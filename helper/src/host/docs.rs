@@ -8,8 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
+use crate::protocol::answers::{DocFile, DocKind, DocsInstalled};
 use crate::protocol::error::{Error, Result};
 use crate::sys::fsutil::write_atomic;
 
@@ -17,23 +16,7 @@ pub const DEFAULT_PREFIX: &str = "/usr/local";
 /// Mode of every file written: documentation anyone may read.
 const MODE: u32 = 0o644;
 
-/// A document `host docs` installs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DocKind {
-    /// The roff man page, section 8.
-    Man,
-    BashCompletion,
-    ZshCompletion,
-}
-
 impl DocKind {
-    pub const ALL: [DocKind; 3] = [
-        DocKind::Man,
-        DocKind::BashCompletion,
-        DocKind::ZshCompletion,
-    ];
-
     /// Where it goes under the prefix: man(1)'s `man8`, bash-completion's on-demand
     /// directory (loaded on the first completion of `clone-army`), zsh's site functions.
     pub fn relative_path(self) -> &'static str {
@@ -43,23 +26,6 @@ impl DocKind {
             DocKind::ZshCompletion => "share/zsh/site-functions/_clone-army",
         }
     }
-}
-
-/// What `host docs` answers: each file, and whether this call wrote any.
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct DocsInstalled {
-    pub prefix: String,
-    pub files: Vec<DocFile>,
-    /// Whether this call wrote anything (always false with --check).
-    pub changed: bool,
-}
-
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct DocFile {
-    pub kind: DocKind,
-    pub path: String,
-    /// Whether this call wrote it (always false with --check).
-    pub changed: bool,
 }
 
 const PREFIX_ALLOWED: &str = "allowed: an absolute directory path without `..` or `.` components";

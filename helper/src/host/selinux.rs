@@ -22,9 +22,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use crate::context::Context;
+use crate::protocol::answers::SelinuxDropin;
 use crate::protocol::error::{Error, Result};
 use crate::sys::fsutil::{read_optional, write_atomic};
 use crate::sys::paths::SERVICE_TEMPLATE;
@@ -93,16 +92,6 @@ Environment=\"{ENV_VAR}=--selinux-context={context} --selinux-apifs-context={api
 ",
         header = header()
     )
-}
-
-/// What `host selinux` answers.
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct SelinuxDropin {
-    pub dropin: String,
-    pub context: String,
-    pub apifs_context: String,
-    /// Whether this call wrote the drop-in (always false with --check).
-    pub changed: bool,
 }
 
 pub struct SelinuxRequest<'a> {

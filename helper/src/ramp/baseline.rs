@@ -1,126 +1,20 @@
 //! The ramp's result as a file: its request, every step's figures (the curve) and the
 //! verdict, so two ramps (two server versions, two tunings) can be laid side by side.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::bisect;
-use super::limit::{self, Limit};
-use super::step::{one_decimal, Bounds, Phase, StepResult};
-use super::usl::{self, UslFit};
+use super::limit;
+use super::step::one_decimal;
+use super::usl;
 use crate::protocol::error::{Error, Result};
+use crate::protocol::ramp::{
+    Baseline, ComparedStep, Comparison, GaveFirst, Knee, Level, Limit, Phase, RampReport,
+    StepResult, Verdict, BASELINE_VERSION, OLDEST_BASELINE_VERSION,
+};
 use crate::report::endpoints;
 use crate::sys::escape::visible;
 use crate::sys::table::{Table, NONE};
-
-/// The baseline's format version, its first field. Version 2 added the run times a step
-/// keeps (so baselines merge), repeats, refinement, the knee, whose limit it was and the
-/// scalability fit; version 1 files are still read (without them, they do not merge).
-pub const BASELINE_VERSION: u32 = 2;
-
-/// The oldest baseline format this helper reads.
-pub const OLDEST_BASELINE_VERSION: u32 = 1;
-
-/// What a ramp found, written after every step (so a ramp that is stopped keeps its
-/// steps) and at its end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Baseline {
-    pub ramp: u32,
-    /// The user's name for this run (`--label`), to tell two baselines apart.
-    pub label: Option<String>,
-    pub started_at: String,
-    pub ended_at: Option<String>,
-    /// The agents' run interval the ramp was told, seconds.
-    pub interval: u64,
-    /// Clones added a step, seconds a step settles before its window, and seconds the
-    /// window holds.
-    pub step: usize,
-    pub settle: u64,
-    pub hold: u64,
-    pub bounds: Bounds,
-    /// Clones already running when the ramp began.
-    pub running_before: usize,
-    /// The server's version, as its status service gave it.
-    pub server_version: Option<String>,
-    /// Windows each step held one after another (`--repeat`).
-    #[serde(default = "one")]
-    pub repeat: usize,
-    /// The longest a window held to reach a p95 (`--max-hold`); 0 in a version 1 file.
-    #[serde(default)]
-    pub max_hold: u64,
-    /// The bracket bisection narrowed the knee to (`--resolution`: clones, or `10%` of
-    /// the level); `null` for a coarse-only ramp (steps keyed to `--start-at`).
-    #[serde(default)]
-    pub resolution: Option<String>,
-    /// The wall-clock time the steps were keyed to (`--start-at`), RFC 3339.
-    #[serde(default)]
-    pub start_at: Option<String>,
-    /// The CPUs whose busy share was the load host's CPU (`--load-host-cpus`, a CPU list
-    /// such as `2-3`); `null`: every CPU. Merged: the CPUs every host counted, `null`
-    /// when they counted different ones (each host's are in `load_hosts`).
-    #[serde(default)]
-    pub load_host_cpus: Option<String>,
-    /// The load hosts whose baselines this one merges; empty for one host's own.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub load_hosts: Vec<LoadHost>,
-    pub steps: Vec<StepResult>,
-    pub verdict: Verdict,
-}
-
-fn one() -> usize {
-    1
-}
-
-/// A load host's baseline in a merged one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadHost {
-    /// The file it was read from, and its label.
-    pub file: String,
-    pub label: Option<String>,
-    pub steps: usize,
-    pub ended_by: String,
-    pub summary: String,
-    /// The CPUs it counted as its own (`--load-host-cpus`); `null`: every CPU.
-    #[serde(default)]
-    pub load_host_cpus: Option<String>,
-}
-
-/// Where the load held and where it gave.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// `running` while steps are still to come; then `degraded` (a step crossed a bound),
-    /// `clones` (every clone it could add ran within bounds: no knee up to there) or
-    /// `signal` (stopped by SIGTERM or SIGINT).
-    pub ended_by: String,
-    /// The last step within bounds; `null` when the first step already crossed one.
-    pub sustained: Option<Level>,
-    /// The first step that crossed a bound; `null` when none did.
-    pub first_degraded: Option<Level>,
-    /// Where the knee lies: between the level sustained and the first past the bounds.
-    #[serde(default)]
-    pub knee: Option<Knee>,
-    /// Whether the load host or the server gave first, at the first step past the bounds.
-    #[serde(default)]
-    pub limit: Option<Limit>,
-    /// The Universal Scalability Law fitted to the steps' runs a minute against clones
-    /// (at least three levels).
-    #[serde(default)]
-    pub scalability: Option<UslFit>,
-    /// The verdict in one sentence.
-    pub summary: String,
-}
-
-/// The knee with its uncertainty: sustained at `low` clones, past the bounds at `high`,
-/// so it lies at `estimate` ± `plus_minus` (half the bracket).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Knee {
-    pub low: usize,
-    pub high: usize,
-    pub estimate: f64,
-    pub plus_minus: f64,
-}
 
 impl Knee {
     /// "25 ± 5", "22.5 ± 2.5".
@@ -136,21 +30,6 @@ fn short(value: f64) -> String {
     } else {
         format!("{value:.1}")
     }
-}
-
-/// A step's load: clones, at the run interval, and the runs a minute they made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Level {
-    pub step: u32,
-    pub clones: usize,
-    pub interval: u64,
-    pub runs_per_minute: f64,
-    /// The bounds it crossed, described ("p95 run time 41.2 s > 30 s").
-    pub crossed: Vec<String>,
-    /// The server's own p95 per endpoint of an agent's run at this step, ms, from its
-    /// access log (endpoints with too few requests for a p95 are left out).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub server_p95_ms: BTreeMap<String, u64>,
 }
 
 impl Level {
@@ -267,9 +146,9 @@ impl Verdict {
         }
         if let Some(l) = limit {
             let who = match l.gave_first {
-                limit::GaveFirst::LoadHost => "the load host gave first",
-                limit::GaveFirst::Server => "the server gave first",
-                limit::GaveFirst::Unknown => "whose limit is not known",
+                GaveFirst::LoadHost => "the load host gave first",
+                GaveFirst::Server => "the server gave first",
+                GaveFirst::Unknown => "whose limit is not known",
             };
             summary.push_str(&format!("; {who}: {}", l.reason));
         }
@@ -306,40 +185,6 @@ pub fn read(path: &Path, field: &'static str) -> Result<Baseline> {
         )));
     }
     Ok(baseline)
-}
-
-/// Two baselines step by step, matched by the clones each step ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    pub against: Baseline,
-    pub rows: Vec<ComparedStep>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComparedStep {
-    pub clones: usize,
-    /// p95 run time, seconds, in the old run (`against`) and the new one.
-    pub p95_old: Option<f64>,
-    pub p95_new: Option<f64>,
-    /// new / old; below 1 is faster.
-    pub p95_ratio: Option<f64>,
-    /// The run times each p95 was taken over: below [`crate::protocol::answers::P95_MIN_VALUES`] a step has
-    /// none, and the table says `max(n)`.
-    #[serde(default)]
-    pub runs_old: Option<usize>,
-    #[serde(default)]
-    pub runs_new: Option<usize>,
-    pub error_percent_old: Option<f64>,
-    pub error_percent_new: Option<f64>,
-    pub runs_per_minute_old: Option<f64>,
-    pub runs_per_minute_new: Option<f64>,
-}
-
-/// What `ramp report` answers: the baseline, and its comparison with another.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RampReport {
-    pub baseline: Baseline,
-    pub comparison: Option<Comparison>,
 }
 
 /// A baseline judged again with this helper's rules: a verdict is always its steps'
@@ -657,7 +502,7 @@ fn spread_table(b: &Baseline) -> String {
     ]);
     for s in &b.steps {
         let Some(r) = &s.spread else { continue };
-        let cpu = super::spread::Spread {
+        let cpu = crate::protocol::ramp::Spread {
             min: r.host_cpu_busy.min.map(|v| v * 100.0),
             median: r.host_cpu_busy.median.map(|v| v * 100.0),
             max: r.host_cpu_busy.max.map(|v| v * 100.0),

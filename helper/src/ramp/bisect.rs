@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::step::StepResult;
+use crate::protocol::ramp::StepResult;
 
 /// How narrow the bracket around the knee must get: a number of clones, or a share of
 /// the level past the bounds.

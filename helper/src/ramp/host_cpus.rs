@@ -11,7 +11,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::protocol::error::{Error, Result};
-use crate::record::host::{busy_of, HostSample, MAX_CPUS};
+use crate::protocol::record::HostSample;
+use crate::record::host::{busy_of, MAX_CPUS};
 
 /// The highest CPU number a list may name: the samples keep at most [`MAX_CPUS`] CPUs
 /// apart, so a CPU above it could never be counted.

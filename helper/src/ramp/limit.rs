@@ -22,42 +22,14 @@
 //! CPUs of the same machine does not make its load host look saturated. Medians are compared, not tails: a handful of slow runs do not
 //! move them.
 
-use serde::{Deserialize, Serialize};
-
-use super::step::{one_decimal, StepResult};
+use super::step::one_decimal;
+use crate::protocol::ramp::{GaveFirst, Limit, StepResult};
 
 /// The share of the load host's cores busy at which it is saturated.
 pub const LOAD_HOST_CPU_SATURATED: f64 = 0.9;
 
 /// How many times the runs' own time must grow for the agents to count as starved.
 pub const AGENT_TIME_INFLATION: f64 = 1.5;
-
-/// Which side gave first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GaveFirst {
-    LoadHost,
-    Server,
-    /// The step had neither the load host's CPU nor run times to tell by.
-    Unknown,
-}
-
-/// Who gave first, and the figures that say so.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Limit {
-    pub gave_first: GaveFirst,
-    /// The load host's CPU busy at the step (0 to 1).
-    pub host_cpu_busy: Option<f64>,
-    /// The CPUs that figure counted (`--load-host-cpus`); `null`: every CPU.
-    #[serde(default)]
-    pub host_cpus: Option<String>,
-    /// The median of the runs' own time and of catalog retrieval at the step, as a
-    /// multiple of the lightest step within bounds.
-    pub agent_time_growth: Option<f64>,
-    pub retrieval_growth: Option<f64>,
-    /// For people: why.
-    pub reason: String,
-}
 
 /// Whose limit `degraded` (the first step past the bounds) shows, against `reference`,
 /// the lightest step within bounds (none when the first step already crossed); the

@@ -10,11 +10,13 @@
 
 use std::collections::BTreeMap;
 
-use super::baseline::{Baseline, LoadHost, Verdict, BASELINE_VERSION};
-use super::run_times::{RunTimes, MAX_RUN_TIMES};
-use super::step::{crossings, per_minute, FirstRuns, Phase, StepResult};
+use super::run_times::MAX_RUN_TIMES;
+use super::step::{crossings, per_minute};
 use crate::protocol::answers::{Distribution, RunStatus, P95_MIN_VALUES};
 use crate::protocol::error::{Error, Result};
+use crate::protocol::ramp::{
+    Baseline, FirstRuns, LoadHost, Phase, RunTimes, StepResult, Verdict, BASELINE_VERSION,
+};
 use crate::record::sample::NewRun;
 
 /// The most baselines merged into one: load hosts of one ramp, not a directory of files.

@@ -50,13 +50,16 @@ use std::sync::atomic::AtomicBool;
 use crate::context::Context;
 use crate::protocol::answers::CloneState;
 use crate::protocol::error::{Error, Result};
-use crate::record::sample::{NewRun, Sample, StepMark};
+use crate::protocol::ramp::{
+    Baseline, Bounds, Phase, RampReport, Ramped, StepResult, Verdict, BASELINE_VERSION,
+};
+use crate::protocol::record::{Sample, StepMark};
+use crate::record::sample::NewRun;
 use crate::record::{timeline, wait_until, Sampling};
 use crate::report::ReportRequest;
 use crate::sys::clock::Clock;
 use crate::sys::time::rfc3339_utc;
-use baseline::{Baseline, Verdict, BASELINE_VERSION};
-use step::{Bounds, Phase, StepResult, StepWindow};
+use step::StepWindow;
 
 #[derive(Debug, Clone)]
 pub struct RampRequest {
@@ -91,14 +94,6 @@ pub struct RampRequest {
     pub bounds: Bounds,
     /// The run interval (`interval`) and the server to ask for the JRuby wait.
     pub report: ReportRequest,
-}
-
-/// What the ramp answers: the baseline, and where it is.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Ramped {
-    pub output: String,
-    #[serde(flatten)]
-    pub baseline: Baseline,
 }
 
 /// The fleet a ramp drives: the host's clones, or the tests' model of them.
@@ -671,10 +666,7 @@ fn append(
 
 /// `ramp report`: the baseline at `paths` (several: the baselines of load hosts that
 /// stepped together, merged), and its comparison with the one at `against`.
-pub fn report(
-    paths: &[PathBuf],
-    against: Option<&std::path::Path>,
-) -> Result<baseline::RampReport> {
+pub fn report(paths: &[PathBuf], against: Option<&std::path::Path>) -> Result<RampReport> {
     let baseline = match paths {
         [one] => baseline::read_judged(one, "baseline")?,
         _ => {
@@ -696,7 +688,7 @@ pub fn report(
         .map(|old| baseline::read_judged(old, "against"))
         .transpose()?
         .map(|old| baseline::compare(&baseline, old));
-    Ok(baseline::RampReport {
+    Ok(RampReport {
         baseline,
         comparison,
     })

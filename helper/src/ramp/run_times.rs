@@ -2,37 +2,13 @@
 //! hosts that stepped together merge into percentiles of all their runs, not an average
 //! of each host's percentiles (which is no percentile at all).
 
-use serde::{Deserialize, Serialize};
-
+use crate::protocol::ramp::RunTimes;
 use crate::record::sample::NewRun;
 
 /// The most run times a step keeps. Beyond it, an even sample of them in the order they
 /// finished is kept (every k-th), and `complete` says the merge is taken over that
 /// sample: a step of 20 000 runs is far beyond any fleet one host runs in a window.
 pub const MAX_RUN_TIMES: usize = 20_000;
-
-/// The run times of a step's runs and first runs, seconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunTimes {
-    /// Every time of the step is here (else an even sample of at most
-    /// [`MAX_RUN_TIMES`]).
-    pub complete: bool,
-    /// Each run as `[total, catalog retrieval]` (the retrieval `null` when the run's
-    /// summary had none).
-    pub runs: Vec<(f64, Option<f64>)>,
-    pub first_runs: Vec<f64>,
-}
-
-impl Default for RunTimes {
-    /// None kept, as in a baseline written before they were; such a step cannot merge.
-    fn default() -> Self {
-        RunTimes {
-            complete: false,
-            runs: Vec::new(),
-            first_runs: Vec::new(),
-        }
-    }
-}
 
 impl RunTimes {
     /// The times of `runs` and `first_runs` that have them (finite ones), bounded.

@@ -2,18 +2,8 @@
 //! window is one draw, and a figure that moves a lot between draws is not known to
 //! better than that.
 
-use serde::{Deserialize, Serialize};
-
+use crate::protocol::ramp::Spread;
 use crate::report::stats::nearest_rank;
-
-/// The least, the middle (nearest-rank median) and the greatest of a figure over the
-/// repeats that had it; all `null` when none had it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
-    pub min: Option<f64>,
-    pub median: Option<f64>,
-    pub max: Option<f64>,
-}
 
 impl Spread {
     pub fn of(values: impl IntoIterator<Item = Option<f64>>) -> Self {
@@ -37,24 +27,6 @@ impl Spread {
             _ => crate::sys::table::NONE.to_owned(),
         }
     }
-}
-
-/// The spread of a level's figures over its repeated windows, each window judged on its
-/// own runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RepeatSpread {
-    /// The windows the level held.
-    pub repeats: usize,
-    pub runs_per_minute: Spread,
-    pub throughput_percent: Spread,
-    pub error_percent: Spread,
-    /// The p50 of each window's run times, seconds.
-    pub p50: Spread,
-    /// The slow end of each window's run times: its p95 where it had enough runs, else
-    /// its max (a window has fewer runs than the level).
-    pub tail: Spread,
-    pub jruby_wait_ms: Spread,
-    pub host_cpu_busy: Spread,
 }
 
 #[cfg(test)]

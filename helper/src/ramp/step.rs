@@ -3,41 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::host_cpus::{self, CpuList};
-use super::run_times::RunTimes;
-use super::spread::{RepeatSpread, Spread};
 use crate::protocol::answers::{Distribution, FailureKind};
-use crate::record::sample::{NewRun, Sample};
-use crate::record::server_window::{ServerFigures, WindowTotals};
+use crate::protocol::ramp::{
+    Bounds, Crossing, FirstRuns, Phase, RepeatSpread, RunTimes, Spread, StepResult,
+};
+use crate::protocol::record::Sample;
+use crate::record::sample::NewRun;
+use crate::record::server_window::WindowTotals;
 use crate::sys::table::NONE;
-
-/// The limits a step is held to; a bound left out is not checked.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Bounds {
-    /// The 95th percentile of the step's run times (`total` of each run's summary), seconds.
-    pub p95_seconds: Option<f64>,
-    /// Failed runs as a share of the step's runs, percent.
-    pub error_percent: Option<f64>,
-    /// The server's average JRuby wait (`average-wait-time`) at the step's end, ms.
-    pub jruby_wait_ms: Option<f64>,
-    /// The least share of the runs due that must finish in the window, percent (see
-    /// [`throughput_percent`]): a server that slows agents without failing them, or a
-    /// load host that cannot start them, shows here before anywhere else.
-    pub min_throughput_percent: Option<f64>,
-    /// The most JRuby borrow timeouts in the window (requests that waited longer than the
-    /// server's `borrow-timeout` for an instance and got a 503); 0 for none at all.
-    #[serde(default)]
-    pub max_borrow_timeouts: Option<u64>,
-    /// The most requests refused in the window because `max-queued-requests` were already
-    /// waiting (a 503 at once); 0 for none at all.
-    #[serde(default)]
-    pub max_queue_limit_hits: Option<u64>,
-    /// The deepest PuppetDB command queue any of the window's samples may see.
-    #[serde(default)]
-    pub max_puppetdb_queue: Option<f64>,
-}
 
 /// The bounds as the flags that set them (`--max-p95 30 --max-error-rate 1`), so a user
 /// told two baselines' bounds differ reads them in the words they typed; "none" for none.
@@ -82,26 +56,6 @@ pub fn throughput_percent(runs: usize, clones: usize, seconds: u64, interval: u6
 /// A figure with one decimal, as the ramp shows its figures to people; `-` without one.
 pub fn one_decimal(value: Option<f64>) -> String {
     value.map_or_else(|| NONE.to_owned(), |v| format!("{v:.1}"))
-}
-
-/// A bound a step crossed, with the step's figure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Crossing {
-    /// `p95`, `error-rate`, `jruby-wait`, `borrow-timeouts`, `queue-limit-hits`,
-    /// `puppetdb-queue` (above their bound), `throughput` (below it), or `no-runs` (no run
-    /// finished while the step held, which no bound can call coping).
-    pub bound: String,
-    pub limit: Option<f64>,
-    pub value: Option<f64>,
-    /// What `value` is when it is not the figure the bound names: `max of 12` for a `p95`
-    /// bound held against a step with too few runs for a p95 (their maximum, which is at
-    /// least their p95 would be).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub figure: Option<String>,
-    /// What the figure is made of, for people: the failed runs by kind
-    /// ("cached-catalog 12, server-error 12").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
 }
 
 impl Crossing {
@@ -157,110 +111,6 @@ impl Crossing {
             _ => "no run finished while the step held".to_owned(),
         }
     }
-}
-
-/// How a step's level was chosen: `coarse` (the floor plus `--step` clones at a time) or
-/// `refine` (bisection between the last coarse level within bounds and the first past
-/// them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Phase {
-    #[default]
-    Coarse,
-    Refine,
-}
-
-/// What a step did, as the baseline keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepResult {
-    /// 1 for the first step.
-    pub step: u32,
-    /// Clones running at the step's end (its last sample).
-    pub clones: usize,
-    /// Clones this step started, and those of them that did not start.
-    pub added: usize,
-    pub start_failed: Vec<String>,
-    /// When the start of the step's clones began (RFC 3339 and epoch s), on the ramp's
-    /// rhythm of whole intervals; its window opened the baseline's `settle` seconds later.
-    pub started_at: String,
-    pub t: u64,
-    /// Seconds the windows covered, from each one's opening to its last sample.
-    pub seconds: u64,
-    pub samples: usize,
-    /// Runs that finished in the windows, and how many of them failed.
-    pub runs: usize,
-    pub failed_runs: usize,
-    /// `failed_runs / runs` in percent; `null` without runs.
-    pub error_percent: Option<f64>,
-    pub runs_per_minute: f64,
-    /// The runs, first runs included, as a share of those due in the windows
-    /// ([`throughput_percent`]); `null` in a baseline written before it was measured.
-    pub throughput_percent: Option<f64>,
-    /// The run times (seconds) of the windows' runs.
-    pub total_time: Distribution,
-    /// The first runs of the clones the ramp started, which finished in the window: not
-    /// in the figures above, since a clone's first run also requests its certificate and
-    /// syncs every plugin, which no later run repeats.
-    pub first_runs: FirstRuns,
-    /// The server's average JRuby wait at the window's last sample that had it (ms).
-    pub jruby_wait_ms: Option<f64>,
-    /// The mean share of the load host's cores busy over the window (0 to 1): of the CPUs
-    /// the ramp was told are its own (`--load-host-cpus`), else of all. A knee where this
-    /// nears 1 is the load host's, not the server's.
-    pub host_cpu_busy: Option<f64>,
-    /// How the step's level was chosen.
-    #[serde(default)]
-    pub phase: Phase,
-    /// Seconds from the step's start to its window: the baseline's `settle`, one interval
-    /// more after a step past the bounds ([`super::settle_after`]); 0 in a baseline
-    /// written before (the baseline's `settle` then).
-    #[serde(default)]
-    pub settle: u64,
-    /// Seconds each of the step's windows held: the hold asked, or longer so that its
-    /// runs reach a p95 (see [`super::schedule`]); 0 in a baseline written before.
-    #[serde(default)]
-    pub hold: u64,
-    /// The windows the step held one after another (`--repeat`).
-    #[serde(default = "one")]
-    pub repeats: usize,
-    /// Why the windows could not hold long enough for a p95 of the step's runs.
-    #[serde(default)]
-    pub hold_note: Option<String>,
-    /// The catalog retrieval times of the runs, and each run's time outside its retrieval
-    /// ([`super::run_times::agent_time`]), seconds: a load host that starves its agents
-    /// slows the second, a server the first.
-    #[serde(default)]
-    pub config_retrieval_time: Distribution,
-    #[serde(default)]
-    pub agent_time: Distribution,
-    /// The figures' spread over the repeated windows; `null` with one window.
-    #[serde(default)]
-    pub spread: Option<RepeatSpread>,
-    /// The times behind the distributions, so that baselines merge exactly.
-    #[serde(default)]
-    pub run_times: RunTimes,
-    pub within_bounds: bool,
-    pub crossed: Vec<Crossing>,
-    /// The window's failed runs by why they failed (a run of two kinds counts under
-    /// each); empty in a baseline written before it was measured.
-    #[serde(default)]
-    pub failed_by_kind: BTreeMap<FailureKind, usize>,
-    /// What the server and PuppetDB did over the window (their counts' differences and
-    /// the access log's request times); `null` without a server asked.
-    #[serde(default)]
-    pub server: Option<ServerFigures>,
-}
-
-fn one() -> usize {
-    1
-}
-
-/// First runs, counted apart from a step's figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FirstRuns {
-    pub runs: usize,
-    pub failed_runs: usize,
-    pub total_time: Distribution,
 }
 
 /// The bounds `step` crosses, in the order they are checked; its figures are set, its
@@ -763,7 +613,7 @@ mod tests {
     /// bounds on the server's own counts of the window.
     #[test]
     fn a_step_whose_server_refused_requests_crosses_the_servers_bounds() {
-        use crate::record::server_window::{JrubyWindow, PuppetdbWindow, ServerWindow};
+        use crate::protocol::record::{JrubyWindow, PuppetdbWindow, ServerWindow};
         let runs: Vec<NewRun> = (1..=20)
             .map(|i| run(RunStatus::Unchanged, i as f64))
             .collect();

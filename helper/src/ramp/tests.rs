@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::*;
 use crate::clone::run_mode::{even_share_bound, Phasing};
 use crate::protocol::answers::{Distribution, ReportState, RunStatus};
+use crate::protocol::ramp::GaveFirst;
 use crate::record::host::{CpuTimes, HostReading};
 use crate::record::sample::fixtures;
 use crate::record::sample::Sampler;
@@ -442,7 +443,7 @@ fn steps_start_whole_intervals_apart() {
     let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
     let starts: Vec<u64> = done.baseline.steps.iter().map(|s| s.t).collect();
     assert_eq!(starts, [1000, 1240, 1480]);
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: done.baseline,
         comparison: None,
     });
@@ -499,7 +500,7 @@ fn bisection_and_longer_holds_keep_every_level_a_prefix_on_the_step_rhythm() {
             settled,
             [settle, settle, settle, longer, longer, settle, settle]
         );
-        let text = baseline::table(&baseline::RampReport {
+        let text = baseline::table(&RampReport {
             baseline: done.baseline.clone(),
             comparison: None,
         });
@@ -804,7 +805,7 @@ fn two_baselines_line_up_by_the_clones_each_step_ran() {
             (50, None, Some(12.5), None),
         ]
     );
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: new,
         comparison: Some(compared),
     });
@@ -838,7 +839,7 @@ fn a_baseline_with_escape_sequences_is_shown_escaped() {
     old.verdict.summary = "\u{1b}[8mhidden".to_owned();
     new.verdict.summary = "\rsustained".to_owned();
     let compared = baseline::compare(&new, old);
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: new,
         comparison: Some(compared),
     });
@@ -897,7 +898,7 @@ fn a_step_that_cannot_hold_long_enough_says_why_and_is_held_to_its_max() {
         first.crossed[0].describe(),
         "max of 10 run times 5.0 s > 4.5 s"
     );
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: done.baseline.clone(),
         comparison: None,
     });
@@ -936,7 +937,7 @@ fn repeated_windows_are_judged_together_and_give_each_figures_spread() {
         spread.tail.max.unwrap(),
     );
     assert_eq!(tails, (7.0, 8.0, 9.0));
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: done.baseline.clone(),
         comparison: None,
     });
@@ -1027,7 +1028,7 @@ fn the_scalability_law_is_fitted_beside_the_measured_steps() {
         .map(|p| (p.clones, p.runs_per_minute))
         .collect();
     assert_eq!(measured, [(10, 5.0), (20, 10.0), (30, 15.0)]);
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: done.baseline.clone(),
         comparison: None,
     });
@@ -1048,7 +1049,7 @@ fn the_load_host_gave_first_when_its_cpu_saturated() {
     let req = request(dir.path().join("ramp.json"));
     let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
     let limit = done.baseline.verdict.limit.as_ref().unwrap();
-    assert_eq!(limit.gave_first, limit::GaveFirst::LoadHost);
+    assert_eq!(limit.gave_first, GaveFirst::LoadHost);
     assert!(limit.host_cpu_busy.unwrap() >= limit::LOAD_HOST_CPU_SATURATED);
     assert!(
         done.baseline.verdict.summary.contains(
@@ -1072,7 +1073,7 @@ fn the_load_host_gave_first_when_its_agents_slowed_and_catalog_retrieval_did_not
     let v = &done.baseline.verdict;
     assert_eq!(v.first_degraded.as_ref().unwrap().clones, 30);
     let limit = v.limit.as_ref().unwrap();
-    assert_eq!(limit.gave_first, limit::GaveFirst::LoadHost);
+    assert_eq!(limit.gave_first, GaveFirst::LoadHost);
     // From 10 clones: retrieval 2.5 s to 7.5 s (3×), the agents' own 2.5 s to 22.5 s.
     assert_eq!(limit.retrieval_growth, Some(3.0));
     assert_eq!(limit.agent_time_growth, Some(9.0));
@@ -1100,7 +1101,7 @@ fn agents_slower_on_a_load_host_whose_own_cpus_had_room_waited_on_the_server() {
     req.load_host_cpus = Some("0".parse().unwrap());
     let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
     let limit = done.baseline.verdict.limit.clone().unwrap();
-    assert_eq!(limit.gave_first, limit::GaveFirst::Server);
+    assert_eq!(limit.gave_first, GaveFirst::Server);
     assert_eq!(limit.agent_time_growth, Some(9.0));
     assert!(
         limit.reason.starts_with("the load host had room (CPU (CPUs 0) ")
@@ -1121,7 +1122,7 @@ fn the_server_gave_first_when_the_load_host_had_room() {
     let req = request(dir.path().join("ramp.json"));
     let done = ramp(&mut fleet, &req, &clock(None), &never).unwrap();
     let limit = done.baseline.verdict.limit.as_ref().unwrap();
-    assert_eq!(limit.gave_first, limit::GaveFirst::Server);
+    assert_eq!(limit.gave_first, GaveFirst::Server);
     assert_eq!(
         limit.reason,
         "the load host had room (CPU 30.0 % busy; runs' own time 3.0× from 10 clones, catalog retrieval 3.0×)"
@@ -1167,7 +1168,7 @@ fn steps_keyed_to_a_start_time_begin_on_the_clock_and_are_not_bisected() {
     assert_eq!(b.start_at.as_deref(), Some("1970-01-01T00:18:20Z"));
     assert_eq!(b.resolution, None);
     assert_eq!(b.verdict.ended_by, "degraded");
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: b.clone(),
         comparison: None,
     });
@@ -1200,7 +1201,7 @@ fn the_load_hosts_cpu_is_the_cpus_it_is_told_are_its_own() {
     let limit = |b: &Baseline| b.verdict.limit.clone().unwrap();
     // The server's CPU all busy, the clones' 85 % at 30 clones (the step past 12 s).
     let all = pinned(dir.path(), 1.0, 0.0283, None);
-    assert_eq!(limit(&all).gave_first, limit::GaveFirst::LoadHost);
+    assert_eq!(limit(&all).gave_first, GaveFirst::LoadHost);
     assert_eq!(all.load_host_cpus, None);
     let own = pinned(dir.path(), 1.0, 0.0283, Some("1"));
     let step = &own.steps[2];
@@ -1211,7 +1212,7 @@ fn the_load_hosts_cpu_is_the_cpus_it_is_told_are_its_own() {
     );
     assert_eq!(own.load_host_cpus.as_deref(), Some("1"));
     let l = limit(&own);
-    assert_eq!(l.gave_first, limit::GaveFirst::Server);
+    assert_eq!(l.gave_first, GaveFirst::Server);
     assert_eq!(l.host_cpus.as_deref(), Some("1"));
     assert!(
         l.reason
@@ -1221,9 +1222,9 @@ fn the_load_hosts_cpu_is_the_cpus_it_is_told_are_its_own() {
     );
     // The server's CPU idle, the clones' saturated at 30 clones.
     let all = pinned(dir.path(), 0.0, 0.031, None);
-    assert_eq!(limit(&all).gave_first, limit::GaveFirst::Server);
+    assert_eq!(limit(&all).gave_first, GaveFirst::Server);
     let own = pinned(dir.path(), 0.0, 0.031, Some("1"));
-    assert_eq!(limit(&own).gave_first, limit::GaveFirst::LoadHost);
+    assert_eq!(limit(&own).gave_first, GaveFirst::LoadHost);
     assert!(
         own.verdict.summary.contains(
             "the load host gave first: the load host's CPU (CPUs 1) was 92.9 % busy (saturated from 90.0 %)"
@@ -1231,7 +1232,7 @@ fn the_load_hosts_cpu_is_the_cpus_it_is_told_are_its_own() {
         "{}",
         own.verdict.summary
     );
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: own,
         comparison: None,
     });
@@ -1317,7 +1318,7 @@ fn two_load_hosts_that_stepped_together_merge_into_one_verdict() {
         .map(|h| (h.steps, h.ended_by.as_str()))
         .collect();
     assert_eq!(hosts, [(3, "degraded"), (4, "clones")]);
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: merged,
         comparison: None,
     });
@@ -1333,7 +1334,7 @@ fn two_load_hosts_that_stepped_together_merge_into_one_verdict() {
 #[test]
 fn merged_steps_add_failures_by_kind_and_judge_the_servers_view_once() {
     use crate::protocol::answers::FailureKind;
-    use crate::record::server_window::ServerFigures;
+    use crate::protocol::record::ServerFigures;
     use std::collections::BTreeMap;
     let dir = tempfile::tempdir().unwrap();
     let (mut a, mut b) = two_hosts(dir.path());
@@ -1406,7 +1407,7 @@ fn merged_load_hosts_keep_the_cpus_each_counted() {
         .map(|h| h.load_host_cpus.as_deref())
         .collect();
     assert_eq!(each, [Some("1"), Some("0-1")]);
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: mixed,
         comparison: None,
     });
@@ -1492,7 +1493,7 @@ fn a_baseline_of_format_1_is_still_read() {
     assert_eq!(old.steps[0].total_time.p95, None);
     assert_eq!(old.steps[0].total_time.tail_name(), "max of 10");
     assert!(!old.steps[0].run_times.complete);
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: old,
         comparison: None,
     });
@@ -1525,7 +1526,7 @@ fn a_first_step_past_the_bounds_is_bisected_down_from_the_floor() {
 /// ones with too few requests for a p95, are left out.
 #[test]
 fn the_verdict_gives_the_servers_p95_per_endpoint_where_it_held() {
-    use crate::record::server_window::{EndpointFigures, ServerFigures};
+    use crate::protocol::record::{EndpointFigures, ServerFigures};
     let dir = tempfile::tempdir().unwrap();
     let (mut a, _) = two_hosts(dir.path());
     let p95 = |ms: Option<u64>| EndpointFigures {
@@ -1542,7 +1543,7 @@ fn the_verdict_gives_the_servers_p95_per_endpoint_where_it_held() {
         .into(),
         ..ServerFigures::default()
     });
-    let v = baseline::Verdict::of(&a.steps, a.interval, &a.verdict.ended_by, None);
+    let v = Verdict::of(&a.steps, a.interval, &a.verdict.ended_by, None);
     let held = v.sustained.as_ref().unwrap();
     assert_eq!(held.clones, a.steps[1].clones);
     assert_eq!(
@@ -1563,7 +1564,7 @@ fn the_verdict_gives_the_servers_p95_per_endpoint_where_it_held() {
 /// a p95 where there were enough requests for one, else their max, marked.
 #[test]
 fn the_ramp_table_shows_the_servers_view_of_each_step() {
-    use crate::record::server_window::{EndpointFigures, ServerFigures};
+    use crate::protocol::record::{EndpointFigures, ServerFigures};
     let dir = tempfile::tempdir().unwrap();
     let (mut a, _) = two_hosts(dir.path());
     let logged = |n: u64, p95: Option<u64>, max: u64| EndpointFigures {
@@ -1584,7 +1585,7 @@ fn the_ramp_table_shows_the_servers_view_of_each_step() {
         heap_used_max_bytes: Some(300 * 1024 * 1024),
         ..ServerFigures::default()
     });
-    let text = baseline::table(&baseline::RampReport {
+    let text = baseline::table(&RampReport {
         baseline: a.clone(),
         comparison: None,
     });

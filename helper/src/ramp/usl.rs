@@ -15,38 +15,10 @@
 //! κ finds the basin and Levenberg–Marquardt on all three parameters (σ and κ kept at 0
 //! or above) finishes. No dependency: three parameters and a handful of points.
 
-use serde::{Deserialize, Serialize};
+use crate::protocol::ramp::{UslFit, UslPoint};
 
 /// The fewest levels a fit is made from: three parameters need three points.
 pub const MIN_LEVELS: usize = 3;
-
-/// The law's parameters, fitted.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UslFit {
-    /// Runs a minute of one clone alone.
-    pub lambda: f64,
-    /// Contention (0 to 1).
-    pub sigma: f64,
-    /// Crosstalk (0 or more).
-    pub kappa: f64,
-    /// The clones at which throughput peaks, `√((1 − σ)/κ)`; `null` when κ is 0 or σ
-    /// at least 1 (no peak: throughput levels off or never stops rising).
-    pub peak_clones: Option<f64>,
-    /// The throughput the law gives at the peak, runs a minute.
-    pub peak_runs_per_minute: Option<f64>,
-    /// Each step's point, the law's value there and the residual (measured − fitted).
-    pub points: Vec<UslPoint>,
-    /// The root mean square of the residuals, runs a minute.
-    pub rms_residual: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UslPoint {
-    pub clones: usize,
-    pub runs_per_minute: f64,
-    pub fitted: f64,
-    pub residual: f64,
-}
 
 /// The law's throughput at `n` clones.
 pub fn throughput(lambda: f64, sigma: f64, kappa: f64, n: f64) -> f64 {

@@ -4,8 +4,9 @@
 //!
 //! The status API gives counts and decaying means only; the access log gives every
 //! request's status and time, so a window's p50 and p95 per endpoint and its 5xx are
-//! exact (within the [`Latencies`] buckets). Lines are Puppet Server's default logback
-//! access pattern (Debian's and Puppet's `request-logging.xml`):
+//! exact (within the [`Latencies`](crate::protocol::latency::Latencies) buckets). Lines
+//! are Puppet Server's default logback access pattern (Debian's and Puppet's
+//! `request-logging.xml`):
 //!
 //! ```text
 //! %h %l %u [%t] "%r" %s %b "%i{Referer}" "%i{User-Agent}" %D %i{Content-Length} %mdc{jruby.borrow-time:--}
@@ -26,15 +27,12 @@
 //! kept open, then the new one from its start; one truncated in place is read again from
 //! its start.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::protocol::error::Result;
-use crate::record::latency::Latencies;
+use crate::protocol::record::{AccessWindow, RequestTimes};
 use crate::report::{endpoints, kept};
 use crate::sys::confined::HostFile;
 
@@ -43,36 +41,6 @@ use crate::sys::confined::HostFile;
 pub const MAX_READ_BYTES: u64 = 32 * 1024 * 1024;
 /// The longest line taken (Jetty refuses request lines and headers above 8 KiB each).
 pub const MAX_LINE_BYTES: usize = 32 * 1024;
-
-/// What the access log said of one sample's period.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct AccessWindow {
-    /// Requests read (lines of the pattern).
-    pub requests: u64,
-    /// Lines skipped: not of the pattern, or too long.
-    pub skipped: u64,
-    /// Per endpoint.
-    pub endpoints: BTreeMap<String, RequestTimes>,
-    /// Bytes written to the log that this sample left for the next (over its read limit).
-    #[serde(default)]
-    pub behind_bytes: u64,
-    /// The log was rotated away or truncated since the sample before.
-    #[serde(default)]
-    pub rotated: bool,
-    /// Why the log could not be read (the figures above are then what was read before).
-    #[serde(default)]
-    pub error: Option<String>,
-}
-
-/// One endpoint's requests.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RequestTimes {
-    pub requests: u64,
-    /// Answered with a 5xx (503: refused for lack of a JRuby or a full queue).
-    pub server_errors: u64,
-    /// Their times, ms ([`Latencies`]).
-    pub times: Latencies,
-}
 
 impl RequestTimes {
     /// Adds `other`'s requests.

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
+use crate::protocol::record::HostSample;
 
 pub const LOADAVG: &str = "/proc/loadavg";
 pub const STAT: &str = "/proc/stat";
@@ -34,21 +34,6 @@ pub struct CpuTimes {
     /// Every field but idle and iowait.
     pub busy: u64,
     pub total: u64,
-}
-
-/// The host's figures in a sample.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostSample {
-    /// The 1-minute load average.
-    pub load1: Option<f64>,
-    pub mem_total_bytes: Option<u64>,
-    pub mem_available_bytes: Option<u64>,
-    /// The share of all cores busy since the previous sample (0 to 1); `null` in the first.
-    pub cpu_busy: Option<f64>,
-    /// Each CPU's busy share since the previous sample, by its number (absent in the
-    /// first sample and in timelines written before it was kept).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cpus_busy: Vec<(u32, f64)>,
 }
 
 /// Reads the three files through `open` (a host path to where the helper opens it).

@@ -8,62 +8,16 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use serde::{Deserialize, Serialize};
-
 use crate::protocol::answers::{FailureKind, Figure, RunStatus, P95_MIN_VALUES};
+use crate::protocol::record::{PageWritten, RunSummary, Sample, StepMark};
 use crate::record::chart::{html_text, line_chart, tick_label, Mark, Series};
 use crate::record::read::Recording;
-use crate::record::sample::{Sample, StepMark};
-use crate::record::server_window::{ServerFigures, WindowTotals};
-use crate::record::shape::{counted, FleetShape, Versions};
+use crate::record::server_window::WindowTotals;
+use crate::record::shape::counted;
 use crate::report::endpoints;
 use crate::sys::confined::{HostFile, HostFileError};
 use crate::sys::table::truncate;
 use crate::sys::time::rfc3339_utc;
-
-/// The run at a glance: the same figures head the page and make `--format json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunSummary {
-    pub samples: usize,
-    /// Lines of the timeline that were not samples (skipped).
-    pub skipped_lines: usize,
-    pub first: Option<String>,
-    pub last: Option<String>,
-    /// Seconds from the first sample to the last.
-    pub seconds: u64,
-    /// Runs that finished while recording, by status.
-    pub runs: BTreeMap<RunStatus, usize>,
-    /// The highest runs per minute in one sample.
-    pub peak_runs_per_minute: Option<f64>,
-    /// The longest run and catalog retrieval seen, seconds.
-    pub max_run_time: Option<f64>,
-    pub max_config_retrieval_time: Option<f64>,
-    /// The fleet at the last sample.
-    pub clones: Option<usize>,
-    pub running: Option<usize>,
-    pub silent: Option<usize>,
-    /// The most clones seen at once.
-    pub peak_clones: Option<usize>,
-    pub peak_puppetdb_queue_depth: Option<f64>,
-    pub peak_cpu_busy: Option<f64>,
-    /// How the fleet ran, as last seen (`null` when no sample has it).
-    #[serde(default)]
-    pub shape: Option<FleetShape>,
-    /// The versions the last sample saw.
-    #[serde(default)]
-    pub versions: Option<Versions>,
-    /// A stepped load's steps, in the order they began (none in other recordings).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<StepMark>,
-    /// The failed runs by why they failed (a run of two kinds counts under each).
-    #[serde(default)]
-    pub failed_by_kind: BTreeMap<FailureKind, usize>,
-    /// What the server and PuppetDB did over the whole recording: their counts'
-    /// differences and the access log's request times per endpoint; `null` when no two
-    /// samples had the server's answer and no access log was read.
-    #[serde(default)]
-    pub server: Option<ServerFigures>,
-}
 
 pub fn summary(recording: &Recording) -> RunSummary {
     let samples = &recording.samples;
@@ -247,7 +201,7 @@ pub mod series {
     /// A count of the JRuby pool's in each sample's window.
     pub fn jruby_window(
         samples: &[Sample],
-        pick: impl Fn(&crate::record::server_window::JrubyWindow) -> Option<u64>,
+        pick: impl Fn(&crate::protocol::record::JrubyWindow) -> Option<u64>,
     ) -> Vec<(u64, f64)> {
         of(samples, |s| {
             pick(s.server_window.as_ref()?.jruby.as_ref()?).map(|n| n as f64)
@@ -712,16 +666,6 @@ pub fn summary_table(recording: &Recording) -> String {
         );
     }
     out
-}
-
-/// What `report --from --format html --output PAGE` answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PageWritten {
-    /// The page, as given.
-    pub page: String,
-    pub bytes: usize,
-    pub samples: usize,
-    pub skipped_lines: usize,
 }
 
 /// Writes the page to `path` whole (a temporary file beside it renamed over it, so a reader

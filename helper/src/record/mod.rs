@@ -15,7 +15,6 @@ pub mod access_log;
 pub mod chart;
 pub mod host;
 pub mod html;
-pub mod latency;
 pub mod read;
 pub mod sample;
 pub mod server_window;
@@ -26,10 +25,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::context::Context;
 use crate::protocol::error::{Error, Result};
+use crate::protocol::record::{Recorded, Sample};
 use crate::report::deadline::Deadline;
 use crate::report::run_cache::RunCache;
 use crate::report::{self, https, puppetdb, ReportRequest};
@@ -64,18 +62,6 @@ pub struct RecordRequest {
     pub report: ReportRequest,
     /// Puppet Server's access log, read as it grows (see [`access_log`]).
     pub access_log: Option<PathBuf>,
-}
-
-/// What `record` answers when it ends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Recorded {
-    pub output: String,
-    pub samples: u64,
-    pub started_at: String,
-    pub ended_at: String,
-    pub rotations: u32,
-    /// Why it ended: `duration`, `samples` or `signal`.
-    pub ended_by: String,
 }
 
 /// Set by SIGTERM and SIGINT.
@@ -223,7 +209,7 @@ impl Sampling {
         report: &ReportRequest,
         every: u64,
         now: u64,
-    ) -> Result<sample::Sample> {
+    ) -> Result<Sample> {
         // One deadline for the server and PuppetDB together.
         let deadline = Deadline::after(sample_deadline(every));
         // PuppetDB's queue, without the fleet's queries: those are a report's, not a sample's.

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::error::{Error, Result};
-use crate::record::sample::{Sample, TIMELINE_VERSION};
+use crate::protocol::record::{Sample, TIMELINE_VERSION};
 use crate::sys::confined::{HostFile, HostFileError};
 
 /// The most read of one timeline file (the recorder rotates far below this).

@@ -14,19 +14,16 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::protocol::answers::{
-    Distribution, FailureKind, JrubyMetrics, PuppetdbView, Report, ReportState, RunReportFile,
-    RunStatus, ServerView,
+    Distribution, FailureKind, PuppetdbView, Report, ReportState, RunReportFile, RunStatus,
+    ServerView,
 };
-use crate::record::access_log::AccessWindow;
-use crate::record::host::{self, HostReading, HostSample};
-use crate::record::server_window::{self, PuppetdbWindow, ServerWindow};
-use crate::record::shape::{self, FleetShape, Versions};
-
-/// The timeline's format version, the first field of every line.
-pub const TIMELINE_VERSION: u32 = 1;
+use crate::protocol::record::{
+    FleetSample, PuppetdbWindow, RunsSample, Sample, ServerWindow, TIMELINE_VERSION,
+};
+use crate::record::host::{self, HostReading};
+use crate::record::server_window::{self};
+use crate::record::shape::{self};
 
 /// How long after a run's end a sample waits for the agent's report of it before counting
 /// the run on its summary alone: the agent sends the report to the server before writing
@@ -34,56 +31,6 @@ pub const TIMELINE_VERSION: u32 = 1;
 /// in the server's view); an agent that never writes it must not hold its runs back for
 /// ever.
 pub const REPORT_WAIT_SECONDS: u64 = 120;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    pub timeline: u32,
-    /// Seconds since the epoch, and the same as RFC 3339.
-    pub t: u64,
-    pub at: String,
-    /// Seconds this sample covers (since the previous one, or the recorder's period).
-    pub period: u64,
-    pub fleet: FleetSample,
-    pub runs: RunsSample,
-    pub server: Option<ServerView>,
-    pub puppetdb: Option<PuppetdbView>,
-    pub host: HostSample,
-    /// The versions this sample saw (agent versions of the clones' last runs, server,
-    /// PuppetDB).
-    #[serde(default)]
-    pub versions: Option<Versions>,
-    /// How the clones run; taken when the clones change and at least every five minutes
-    /// (`null` in the samples between).
-    #[serde(default)]
-    pub shape: Option<FleetShape>,
-    /// The step of a stepped load (`ramp run`) this sample was taken in; absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<StepMark>,
-    /// What the server did since the last sample that had its answer: its counts'
-    /// differences ([`server_window`]); absent without two answers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server_window: Option<ServerWindow>,
-    /// What PuppetDB did since the last sample that had its answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub puppetdb_window: Option<PuppetdbWindow>,
-    /// The server's access log since the sample before (`--access-log`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub access_log: Option<AccessWindow>,
-}
-
-impl Sample {
-    /// The server's JRuby pool as this sample saw it, when the server was asked and said.
-    pub fn jruby(&self) -> Option<&JrubyMetrics> {
-        self.server.as_ref()?.jruby.as_ref()
-    }
-}
-
-/// Which step of a ramp a sample belongs to, and the clones that step runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StepMark {
-    pub step: u32,
-    pub clones: usize,
-}
 
 /// A run that finished since the previous sample, as the sample counted it.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,31 +50,6 @@ pub fn line(sample: &Sample) -> crate::protocol::error::Result<String> {
     serde_json::to_string(sample).map_err(|e| {
         crate::protocol::error::Error::Internal(format!("a sample does not serialize: {e}"))
     })
-}
-
-/// The fleet as it stands: clones by unit state, by their last run's status, silent ones.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FleetSample {
-    pub clones: usize,
-    pub running: usize,
-    pub stopped: usize,
-    /// Clones whose state systemd could not be asked.
-    pub unknown: usize,
-    pub silent: usize,
-    pub by_status: BTreeMap<RunStatus, usize>,
-}
-
-/// The runs that finished since the previous sample.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunsSample {
-    pub count: usize,
-    pub by_status: BTreeMap<RunStatus, usize>,
-    pub total_time: Distribution,
-    pub config_retrieval_time: Distribution,
-    /// The failed runs by why they failed; a run with two kinds (a cached catalog after a
-    /// 503) counts under each. Empty in timelines of an older helper.
-    #[serde(default)]
-    pub failed_by_kind: BTreeMap<FailureKind, usize>,
 }
 
 /// What a sample is taken against: the runs and the host reading seen last, and the

@@ -13,75 +13,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::protocol::answers::{Figure, PuppetdbView, ServerView, P95_MIN_VALUES};
-use crate::record::access_log::{AccessWindow, RequestTimes};
-
-/// The server between two answers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerWindow {
-    /// Seconds between the two answers' samples.
-    pub seconds: u64,
-    /// The server restarted in between: the counts are since its restart.
-    pub restarted: bool,
-    /// Requests in the window, all of them and per endpoint (only those with requests),
-    /// with the endpoint's recent mean (the server's decaying sample) at the window's end.
-    pub requests: Option<u64>,
-    pub endpoints: BTreeMap<String, EndpointWindow>,
-    pub compiles: Option<u64>,
-    pub jruby: Option<JrubyWindow>,
-    pub jvm: Option<JvmWindow>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EndpointWindow {
-    pub requests: u64,
-    pub recent_mean_ms: Option<f64>,
-}
-
-/// The JRuby pool in the window: counts, then where it stood at the window's end.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct JrubyWindow {
-    pub borrows: Option<u64>,
-    /// Requests that waited longer than `borrow-timeout` for an instance (a 503).
-    pub borrow_timeouts: Option<u64>,
-    pub borrow_retries: Option<u64>,
-    /// Requests refused at once with a 503: `max-queued-requests` were already waiting.
-    pub queue_limit_hits: Option<u64>,
-    pub instances: Option<f64>,
-    pub free: Option<f64>,
-    /// Requests waiting for an instance.
-    pub queued: Option<f64>,
-    pub recent_borrow_ms: Option<f64>,
-    pub recent_wait_ms: Option<f64>,
-}
-
-/// The server's JVM in the window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct JvmWindow {
-    /// Milliseconds spent collecting garbage in the window, and its share of the window.
-    pub gc_ms: Option<u64>,
-    pub gc_share: Option<f64>,
-    pub heap_used_bytes: Option<u64>,
-    pub heap_max_bytes: Option<u64>,
-    /// The JVM's share of the host's CPUs over its own last few seconds, percent.
-    pub cpu_percent: Option<f64>,
-}
-
-/// PuppetDB between two answers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PuppetdbWindow {
-    pub seconds: u64,
-    /// Its processed count went back: PuppetDB restarted.
-    pub restarted: bool,
-    /// Commands processed in the window.
-    pub processed: Option<u64>,
-    /// Commands waiting at the window's end.
-    pub queue_depth: Option<f64>,
-    /// Its recent mean command processing time (a decaying sample), ms.
-    pub recent_processing_ms: Option<f64>,
-}
+use crate::protocol::record::{
+    AccessWindow, EndpointFigures, EndpointWindow, JrubyWindow, JvmWindow, PuppetdbWindow,
+    RequestTimes, ServerFigures, ServerWindow,
+};
 
 fn count(figure: &Option<Figure>) -> Option<u64> {
     figure.as_ref().and_then(Figure::as_u64)
@@ -241,51 +177,6 @@ pub struct WindowTotals {
     puppetdb_processed: Option<u64>,
     access_requests: u64,
     access_skipped: u64,
-}
-
-/// What the server did over a ramp's step: what the step's verdict is held to beside its
-/// runs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerFigures {
-    /// Seconds the server's windows covered.
-    pub seconds: u64,
-    /// The server restarted during the step.
-    pub restarted: bool,
-    /// Per endpoint: requests (from the status API), and from the access log when it was
-    /// read, their 5xx and times.
-    pub endpoints: BTreeMap<String, EndpointFigures>,
-    pub borrow_timeouts: Option<u64>,
-    pub queue_limit_hits: Option<u64>,
-    /// The most requests seen waiting for a JRuby at a sample.
-    pub jruby_queued_max: Option<f64>,
-    /// Garbage collection's share of the step's time.
-    pub gc_share: Option<f64>,
-    pub heap_used_max_bytes: Option<u64>,
-    /// The mean of the JVM's CPU share the samples saw, percent of the host's CPUs.
-    pub cpu_percent: Option<f64>,
-    /// PuppetDB's deepest command queue at a sample, and the commands it processed.
-    pub puppetdb_queue_max: Option<f64>,
-    pub puppetdb_processed: Option<u64>,
-    /// Requests the access log gave, and its lines skipped (of another shape).
-    pub access_log_requests: u64,
-    pub access_log_skipped: u64,
-}
-
-/// One endpoint over a step.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EndpointFigures {
-    /// Requests the status API counted.
-    pub requests: Option<u64>,
-    /// The server's recent mean at the step's end, ms.
-    pub recent_mean_ms: Option<f64>,
-    /// From the access log: its requests, their 5xx, and their times (ms).
-    pub logged: Option<u64>,
-    pub server_errors: Option<u64>,
-    pub mean_ms: Option<f64>,
-    pub p50_ms: Option<u64>,
-    /// `None` with fewer than [`P95_MIN_VALUES`] requests logged: their `max_ms` is the tail.
-    pub p95_ms: Option<u64>,
-    pub max_ms: Option<u64>,
 }
 
 fn add(total: &mut Option<u64>, value: Option<u64>) {

@@ -5,33 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::protocol::answers::{CloneInfo, Report};
-
-/// The clones' load shape, counted: how many clones have each value.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FleetShape {
-    pub clones: usize,
-    /// Clones by run mode (`daemon`, `timer`, `manual`, `apply`; `none` for a clone
-    /// without clone-army's run files).
-    pub run_modes: BTreeMap<String, usize>,
-    /// Clones by run interval, seconds (clones without a schedule are left out).
-    pub runintervals: BTreeMap<u64, usize>,
-    /// Clones whose runs are phased (`phase_count` above 1).
-    pub phased: usize,
-    /// Clones whose agent runs in noop.
-    pub agent_noop: usize,
-}
-
-/// The versions a sample saw.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Versions {
-    /// Clones by the Puppet version of their last run.
-    pub agent: BTreeMap<String, usize>,
-    pub server: Option<String>,
-    pub puppetdb: Option<String>,
-}
+use crate::protocol::record::{FleetShape, Versions};
 
 /// At most this many seconds between two samples with the shape while the clones stay the
 /// same ones: a run mode or an interval changed in place shows within it.

@@ -24,7 +24,7 @@ fn request(output: PathBuf) -> RecordRequest {
     }
 }
 
-fn lines(path: &Path) -> Vec<sample::Sample> {
+fn lines(path: &Path) -> Vec<crate::protocol::record::Sample> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()

@@ -1,4 +1,6 @@
-//! Answered by `host limits`: the kernel limits, the system bus's, and the capacity for clones.
+//! Answered by the `host` verbs: `host limits` (the kernel limits, the system bus's, and the
+//! capacity for clones), `host docs` (the man page and completions) and `host selinux`
+//! (nspawn's SELinux drop-in).
 
 use serde::{Deserialize, Serialize};
 
@@ -55,4 +57,49 @@ pub struct BusLimits {
     pub reloaded: bool,
     /// Why the drop-in was not written or the bus not reloaded.
     pub error: Option<String>,
+}
+
+/// A document `host docs` installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DocKind {
+    /// The roff man page, section 8.
+    Man,
+    BashCompletion,
+    ZshCompletion,
+}
+
+impl DocKind {
+    pub const ALL: [DocKind; 3] = [
+        DocKind::Man,
+        DocKind::BashCompletion,
+        DocKind::ZshCompletion,
+    ];
+}
+
+/// What `host docs` answers: each file, and whether this call wrote any.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DocsInstalled {
+    pub prefix: String,
+    pub files: Vec<DocFile>,
+    /// Whether this call wrote anything (always false with --check).
+    pub changed: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DocFile {
+    pub kind: DocKind,
+    pub path: String,
+    /// Whether this call wrote it (always false with --check).
+    pub changed: bool,
+}
+
+/// What `host selinux` answers.
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SelinuxDropin {
+    pub dropin: String,
+    pub context: String,
+    pub apifs_context: String,
+    /// Whether this call wrote the drop-in (always false with --check).
+    pub changed: bool,
 }

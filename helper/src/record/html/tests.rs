@@ -1,7 +1,8 @@
 use super::*;
 use crate::protocol::answers::{CloneReport, ReportState};
+use crate::protocol::record::StepMark;
 use crate::record::host::{CpuTimes, HostReading};
-use crate::record::sample::{fixtures, Sampler, StepMark};
+use crate::record::sample::{fixtures, Sampler};
 use std::os::unix::fs::FileTypeExt;
 
 fn clone(name: &str, run: Option<(u64, RunStatus, f64)>) -> CloneReport {
@@ -345,7 +346,7 @@ fn a_page_output_in_a_missing_directory_is_refused_and_nothing_is_made() {
 fn the_header_says_how_the_fleet_ran_and_against_which_versions() {
     let mut recording = recording();
     // The fleet's shape as the first sample took it; the versions of the last sample.
-    recording.samples[0].shape = Some(crate::record::shape::FleetShape {
+    recording.samples[0].shape = Some(crate::protocol::record::FleetShape {
         clones: 2,
         run_modes: BTreeMap::from([("timer".to_owned(), 2)]),
         runintervals: BTreeMap::from([(1800, 2)]),
@@ -403,7 +404,7 @@ fn versions_with_markup_from_the_servers_and_clones_are_text_in_the_page() {
 /// each figure is the sample's own, none a since-start one.
 #[test]
 fn the_servers_windows_and_its_access_log_are_drawn_with_their_numbers() {
-    use crate::record::access_log::{AccessWindow, RequestTimes};
+    use crate::protocol::record::{AccessWindow, RequestTimes};
     let mut r = recording();
     let mut times = RequestTimes::default();
     for ms in [10, 20, 30, 40, 2000] {

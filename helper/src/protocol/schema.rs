@@ -1,0 +1,154 @@
+//! The answer of `clone-army schema`, shipped as `lib/puppet_x/clone_army/schema.json`:
+//! the rules the Puppet side must agree with. `schema.rs` fills it from the constants
+//! the helper's own checks use.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::protocol::answers::ProblemKind;
+use crate::protocol::error::ErrorKind;
+
+#[derive(Debug, Serialize)]
+pub struct Schema {
+    pub names: NameRules,
+    pub apply_source: PathRule,
+    pub run_modes: Choice,
+    /// The rules that turn a clone's phase index into the offset of its runs.
+    pub phasings: Choice,
+    pub os: Vec<&'static str>,
+    /// What `base create` takes as `--mirror` and, by OS, as `--release`.
+    pub base_mirror: PatternRule,
+    pub base_releases: BTreeMap<&'static str, PatternRule>,
+    pub puppet_sources: Choice,
+    /// Inclusive ranges of the integer flags, by the class's and type's attribute name.
+    pub ranges: BTreeMap<&'static str, Range>,
+    pub limits: LimitRules,
+    pub facts: FactRules,
+    pub challenge_password_max_bytes: usize,
+    /// A clone's root password hash (`root_password_hash`).
+    pub crypt_hash: PatternRule,
+    /// `report --format`'s values, live and of a recorded run.
+    pub report_formats: ReportFormats,
+    /// Where the class installs the helper and the tasks run it.
+    pub helper_path: &'static str,
+    pub capacity: Capacity,
+    pub waits: Waits,
+    pub error_kinds: &'static [ErrorKind],
+    pub problem_kinds: &'static [ProblemKind],
+}
+
+#[derive(Debug, Serialize)]
+pub struct NameRules {
+    pub clone: NameRule,
+    pub base: NameRule,
+    pub hostname: NameRule,
+}
+
+/// A name's rule: an anchored regular expression in the syntax Ruby and most engines
+/// share, what a refusal says is allowed, and examples that the helper's check accepts
+/// and refuses (its tests hold the check to them; the Ruby specs hold Ruby's too).
+#[derive(Debug, Serialize)]
+pub struct NameRule {
+    pub pattern: String,
+    pub max_length: usize,
+    /// Endings a name may not have (a clone's own directories beside the bases).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reserved_suffixes: Vec<&'static str>,
+    pub rule: &'static str,
+    pub valid: Vec<&'static str>,
+    pub invalid: Vec<&'static str>,
+}
+
+/// A host path's rule as far as it can be checked without the host (the helper checks
+/// the rest where the path is: that it exists, whose it is): an anchored pattern, what it
+/// allows in words, and examples the helper's check accepts and refuses.
+#[derive(Debug, Serialize)]
+pub struct PathRule {
+    pub pattern: &'static str,
+    pub rule: &'static str,
+    pub valid: Vec<&'static str>,
+    pub invalid: Vec<&'static str>,
+}
+
+/// A text's rule: an anchored pattern (built from the helper's own rule), what a refusal
+/// says, and examples the helper's check accepts and refuses.
+#[derive(Debug, Serialize)]
+pub struct PatternRule {
+    pub pattern: String,
+    pub rule: String,
+    pub valid: Vec<&'static str>,
+    pub invalid: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportFormats {
+    pub live: Vec<&'static str>,
+    pub recorded: Vec<&'static str>,
+    /// Live formats answered as plain text, not in the JSON envelope.
+    pub text: Vec<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Choice {
+    pub values: Vec<&'static str>,
+    pub default: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Range {
+    pub min: u64,
+    pub max: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LimitRules {
+    /// What each limit takes for "no limit" (and its default).
+    pub none: &'static str,
+    pub memory_max_digits: usize,
+    pub memory_suffixes: Vec<&'static str>,
+    pub cpu_quota_percent: Range,
+    pub tasks_max: Range,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FactRules {
+    pub name_pattern: String,
+    pub max_name_length: usize,
+    pub max_string_length: usize,
+}
+
+/// The memory bound, `max(0, floor((total memory - reserve) / cost of the run mode))`,
+/// and the figures of the CPU bound, `floor(share × cores × runinterval / CPU-s per
+/// run)`, which the Puppet side (`PuppetX::CloneArmy::Capacity`) combines.
+#[derive(Debug, Serialize)]
+pub struct Capacity {
+    pub reserve_bytes: u64,
+    pub cost_bytes: BTreeMap<&'static str, u64>,
+    pub cpu_seconds_per_run: f64,
+}
+
+/// How long the helper waits, at most, on what it waits for, and from that how long a
+/// caller lets one call run before it takes the helper for hung and stops it. The
+/// caller's limits are here, beside the waits they must outlast, so that the two cannot
+/// drift apart: a limit shorter than a legitimate wait kills a helper that was working.
+#[derive(Debug, Serialize)]
+pub struct Waits {
+    /// The helper's lock, held by another call.
+    pub lock_seconds: u64,
+    /// One D-Bus method call, and one whole operation with its connection.
+    pub dbus_method_seconds: u64,
+    pub dbus_operation_seconds: u64,
+    pub daemon_reload_seconds: u64,
+    /// One unit reaching the state asked for (a wave of clones waits once, together).
+    pub unit_state_seconds: u64,
+    /// A call's limit for its caller, unless `long_call_seconds` names its verb.
+    pub call_seconds: u64,
+    /// Verbs that may legitimately run longer, by noun and verb (`"base create"`).
+    pub long_call_seconds: BTreeMap<&'static str, u64>,
+    /// The verb that sleeps through its `--ramp-up`: its limit is its call limit plus
+    /// the ramp's seconds.
+    pub ramped_call: &'static str,
+}
