@@ -30,7 +30,7 @@ lint: deps
 	cargo clippy --locked --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p clone-army
 	puppet-lint --fail-on-warnings manifests types
-	rubocop lib spec tasks bench Rakefile Gemfile
+	rubocop lib spec tasks bench sandbox Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
 
 # As root (CI is): the tests that need root are ignored by a plain `cargo test`, with
