@@ -29,16 +29,19 @@ module CloneArmyBench
 
     attr_reader :settings, :host, :record, :base
 
-    def initialize(env: ENV, out: $stdout, stamp: Time.now.utc.strftime('%Y-%m-%dT%H%M%SZ'))
+    # host and results stand in for the sandboxes and bench/results in the specs.
+    def initialize(env: ENV, out: $stdout, stamp: Time.now.utc.strftime('%Y-%m-%dT%H%M%SZ'), host: nil, results: RESULTS)
       @env = env
       @out = out
       @stamp = stamp
+      @host = host
+      @results = results
     end
 
     # The exit status: 0, 1 (failed), 2 (a setting refused), 130 (interrupted).
     def run
       @settings = Settings.from_env(@env)
-      @record = Record.new(results: RESULTS, stamp: @stamp)
+      @record = Record.new(results: @results, stamp: @stamp)
       return dry_run if @settings.dry_run
 
       preflight
@@ -145,10 +148,10 @@ module CloneArmyBench
     end
 
     def measure
-      @host = BenchHost.new(@settings, REPO)
+      @host ||= BenchHost.new(@settings, REPO)
       rc = 0
       Dir.mktmpdir('clone-army-bench') do |work|
-        @record = Record.new(results: RESULTS, stamp: @stamp, work: work)
+        @record = Record.new(results: @results, stamp: @stamp, work: work)
         rc = guarded { bench }
       end
       rc
