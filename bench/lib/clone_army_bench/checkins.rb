@@ -94,8 +94,11 @@ module CloneArmyBench
       File.read(@bench.record['reports']).each_line.map(&:split).reject(&:empty?).map { |c, t| [c, Float(t)] }
     end
 
+    # The runs the watcher has written so far; a line it is still writing is left
+    # for the next look.
     def runs
-      Runs.parse(File.exist?(@runs) ? File.read(@runs) : '')
+      text = File.exist?(@runs) ? File.read(@runs) : ''
+      Runs.parse(text.each_line.select { |l| l.end_with?("\n") }.join)
     end
 
     def label

@@ -155,7 +155,8 @@ module CloneArmyBench
     def daemon_memory
       @bench.log("waiting (≤ #{DAEMON_FIRST_RUN} s) for the daemon-mode clones' first runs")
       ran = SandboxDriver.wait_for(timeout: DAEMON_FIRST_RUN, interval: 5) do
-        @host.inside_sh!('summaries', *daemon_clones).lines.size >= @s.k
+        # A failed look is no summary yet: asked again until the deadline.
+        @host.run('bash', BenchHost::INSIDE, 'summaries', *daemon_clones).stdout.lines.size >= @s.k
       end
       raise BenchHost::Failed, "daemon-mode clones did not finish a first run within #{DAEMON_FIRST_RUN} s" unless ran
 
