@@ -33,7 +33,6 @@ require 'set'
 require 'tmpdir'
 require 'zlib'
 require 'rspec'
-require 'shellwords'
 require_relative '../../lib/puppet_x/clone_army/schema'
 require_relative '../../sandbox/driver'
 
