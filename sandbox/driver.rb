@@ -10,6 +10,9 @@ require 'shellwords'
 # EXEC_TIMEOUT and its state directory, and nothing of either caller.
 module SandboxDriver
   SANDBOX_SH = File.join(__dir__, 'sandbox.sh')
+  # Where sandbox.sh binds MODULE_DIR inside a sandbox, read-only, on the base
+  # modulepath (its SANDBOX_MODULE_PATH).
+  MODULE_BOUND = '/etc/puppet/code/modules/clone_army'
 
   # What a command inside a sandbox did: its output, its exit status (128 + the
   # signal when a signal ended it) and the command, for messages.
@@ -72,6 +75,12 @@ module SandboxDriver
 
       sleep interval
     end
+  end
+
+  # The domain of sandbox `name`: its own certname (sandbox.sh writes it into
+  # its /etc/hosts), under which its clones are named.
+  def domain(name)
+    "#{name}.sandbox.test"
   end
 
   # Sandbox `name`'s state directory on this machine (sandbox/lib.sh's

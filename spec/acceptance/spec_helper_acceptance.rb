@@ -64,7 +64,7 @@ module SandboxHarness
   SIGNED_DIR = '/etc/puppet/puppetserver/ca/signed'
   HELPER = '/usr/local/sbin/clone-army'
   # Where sandbox.sh binds MODULE_DIR inside the sandbox (read-only, on the base modulepath).
-  MODULE_BOUND = '/etc/puppet/code/modules/clone_army'
+  MODULE_BOUND = SandboxDriver::MODULE_BOUND
   # The Puppet Server's environment, whose own modules/ comes before the base
   # modulepath: a module installed there is the one the server compiles with.
   ENVIRONMENT = '/etc/puppet/code/environments/production'

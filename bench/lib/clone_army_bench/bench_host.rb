@@ -9,10 +9,10 @@ module CloneArmyBench
   class BenchHost
     NAME = 'bench'
     PLAIN = 'benchplain'
-    # Where sandbox.sh binds the module checkout, and so inside.sh, inside.
-    INSIDE = '/etc/puppet/code/modules/clone_army/bench/inside.sh'
-    # The certnames' domain: the load host's own name (sandbox.sh's /etc/hosts).
-    DOMAIN = "#{NAME}.sandbox.test"
+    # inside.sh as the sandbox sees it, through the bound module checkout.
+    INSIDE = File.join(SandboxDriver::MODULE_BOUND, 'bench', 'inside.sh').freeze
+    # The clones' certnames' domain: the load host's own.
+    DOMAIN = SandboxDriver.domain(NAME).freeze
 
     # A command inside that failed where the bench needs its answer.
     class Failed < RuntimeError; end
