@@ -30,7 +30,7 @@ lint: deps
 	cargo clippy --locked --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p clone-army
 	puppet-lint --fail-on-warnings manifests types
-	rubocop lib spec tasks bench Rakefile Gemfile
+	rubocop lib spec tasks bench sandbox Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
 
 # As root (CI is): the tests that need root are ignored by a plain `cargo test`, with
@@ -62,9 +62,10 @@ lab: deps build
 lab-down:
 	bash sandbox/lab.sh down
 
-# Not a test: measures the fleet's performance targets into bench/results/ (CLONES, default 500).
+# Not a test: measures the fleet's performance targets into bench/results/ (CLONES, default 500;
+# the settings are bench/lib/clone_army_bench/settings.rb's; BENCH_DRY_RUN=1 prints the plan).
 bench: deps build
-	bash bench/run.sh
+	ruby bench/bench.rb run
 
 # A committed result's JSON and table derived again from its raw data (RESULTS=bench/results/<stamp>):
 # prints the table, names each figure that no longer comes out as committed (exit 1);

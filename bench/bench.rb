@@ -1,11 +1,14 @@
 #!/usr/bin/env ruby
 # frozen_string_literal: true
 
-# The bench's figures and results, for bench/run.sh and for people: one verb a call.
-# run.sh measures (in the sandbox, through sandbox/sandbox.sh); everything that turns
-# readings into figures lives in bench/lib/clone_army_bench, with its specs in
-# spec/unit/bench.
+# The bench (make bench) and its figures and results, one verb a call. `run` drives
+# the sandbox (through sandbox/driver.rb) and takes the readings; everything that
+# turns readings into figures lives beside it in bench/lib/clone_army_bench, with
+# its specs in spec/unit/bench. The other verbs are the figures' arithmetic, for
+# people and for checking a committed result again.
 #
+#   bench.rb run                           the bench, as root; settings from the environment
+#                                          (clone_army_bench/settings.rb lists them)
 #   bench.rb min-runs                      the fewest runs a median is taken of
 #   bench.rb median < NUMBERS              the median (at least min-runs numbers)
 #   bench.rb median-any < NUMBERS          the median of any count (a batch's boots; a whole one stays whole)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark's measurements that need the sandbox host's own view of
-# systemd, cgroups and /proc. run.sh calls it inside the sandbox (the module
-# checkout is bound read-only there), one verb per call:
+# systemd, cgroups and /proc. `bench.rb run` calls it inside the sandbox (the
+# module checkout is bound read-only there), one verb per call:
 #
 #   inside.sh create-fleet BASE MASTER DOMAIN FIRST LAST RUNINTERVAL   clone-army clone create-many cloneFIRST..cloneLAST
 #                                 (timer mode, phase i-1 of LAST)

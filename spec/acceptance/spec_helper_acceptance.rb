@@ -33,13 +33,14 @@ require 'set'
 require 'tmpdir'
 require 'zlib'
 require 'rspec'
-require 'shellwords'
 require_relative '../../lib/puppet_x/clone_army/schema'
+require_relative '../../sandbox/driver'
 
-# Drives sandbox/sandbox.sh and runs commands inside the sandbox host.
+# The suite's sandbox host, through the sandbox driver (sandbox/driver.rb): the
+# one sandbox and server the examples share, and the suite's defaults for them.
 module SandboxHarness
   REPO = File.expand_path('../..', __dir__)
-  SANDBOX_SH = File.join(REPO, 'sandbox', 'sandbox.sh')
+  SANDBOX_SH = SandboxDriver::SANDBOX_SH
   NAME = ENV.fetch('SANDBOX_NAME', 'acceptance')
   # The module bound into the sandbox (sandbox.sh reads the same variable).
   MODULE_DIR = ENV.fetch('MODULE_DIR', REPO)
@@ -63,51 +64,30 @@ module SandboxHarness
   SIGNED_DIR = '/etc/puppet/puppetserver/ca/signed'
   HELPER = '/usr/local/sbin/clone-army'
   # Where sandbox.sh binds MODULE_DIR inside the sandbox (read-only, on the base modulepath).
-  MODULE_BOUND = '/etc/puppet/code/modules/clone_army'
+  MODULE_BOUND = SandboxDriver::MODULE_BOUND
   # The Puppet Server's environment, whose own modules/ comes before the base
   # modulepath: a module installed there is the one the server compiles with.
   ENVIRONMENT = '/etc/puppet/code/environments/production'
   ENVIRONMENT_MODULE = "#{ENVIRONMENT}/modules/clone_army".freeze
 
-  Result = Struct.new(:stdout, :stderr, :exitstatus, :command) do
-    def output
-      stdout + stderr
-    end
-
-    def to_s
-      "`#{command}` exited #{exitstatus}\n--- stdout ---\n#{stdout}\n--- stderr ---\n#{stderr}"
-    end
-  end
+  Result = SandboxDriver::Result
 
   module_function
 
   def log(message)
-    warn "#{Time.now.utc.strftime('%H:%M:%S')} [acceptance] #{message}"
+    SandboxDriver.log('acceptance', message)
   end
 
   # sandbox.sh VERB NAME, its output streamed to our stderr; raises on failure.
   def sandbox!(verb, name = NAME)
     log "sandbox.sh #{verb} #{name}"
-    ok = system('bash', SANDBOX_SH, verb, name, out: $stderr, err: $stderr)
-    raise "sandbox.sh #{verb} #{name} failed" unless ok
+    SandboxDriver.verb!(verb, name)
   end
 
   # Runs argv inside the sandbox host, bounded by timeout seconds; never raises
   # on a non-zero exit (the caller asserts on the Result).
-  #
-  # Not Open3.capture3: on an interrupt it waits for the child to finish (an
-  # apply can take minutes) before the teardown can run. Here an interrupt
-  # leaves the child behind, and taking the sandbox down ends it.
   def on_sandbox(*argv, timeout: 300, sandbox: NAME)
-    out_r, out_w = IO.pipe
-    err_r, err_w = IO.pipe
-    pid = Process.spawn({ 'EXEC_TIMEOUT' => timeout.to_s }, 'bash', SANDBOX_SH, 'exec', sandbox, *argv,
-                        in: File::NULL, out: out_w, err: err_w)
-    [out_w, err_w].each(&:close)
-    readers = [out_r, err_r].map { |io| Thread.new { io.read } }
-    _, status = Process.wait2(pid)
-    Result.new(readers[0].value, readers[1].value, status.exitstatus || (128 + status.termsig.to_i),
-               argv.shelljoin)
+    SandboxDriver.exec(sandbox, *argv, timeout: timeout)
   end
 
   # Like on_sandbox, but a non-zero exit is an error.
@@ -129,17 +109,9 @@ module SandboxHarness
   end
 
   # Polls the block every interval seconds until it returns a truthy value,
-  # at most timeout seconds (and so a bounded number of times). Returns the
-  # value, or nil on timeout.
-  def wait_for(timeout:, interval: 3)
-    deadline = Time.now + timeout
-    loop do
-      value = yield
-      return value if value
-      return nil if Time.now >= deadline
-
-      sleep interval
-    end
+  # at most timeout seconds; the value, or nil on timeout (SandboxDriver.wait_for).
+  def wait_for(timeout:, interval: 3, &block)
+    SandboxDriver.wait_for(timeout: timeout, interval: interval, &block)
   end
 
   # A path under MODULE_DIR as the sandbox sees it (through the bind).
@@ -216,7 +188,7 @@ module SandboxHarness
   # Where sandbox NAME's /var/lib/puppet-clone-army is, seen from this machine
   # (sandbox.sh binds its data directory there).
   def state_dir_outside(name)
-    File.join(ENV.fetch('SANDBOX_CACHE', '/var/cache/clone-army-sandbox'), 'sandboxes', name, 'data')
+    File.join(SandboxDriver.state_dir(name), 'data')
   end
 
   def down

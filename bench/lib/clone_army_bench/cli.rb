@@ -7,6 +7,7 @@ require_relative 'runs'
 require_relative 'results'
 require_relative 'derive'
 require_relative 'pages'
+require_relative 'driver'
 
 module CloneArmyBench
   # bench/bench.rb's verbs (listed there). Readings come on stdin, figures go to
@@ -19,13 +20,13 @@ module CloneArmyBench
       'write' => 'WORK RESULTS STAMP STATUS', 'pss-idle' => 'K < PSS', 'pss-avg' => '< PSS',
       'pss-total' => '< PSS', 'pss-note' => '< PSS', 'checked-in' => 'FROM TO < RUNS',
       'all-in-at' => 'SINCE CLONES < RUNS', 'starts' => '< RUNS', 'phasing' => 'FROM INTERVAL < STARTS',
-      'derive' => 'RESULTS/STAMP [--write]', 'pages' => 'RESULTS HELPER'
+      'derive' => 'RESULTS/STAMP [--write]', 'pages' => 'RESULTS HELPER', 'run' => ''
     }.freeze
     ARITY = {
       'min-runs' => 0..0, 'median' => 0..0, 'median-any' => 0..0, 'quote' => 1.., 'ratio' => 4..4,
       'slope' => 2..2, 'met-le' => 2..2, 'fig' => 6..7, 'meta' => 2..2, 'write' => 4..4, 'pss-idle' => 1..1,
       'pss-avg' => 0..0, 'pss-total' => 0..0, 'pss-note' => 0..0, 'checked-in' => 2..2, 'all-in-at' => 2..2,
-      'starts' => 0..0, 'phasing' => 2..2, 'derive' => 1..2, 'pages' => 2..2
+      'starts' => 0..0, 'phasing' => 2..2, 'derive' => 1..2, 'pages' => 2..2, 'run' => 0..0
     }.freeze
 
     def self.run(argv, stdin, stdout, stderr)
@@ -172,6 +173,11 @@ module CloneArmyBench
     def report_differences(diffs)
       diffs.each { |key, was, now| @err.puts("bench.rb: #{key}: committed #{was.inspect}, derived #{now.inspect}") }
       diffs.empty? ? 0 : 1
+    end
+
+    # The bench itself (make bench): its settings come from the environment.
+    def verb_run
+      Driver.new(out: @out).run
     end
 
     def verb_pages(results, helper)

@@ -24,17 +24,25 @@ module CloneArmyBench
       (bench + lab).sort
     end
 
-    # Makes each page with helper; returns the pages written. The timeline is
-    # unpacked to a private temporary file, as the helper reads a plain file.
+    # Makes each page with helper; returns the pages written.
     def make(results, helper)
       plan(results).map do |timeline, page|
-        Tempfile.create(['timeline', '.jsonl']) do |plain|
-          Zlib::GzipReader.open(timeline) { |gz| IO.copy_stream(gz, plain) }
-          plain.close
-          out, status = Open3.capture2e(helper, 'report', '--from', plain.path, '--format', 'html', '--output', page)
-          raise "#{helper} report --from #{timeline} failed: #{out}" unless status.success?
-        end
+        page(timeline, page, helper)
         page
+      end
+    end
+
+    # Makes one page from a timeline with helper; returns the helper's answer.
+    # The timeline is unpacked to a private temporary file, as the helper reads a
+    # plain file.
+    def page(timeline, page, helper)
+      Tempfile.create(['timeline', '.jsonl']) do |plain|
+        Zlib::GzipReader.open(timeline) { |gz| IO.copy_stream(gz, plain) }
+        plain.close
+        out, err, status = Open3.capture3(helper, 'report', '--from', plain.path, '--format', 'html', '--output', page)
+        raise "#{helper} report --from #{timeline} failed: #{out}#{err}" unless status.success?
+
+        out
       end
     end
   end

@@ -14,7 +14,7 @@ describe CloneArmyBench::Cli do
     [rc, out.string, err.string]
   end
 
-  it 'prints the median as run.sh quotes it' do
+  it 'prints the median as the bench quotes it' do
     expect(run_cli('median', stdin: "3\n1\n2\n4\n")).to eq([0, "2.500\n", ''])
   end
 
@@ -34,7 +34,7 @@ describe CloneArmyBench::Cli do
     expect(run_cli('ratio', '1')[2]).to include('usage: bench.rb ratio NUM DEN NAME NAME')
   end
 
-  it 'writes a result from the figures and scale run.sh collected' do
+  it 'writes a result from the figures and scale collected' do
     Dir.mktmpdir do |dir|
       File.write(File.join(dir, 'figures'), run_cli('fig', 'k', 'l', '1.5', 's', '≤ 2', 'true')[1])
       File.write(File.join(dir, 'meta'), run_cli('meta', 'clones', '40')[1])

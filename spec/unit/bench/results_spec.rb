@@ -14,7 +14,7 @@ describe CloneArmyBench::Results do
     end
   end
 
-  it 'makes a figure of the words run.sh passes, a JSON number kept as written' do
+  it 'makes a figure of the words given on the command line, a JSON number kept as written' do
     fig = described_class.figure_from_words(['k', 'label', '3.390', 's', '–', 'null'])
     expect(JSON.generate(fig)).to eq('{"key":"k","label":"label","value":3.39,"unit":"s","target":"–","met":null,"note":""}')
   end

@@ -1,0 +1,71 @@
+# frozen_string_literal: true
+
+require_relative 'batch'
+require_relative 'memory'
+require_relative 'stats'
+
+module CloneArmyBench
+  # BENCH=growth: the fleet made GROW_BATCH clones at a time up to CLONES, each
+  # batch beside the ones before, its seconds per clone a figure; flat when the
+  # last batch's is within FLAT_TARGET times the first's. Growing stops at a batch
+  # that did not all boot.
+  class Growth
+    # The last batch's seconds per clone over the first's.
+    FLAT_TARGET = 1.5
+
+    def initialize(bench)
+      @bench = bench
+      @s = bench.settings
+    end
+
+    def run
+      @bench.record.meta('grow_batch', @s.grow_batch)
+      @bench.record.meta('grow_runinterval', @s.grow_runinterval)
+      mem0 = Memory.used_kib
+      batches = grow
+      last, outcome = batches.last
+      flat(batches, last, outcome)
+      slope(batches)
+      Memory.figures(@bench, mem0, last)
+    end
+
+    private
+
+    # [last clone, Outcome, running before] of each batch made.
+    def grow
+      made = []
+      @s.batches.each do |first, last|
+        outcome = Batch.new(@bench, first, last, @s.grow_runinterval).run
+        @bench.fig("grow_#{first - 1}", "seconds per clone created and booted (#{outcome.clones} new clones, #{first - 1} running)",
+                   outcome.secs,
+                   unit: 's', target: "≤ #{Batch::TARGET}", met: outcome.met, note: outcome.note)
+        made << [last, outcome, first - 1]
+        next if outcome.ok
+
+        @bench.log("not every clone of clone#{first}..clone#{last} runs and booted: the fleet grows no further")
+        break
+      end
+      made
+    end
+
+    def flat(batches, last, outcome)
+      first_secs = batches.first[1].secs
+      ratio = Float(Stats.fixed(outcome.secs / first_secs))
+      met = outcome.ok && last == @s.clones && @bench.met_le(ratio, FLAT_TARGET)
+      @bench.fig('grow_flat', "seconds per clone, last batch / first batch (clone#{last} running)", ratio,
+                 unit: '', target: "≤ #{FLAT_TARGET}", met: met,
+                 note: "#{Stats.fixed(first_secs)} s with none running, #{Stats.fixed(outcome.secs)} s in the last batch")
+    end
+
+    # The trend over every batch, not only its ends: seconds per clone added per 1000 running.
+    def slope(batches)
+      running = batches.map { |b| b[2] }
+      secs = batches.map { |b| Stats.fixed(b[1].secs) }
+      slope = Stats.slope(running, secs)
+      value = slope && Float(Stats.fixed(Float(Stats.fixed(slope, 9)) * 1000))
+      @bench.fig('grow_slope', "seconds per clone, fitted growth per 1000 clones running (least squares over #{secs.size} batches)",
+                 value,
+                 unit: 's', note: "batches at #{running.join(' ')} running: #{secs.join(' ')} s")
+    end
+  end
+end

@@ -1,0 +1,113 @@
+# frozen_string_literal: true
+
+require_relative 'stats'
+
+module CloneArmyBench
+  # The bench's settings, from the environment (the scale used is recorded in
+  # the result). A setting out of its range is refused before anything runs,
+  # naming the variable, what it takes and what it was.
+  #
+  #   BENCH             fleet (default: the fleet grown in steps) or growth
+  #   CLONES            the large fleet: timer-mode clones (default 500; e.g. 40 for a quick run)
+  #   GROW_BATCH        growth: clones added a batch (default 100)
+  #   GROW_RUNINTERVAL  growth: the clones' interval (default 86400: their phased first
+  #                     runs, the fleet's interval apart over CLONES, leave the boots alone)
+  #   RUNINTERVAL       the fleet's interval in seconds (default 3.6 * CLONES, at least 60:
+  #                     one run every 3.6 s, as 500 clones at 1800 s)
+  #   RAMP_UP           ramp_up of the last step's apply, seconds (default 300)
+  #   K                 clones averaged for idle memory, per mode (default 3)
+  #   CPU_REPS          agent runs per side for the CPU ratio (default 5; a median takes at least 3)
+  #   NOOP_REPS         timed no-op applies (each beside an empty apply) per step (default 5; at least 3)
+  #   START_TIMEOUT     seconds allowed for a step's clones to be running (default 120 + CLONES)
+  #   APPLY_TIMEOUT     seconds allowed for one puppet apply in the sandbox (default 1800)
+  #   EXEC_TIMEOUT      seconds allowed for any other command in the sandbox (default 600)
+  #   SERVER_ADDR       loopback address of the sandbox's Puppet Server (default 127.0.0.5,
+  #                     beside the acceptance suites' servers; sandbox.sh checks it)
+  #   SERVER_NAME       the name the clones use for it (default puppet)
+  #   BENCH_DRY_RUN     1: check the settings, print what the run would do, start nothing
+  Settings = Struct.new(:bench, :clones, :grow_batch, :grow_runinterval, :runinterval, :ramp_up, :k, :cpu_reps,
+                        :noop_reps, :start_timeout, :apply_timeout, :exec_timeout, :server_addr, :server_name,
+                        :dry_run, keyword_init: true) do
+    # The fleet's steps: 50, 100, 40 more, then the rest, none above CLONES.
+    def fleet_steps
+      step1 = [clones, 50].min
+      step2 = [clones, 100].min
+      [step1, step2, [step2 + 40, clones].min, clones]
+    end
+
+    # growth: [first, last] of each batch of GROW_BATCH clones up to CLONES.
+    def batches
+      (1..clones).step(grow_batch).map { |first| [first, [first + grow_batch - 1, clones].min] }
+    end
+
+    def growth?
+      bench == 'growth'
+    end
+
+    # What the result's scale records of them.
+    def scale
+      { 'bench' => bench, 'clones' => clones, 'runinterval' => runinterval, 'ramp_up' => ramp_up, 'k' => k,
+        'cpu_reps' => cpu_reps, 'noop_reps' => noop_reps, 'server_addr' => server_addr }
+    end
+  end
+
+  # A setting the bench does not take.
+  class Refused < ArgumentError; end
+
+  # Settings from the environment, each checked against what it takes.
+  class Settings
+    BENCHES = ['fleet', 'growth'].freeze
+    DRY_RUN = { nil => false, '' => false, '0' => false, '1' => true }.freeze
+    # clone-army's shortest run interval.
+    MIN_RUNINTERVAL = 60
+    POSITIVE = %r{\A[1-9][0-9]*\z}.freeze
+    SECONDS = %r{\A[0-9]+\z}.freeze
+
+    def self.from_env(env)
+      bench = env.fetch('BENCH', 'fleet')
+      refuse('BENCH', 'fleet or growth', bench) unless BENCHES.include?(bench)
+      dry = env['BENCH_DRY_RUN']
+      refuse('BENCH_DRY_RUN', '1 (a dry run), 0 or empty', dry) unless DRY_RUN.key?(dry)
+      clones = positive(env, 'CLONES', 500)
+      new(bench: bench, clones: clones, dry_run: DRY_RUN.fetch(dry),
+          runinterval: at_least(env, 'RUNINTERVAL', [clones * 36 / 10, MIN_RUNINTERVAL].max, MIN_RUNINTERVAL),
+          grow_batch: positive(env, 'GROW_BATCH', 100),
+          grow_runinterval: at_least(env, 'GROW_RUNINTERVAL', 86_400, MIN_RUNINTERVAL),
+          ramp_up: seconds(env, 'RAMP_UP', 300), k: positive(env, 'K', 3),
+          cpu_reps: runs(env, 'CPU_REPS'), noop_reps: runs(env, 'NOOP_REPS'),
+          start_timeout: positive(env, 'START_TIMEOUT', 120 + clones),
+          apply_timeout: positive(env, 'APPLY_TIMEOUT', 1800), exec_timeout: positive(env, 'EXEC_TIMEOUT', 600),
+          server_addr: env.fetch('SERVER_ADDR', '127.0.0.5'), server_name: env.fetch('SERVER_NAME', 'puppet'))
+    end
+
+    def self.refuse(name, allowed, value)
+      raise Refused, "#{name} must be #{allowed}, not '#{value}'"
+    end
+
+    def self.positive(env, name, default)
+      value = env.fetch(name, default.to_s)
+      refuse(name, 'a positive number', value) unless POSITIVE.match?(value)
+      Integer(value, 10)
+    end
+
+    def self.seconds(env, name, default)
+      value = env.fetch(name, default.to_s)
+      refuse(name, 'a number of seconds', value) unless SECONDS.match?(value)
+      Integer(value, 10)
+    end
+
+    def self.at_least(env, name, default, min)
+      value = positive(env, name, default)
+      refuse(name, "at least #{min} (clone-army's minimum)", value) if value < min
+      value
+    end
+
+    # A median is taken of these runs: at least Stats::MIN_MEDIAN_RUNS of them.
+    def self.runs(env, name)
+      value = positive(env, name, 5)
+      min = Stats::MIN_MEDIAN_RUNS
+      refuse(name, "at least #{min} (the runs a median is taken of)", value) if value < min
+      value
+    end
+  end
+end

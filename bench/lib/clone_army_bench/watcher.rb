@@ -1,0 +1,60 @@
+# frozen_string_literal: true
+
+require_relative 'readings'
+
+module CloneArmyBench
+  # From the last step's apply on, reads every clone's last run (`clone-army
+  # report`) every PERIOD seconds in a thread of its own and appends each run
+  # it sees to a file, "<clone> <end> <succeeded> <total seconds>" a line.
+  # Intervals are at least 60 s, so no run is missed, and the figures made of
+  # them are the runs' own end times, whenever the bench gets to read them.
+  class RunsWatcher
+    PERIOD = 15
+
+    # host: BenchHost; path: the runs file; since: the apply's start (epoch seconds).
+    def initialize(host, path, since)
+      @host = host
+      @path = path
+      @since = since.floor
+      @lock = Mutex.new
+      @wake = ConditionVariable.new
+      @stop = false
+    end
+
+    def start
+      File.write(@path, '', mode: 'a')
+      @thread = Thread.new { watch }
+      @thread.report_on_exception = false
+      self
+    end
+
+    # Stops it (within the poll under way) and waits for it.
+    def stop
+      return unless @thread
+
+      @lock.synchronize do
+        @stop = true
+        @wake.signal
+      end
+      @thread.join
+      @thread = nil
+    end
+
+    private
+
+    def watch
+      until @lock.synchronize { @stop }
+        poll
+        @lock.synchronize { @wake.wait(@lock, PERIOD) unless @stop }
+      end
+    end
+
+    # One reading; a failed one is skipped, the next comes a period later.
+    def poll
+      answer = @host.run('clone-army', 'report')
+      File.write(@path, Readings.watched_runs(answer.stdout, @since).join, mode: 'a')
+    rescue StandardError
+      nil
+    end
+  end
+end

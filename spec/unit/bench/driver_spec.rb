@@ -1,0 +1,80 @@
+# frozen_string_literal: true
+
+require 'json'
+require 'stringio'
+require 'tmpdir'
+require_relative '../../../bench/lib/clone_army_bench/driver'
+
+# The bench's teardown, with a stand-in for the two sandboxes: whatever ends a
+# run, what was measured is written and both sandboxes go down by name.
+describe CloneArmyBench::Driver do
+  # Records what the bench asks of its sandboxes; `up` does what the example says.
+  let(:fake_host) do
+    Class.new do
+      attr_reader :calls
+
+      def initialize(&on_up)
+        @calls = []
+        @on_up = on_up
+      end
+
+      def down(name)
+        @calls << ['down', name]
+        true
+      end
+
+      def sandbox!(verb, name = CloneArmyBench::BenchHost::NAME)
+        @calls << [verb, name]
+        @on_up.call if verb == 'up'
+      end
+
+      # Nothing answers inside (the timeline of the page, say).
+      def run(*argv, **)
+        SandboxDriver::Result.new('', 'not up', 1, argv.join(' '))
+      end
+    end
+  end
+
+  let(:results) { Dir.mktmpdir }
+
+  after { FileUtils.rm_rf(results) }
+
+  before do
+    allow(SandboxDriver).to receive(:log)
+    # The machine's own mounts (a bench of someone else, say) are not this run's.
+    allow(SandboxDriver).to receive(:mounts_left?).and_return(false)
+  end
+
+  def run_with(host)
+    driver = described_class.new(env: { 'CLONES' => '20' }, out: StringIO.new, stamp: 'STAMP', host: host, results: results)
+    allow(driver).to receive(:preflight)
+    driver.run
+  end
+
+  def teardown_calls
+    [['down', 'benchplain'], ['down', 'bench']]
+  end
+
+  it 'a_term_during_the_run_writes_what_was_measured_and_takes_both_sandboxes_down' do
+    host = fake_host.new do
+      Process.kill('TERM', Process.pid)
+      sleep 10 # the signal arrives here
+    end
+    expect(run_with(host)).to eq(130)
+    expect(host.calls).to eq(teardown_calls + [['up', 'bench']] + teardown_calls)
+    expect(JSON.parse(File.read(File.join(results, 'STAMP.json')))).to include('status' => 'failed (exit 130)')
+  end
+
+  it 'a_failure_during_the_run_takes_both_sandboxes_down_and_exits_1' do
+    host = fake_host.new { raise 'sandbox.sh up bench failed' }
+    expect(run_with(host)).to eq(1)
+    expect(host.calls).to eq(teardown_calls + [['up', 'bench']] + teardown_calls)
+    expect(JSON.parse(File.read(File.join(results, 'STAMP.json')))).to include('status' => 'failed (exit 1)')
+  end
+
+  it 'leaves the signal handlers as it found them' do
+    before = trap('TERM', 'DEFAULT').tap { |h| trap('TERM', h) }
+    run_with(fake_host.new { raise 'no' })
+    expect(trap('TERM', before)).to eq(before)
+  end
+end
