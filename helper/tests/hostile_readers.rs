@@ -20,7 +20,17 @@ use clone_army::report::{last_report, puppetdb, puppetdb_fleet, server, summary}
 
 #[path = "../src/sys/test_reach.rs"]
 mod test_reach;
-use test_reach::{assert_both_sides, assert_reaches};
+use test_reach::{assert_both_sides, assert_each_reaches, assert_reaches};
+
+#[path = "hostile_readers/answers.rs"]
+mod answers;
+#[path = "hostile_readers/taken.rs"]
+mod taken;
+use answers::{puppetdb_answers, status_text, PuppetdbAnswers};
+use taken::{
+    command_figures, commands_refused, load_hosts_read, load_hosts_refused, puppetdb_status_read,
+    puppetdb_status_refused, report_runs_read, report_runs_refused, status_read, status_refused,
+};
 
 struct Counting;
 
@@ -436,23 +446,24 @@ proptest! {
     }
 
     #[test]
-    fn a_hostile_status_answer_neither_panics_nor_grows(text in json_text()) {
+    fn a_hostile_status_answer_neither_panics_nor_grows(text in status_text()) {
         let (peak, _) = peak_of(|| {
             serde_json::from_str::<Value>(&text).map(|json| server::summarise(&json))
         });
         assert_within_budget("server::summarise", text.len(), peak);
     }
 
-    /// Every case reaches the readers: two hostile values (the texts that are almost JSON
-    /// are the status and facts readers' cases, which parse first).
+    /// Every reader gets an answer: hostile, or along the paths it walks (the texts that
+    /// are almost JSON are the status and facts readers' cases, which parse first).
     #[test]
-    fn hostile_puppetdb_answers_neither_panic_nor_grow(a in json_value(), b in json_value()) {
-        let size = a.to_string().len() + b.to_string().len();
+    fn hostile_puppetdb_answers_neither_panic_nor_grow(answers in puppetdb_answers()) {
+        let size = answers.size();
+        let PuppetdbAnswers { status, processed, processing_time, facts, reports } = &answers;
         let (peak, _) = peak_of(|| {
-            let _ = puppetdb::status_fields(&a);
-            let _ = puppetdb::commands(&a, &b);
-            let _ = puppetdb_fleet::load_hosts(&a);
-            let _ = puppetdb_fleet::report_runs(&b);
+            let _ = puppetdb::status_fields(status);
+            let _ = puppetdb::commands(processed, processing_time);
+            let _ = puppetdb_fleet::load_hosts(facts);
+            let _ = puppetdb_fleet::report_runs(reports);
         });
         assert_within_budget("PuppetDB readers", size, peak);
     }
@@ -544,6 +555,57 @@ fn the_yaml_generator_gives_reports_with_and_without_a_failure() {
         "reports refused",
         &puppet_yaml(),
         |t| failure(t).is_err(),
+        15,
+    );
+}
+
+#[test]
+fn the_status_generator_gives_answers_with_fields_read_and_refused() {
+    let summarised = |text: &String| {
+        serde_json::from_str::<Value>(text).map(|json| (server::summarise(&json), json))
+    };
+    assert_each_reaches(
+        &status_text(),
+        &[
+            ("status answers with a field read", &|text| {
+                summarised(text).is_ok_and(|(summary, _)| status_read(&summary))
+            }),
+            ("status answers with a field refused", &|text| {
+                summarised(text).is_ok_and(|(summary, json)| status_refused(&json, &summary))
+            }),
+        ],
+        15,
+    );
+}
+
+#[test]
+fn the_puppetdb_generator_gives_answers_with_fields_read_and_refused() {
+    assert_each_reaches(
+        &puppetdb_answers(),
+        &[
+            ("PuppetDB status with a field read", &|a| {
+                puppetdb_status_read(&a.status)
+            }),
+            ("PuppetDB status with a field refused", &|a| {
+                puppetdb_status_refused(&a.status)
+            }),
+            ("command metrics with a figure read", &|a| {
+                command_figures(&a.processed, &a.processing_time) > 0
+            }),
+            ("command metrics with a figure refused", &|a| {
+                commands_refused(&a.processed, &a.processing_time)
+            }),
+            ("facts with a load host's clone trusted", &|a| {
+                load_hosts_read(&a.facts)
+            }),
+            ("facts with a claim refused", &|a| {
+                load_hosts_refused(&a.facts)
+            }),
+            ("reports with a run read", &|a| report_runs_read(&a.reports)),
+            ("reports with a row or a field refused", &|a| {
+                report_runs_refused(&a.reports)
+            }),
+        ],
         15,
     );
 }
