@@ -4,9 +4,9 @@
 //!
 //! **Why.** An agent run in a clone spends about a third of its CPU resolving facts, and
 //! most of that on one fact: `augeas.version`, which Facter reads by opening Augeas,
-//! which loads every lens it has (about 0.45 CPU-s of a 2.2 CPU-s run on Debian 13).
-//! The hardware, kernel and hypervisor facts cost less each, yet are the host's and
-//! cannot change while a clone runs. Facter caches whole fact groups for a time to
+//! which loads every lens it has (about 0.5 CPU-s of a 2.2 CPU-s run on Debian 13).
+//! The kernel and processor facts cost less, yet are the host's and cannot change while
+//! a clone runs. Facter caches whole fact groups for a time to
 //! live (`facts.ttls` in `facter.conf`): a cached fact is read from a JSON file in the
 //! clone and sent to the server as before, so the server sees the same facts, values
 //! and requests. No resolver is blocked: a blocked fact would vanish from the upload.
@@ -21,8 +21,8 @@
 //!   hardware changed (which takes a reboot of the host, and so of every clone) is seen
 //!   anew;
 //! - on bases with dpkg, every dpkg run removes it (dpkg's `post-invoke`, which apt's
-//!   runs pass through), so a catalog that upgrades the OS or Augeas reports the new
-//!   version at the next run. Only there are [`PACKAGE_GROUPS`] cached: RPM has no
+//!   runs pass through), so a catalog that upgrades Augeas reports the new version at
+//!   the next run. Only there are [`PACKAGE_GROUPS`] cached: RPM has no
 //!   such hook a base can set by a file, so on RPM bases those groups are resolved at
 //!   every run as before;
 //! - the time to live, [`TTL`], bounds it if both were somehow missed.
@@ -62,17 +62,17 @@ pub const CACHE_DPKG_HOOK: &str = "etc/dpkg/dpkg.cfg.d/clone-army-facter-cache";
 
 /// Fact groups (Facter's names, the same in Facter 4.3 and 4.10) whose source is the
 /// host's kernel or hardware, which no clone can change while it runs.
-pub const HOST_GROUPS: [&str; 5] = [
-    "kernel",
-    "processor",
-    "desktop management interface",
-    "hypervisors",
-    "virtualization",
-];
+///
+/// Only groups whose every fact has a value in a clone: Facter drops a group's cache
+/// file when a fact it looks up is missing from it, and resolves and writes the group
+/// again at every run. `operating system`, `hypervisors` and `virtualization` did so in
+/// Debian 13's clones (facts without a value in a container), which costs more than
+/// it saves; each costs under 0.05 CPU-s resolved.
+pub const HOST_GROUPS: [&str; 2] = ["kernel", "processor"];
 
-/// Fact groups that change only when packages do (the OS's release files, the Augeas
-/// library): cached only where every package change removes the cache.
-pub const PACKAGE_GROUPS: [&str; 2] = ["augeas", "operating system"];
+/// Fact groups that change only when packages do (the Augeas library): cached only where
+/// every package change removes the cache.
+pub const PACKAGE_GROUPS: [&str; 1] = ["augeas"];
 
 /// How long a cached group lives at most, in Facter's duration syntax.
 pub const TTL: &str = "1 days";
@@ -128,7 +128,7 @@ fn tmpfiles_rule() -> String {
 /// dpkg runs `post-invoke` with the shell after each of its runs.
 fn dpkg_hook() -> String {
     format!(
-        "# A package change may change cached facts (the OS release, Augeas's version).\n\
+        "# A package change may change cached facts (Augeas's version).\n\
          post-invoke=rm -rf {}\n",
         CACHE_DIRS.join(" ")
     )
@@ -185,10 +185,12 @@ mod tests {
     fn no_group_that_differs_per_clone_or_moves_is_cached() {
         // Facter's groups whose facts differ clone by clone (hostname, keys) or change
         // while a clone runs (free memory, mounts, uptime): caching one would send the
-        // server a value the clone no longer has.
+        // server a value the clone no longer has. And one Facter writes again at every
+        // run in a clone (see HOST_GROUPS).
         let moving = [
             "networking",
             "ssh",
+            "operating system",
             "memory",
             "file system",
             "disks",
