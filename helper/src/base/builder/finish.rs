@@ -4,6 +4,7 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
+use crate::base::fact_cache::fact_cache;
 use crate::base::lean_boot::lean_boot;
 use crate::protocol::error::{Error, Result};
 use crate::sys::fsutil::{ensure_symlink, read_optional, remove_dir_all, write_atomic};
@@ -21,6 +22,7 @@ pub const AIO_LOCAL_CA: &str = "/etc/puppetlabs/puppet/ssl/certs/ca.pem";
 ///   certificate the build put at the AIO agent's `localcacert` on purpose (PE) is kept,
 /// - the agent service enabled, so each clone runs the agent daemon,
 /// - journald bounded (see [`JOURNALD_DROPIN`]),
+/// - Facter's fact cache on for the facts no running clone can change (see [`fact_cache`]),
 /// - no boot work a clone never needs: `/etc` and `/var` stamped current with `/usr`,
 ///   generators for disks, firmware and boot loaders masked (see [`lean_boot`]).
 pub fn finish_rootfs(rootfs: &Path) -> Result<()> {
@@ -41,6 +43,7 @@ pub fn finish_rootfs(rootfs: &Path) -> Result<()> {
         journald_dropin().as_bytes(),
         0o644,
     )?;
+    fact_cache(rootfs)?;
     lean_boot(rootfs)
 }
 

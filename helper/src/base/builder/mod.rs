@@ -333,6 +333,9 @@ mod tests {
             fs::metadata(root.join(JOURNALD_DROPIN)).unwrap().mode() & 0o7777,
             0o644
         );
+        // Facter's fact cache is on (its content: base::fact_cache's snapshots).
+        let facter_conf = fs::read_to_string(root.join("etc/facter/facter.conf")).unwrap();
+        assert!(facter_conf.contains("ttls"), "{facter_conf}");
         let usr_time = fs::metadata(root.join("usr")).unwrap().modified().unwrap();
         for stamp in ["etc/.updated", "var/.updated"] {
             let time = fs::metadata(root.join(stamp)).unwrap().modified().unwrap();
