@@ -59,6 +59,13 @@ RSpec.describe 'Facter fact cache in the clones' do
     result
   end
 
+  # clone1's cache files (read from the host, in its upper layer): name => mtime.
+  define_method(:cache_files) do
+    out = on_sandbox('sh', '-c', 'cd "$1" 2>/dev/null && stat -c "%Y %n" -- *', 'sh',
+                     "/var/lib/puppet-clone-army/clone1-overlay#{cache_dir}", timeout: 30).stdout
+    out.lines.to_h { |l| l.chomp.split(' ', 2).reverse }.transform_values(&:to_i)
+  end
+
   def in_clone!(clone, *argv)
     result = in_clone(clone, *argv)
     raise "in #{clone}: #{result}" unless result.exitstatus.zero?
@@ -80,10 +87,13 @@ RSpec.describe 'Facter fact cache in the clones' do
     agent_run!('clone1')
     @uncached = stored_facts(certnames[0]) if puppetdb?
     @cache_after_uncached = in_clone('clone1', 'ls', '-A', cache_dir).stdout
-    # With the cache: the first run writes it, the second reads it.
+    # With the cache: the first runs write it (Facter 4.3, Debian 12's, only
+    # once the cache directory is there, i.e. at the second), the last reads it.
     in_clone!('clone1', 'mv', '/root/facter.conf.aside', facter_conf)
     agent_run!('clone1')
-    @second_run_at = sandbox_now
+    @after_first = cache_files
+    agent_run!('clone1')
+    @last_run_at = sandbox_now
     sleep 1
     agent_run!('clone1')
     @cached = stored_facts(certnames[0]) if puppetdb?
@@ -101,13 +111,12 @@ RSpec.describe 'Facter fact cache in the clones' do
     expect(@cache_after_uncached.strip).to eq('')
   end
 
-  it 'serves the cached groups from the cache at the second run' do
-    out = on_sandbox!('sh', '-c', 'cd "$1" && stat -c "%Y %n" -- *', 'sh',
-                      "/var/lib/puppet-clone-army/clone1-overlay#{cache_dir}", timeout: 30).stdout
-    written = out.lines.to_h { |l| l.chomp.split(' ', 2).reverse }.transform_values(&:to_i)
+  it 'serves the cached groups from the cache once it is written' do
+    written = cache_files
     expect(written.keys).to include(*cached_groups.keys)
     cached_groups.each_key do |group|
-      expect(written[group]).to be < @second_run_at, "#{group} was written again at the second run: #{out}"
+      expect(written[group]).to be < @last_run_at,
+                                "#{group} was written again at the last run: #{written} (after the first: #{@after_first})"
     end
     expect(written.keys).not_to include('networking', 'ssh', 'memory', 'uptime', 'file system')
     # Every group there is one it serves at each run, not one written again each time.
