@@ -4,16 +4,17 @@ require_relative 'readings'
 
 module CloneArmyBench
   # From the last step's apply on, reads every clone's last run (`clone-army
-  # report`) every PERIOD seconds in a thread of its own and appends each run
-  # it sees to a file, "<clone> <end> <succeeded> <total seconds>" a line.
+  # report`) every PERIOD seconds (or `period`) in a thread of its own and appends
+  # each run it sees to a file, a line each (Readings.watched_runs).
   # Intervals are at least 60 s, so no run is missed, and the figures made of
   # them are the runs' own end times, whenever the bench gets to read them.
   class RunsWatcher
     PERIOD = 15
 
     # host: BenchHost; path: the runs file; since: the apply's start (epoch seconds).
-    def initialize(host, path, since)
+    def initialize(host, path, since, period: PERIOD)
       @host = host
+      @period = period
       @path = path
       @since = since.floor
       @lock = Mutex.new
@@ -45,7 +46,7 @@ module CloneArmyBench
     def watch
       until @lock.synchronize { @stop }
         poll
-        @lock.synchronize { @wake.wait(@lock, PERIOD) unless @stop }
+        @lock.synchronize { @wake.wait(@lock, @period) unless @stop }
       end
     end
 
