@@ -86,9 +86,10 @@ module CloneArmyBench
     def second_interval(runs, first, fleet_t0, interval, upto)
       taken = []
       missed = 0
+      by_clone = runs.group_by(&:name)
       first.each do |clone, run|
         from = run.started + (interval / 2.0)
-        inside = runs.select { |r| r.name == clone && r.started >= from && r.started < from + interval }
+        inside = by_clone[clone].select { |r| r.started >= from && r.started < from + interval }
         taken.concat(inside)
         missed += 1 if inside.empty? && from + interval + GRACE <= upto
       end

@@ -20,6 +20,7 @@ module CloneArmyBench
       @lock = Mutex.new
       @wake = ConditionVariable.new
       @stop = false
+      @seen = {}
     end
 
     def start
@@ -50,10 +51,15 @@ module CloneArmyBench
       end
     end
 
-    # One reading; a failed one is skipped, the next comes a period later.
+    # One reading; a failed one is skipped, the next comes a period later. A
+    # clone's line is written when it differs from the last one written for it (a
+    # new run, or the same run judged again), so the file grows with the runs, not
+    # with the readings.
     def poll
       answer = @host.run('clone-army', 'report')
-      File.write(@path, Readings.watched_runs(answer.stdout, @since).join, mode: 'a')
+      lines = Readings.watched_runs(answer.stdout, @since).reject { |l| @seen[l.split.first] == l }
+      lines.each { |l| @seen[l.split.first] = l }
+      File.write(@path, lines.join, mode: 'a')
     rescue StandardError
       nil
     end
