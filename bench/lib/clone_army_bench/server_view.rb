@@ -19,7 +19,7 @@ module CloneArmyBench
                       value: none ? nil : sum(inside, 'server_window', 'compiles'), unit: 'compiles',
                       target: '–', met: nil, note: note(inside)),
        Results.figure(key: 'server_rejections', label: "the server's 503s: JRuby borrow timeouts and queue-limit hits",
-                      value: none ? nil : rejected, unit: '', target: '–', met: nil,
+                      value: none ? nil : rejected, unit: 'requests', target: '–', met: nil,
                       note: 'each a request the server refused')]
     end
 
