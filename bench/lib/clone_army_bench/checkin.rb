@@ -14,8 +14,8 @@ module CloneArmyBench
   # the watcher sees, CPU samples and the recorder's timeline every SAMPLE_EVERY s,
   # and the times; the figures are CheckinFigures' of those files, so that
   # `bench.rb status` reads them while it runs. It ends once every clone's run of
-  # the second interval is in, at the latest when the windows close, and by
-  # RUN_TIMEOUT whatever happens (as if stopped: SIGTERM to itself).
+  # the second interval is in, at the latest when the windows close (the driver
+  # bounds the whole run by RUN_TIMEOUT).
   class Checkin
     POLL = 15
 
@@ -26,7 +26,6 @@ module CloneArmyBench
     end
 
     def run
-      arm_timeout
       File.write(@record['scale.json'], JSON.generate(@record.scale))
       apply_t0 = @bench.now
       File.write(@record['times'], "#{format('%.3f', apply_t0)}\n")
@@ -91,17 +90,6 @@ module CloneArmyBench
       CheckinFigures.figures(CheckinRaw.read(@record.raw), @record.scale, upto).each do |f|
         @bench.fig(f['key'], f['label'], f['value'], unit: f['unit'], target: f['target'], met: f['met'],
                                                      note: "#{prefix}#{f['note']}")
-      end
-    end
-
-    # RUN_TIMEOUT: the run ends as if stopped, through the driver's teardown.
-    def arm_timeout
-      pid = Process.pid
-      bound = @s.run_timeout
-      Thread.new do
-        sleep bound
-        @bench.log("RUN_TIMEOUT (#{bound} s) reached: ending the run")
-        Process.kill('TERM', pid)
       end
     end
   end

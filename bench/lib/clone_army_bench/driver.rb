@@ -186,6 +186,7 @@ module CloneArmyBench
       finished = false
       rc = 1
       begin
+        watchdog = run_timeout
         yield
         finished = true
         rc = 0
@@ -194,10 +195,25 @@ module CloneArmyBench
       rescue StandardError => e
         log("error: #{e.message}")
       ensure
+        watchdog&.kill
         previous.each { |sig, handler| trap(sig, handler || 'DEFAULT') }
         rc = teardown(rc, finished)
       end
       rc
+    end
+
+    # checkin: RUN_TIMEOUT bounds the whole run; at its end the run ends as if
+    # stopped (SIGTERM to itself), through the teardown. The thread, or nil.
+    def run_timeout
+      return nil unless @settings.checkin?
+
+      bound = @settings.run_timeout
+      pid = Process.pid
+      Thread.new do
+        sleep bound
+        log("RUN_TIMEOUT (#{bound} s) reached: ending the run")
+        Process.kill('TERM', pid)
+      end
     end
 
     def bench
