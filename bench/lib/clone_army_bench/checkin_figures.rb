@@ -18,8 +18,9 @@ module CloneArmyBench
   # and one and a half after its first started (its timer fires one interval after
   # that start, up to SPLAY later, and SPLAY is below half an interval); none there
   # once that window has closed is a missed run, and a failure, as is no first run
-  # at all once every window has closed. The CPU is over the second interval, the
-  # steady state (no boots, no certificate requests).
+  # at all once every window has closed. The server's view is from the apply on
+  # (the first runs of the clones started first come during the ramp); the CPU is
+  # over the second interval, the steady state (no boots, no certificate requests).
   module CheckinFigures
     # Seconds after an interval for its last runs to end and be read.
     GRACE = 120
@@ -30,7 +31,7 @@ module CloneArmyBench
 
     # What the figures are made of at one time: the runs since the apply, each
     # clone's first, the second interval's.
-    View = Struct.new(:fleet_t0, :runs, :firsts, :second, keyword_init: true)
+    View = Struct.new(:apply_t0, :fleet_t0, :runs, :firsts, :second, keyword_init: true)
 
     module_function
 
@@ -46,7 +47,7 @@ module CloneArmyBench
 
       runs = CheckinRaw.runs(raw.runs).select { |r| r.ended >= apply_t0.floor && r.ended <= upto }
       first = runs.each_with_object({}) { |r, by_clone| by_clone[r.name] ||= r }
-      View.new(fleet_t0: fleet_t0, runs: runs, firsts: first,
+      View.new(apply_t0: apply_t0, fleet_t0: fleet_t0, runs: runs, firsts: first,
                second: second_interval(runs, first, fleet_t0, scale.fetch('runinterval'), upto))
     end
 
@@ -59,7 +60,7 @@ module CloneArmyBench
       interval = scale.fetch('runinterval')
       measured = (v.firsts.values + v.second[:runs]).uniq
       [first_figure(v.firsts, v.fleet_t0, scale), second_figure(v.second, scale), *run_time_figures(measured),
-       *ServerView.figures(CheckinRaw.timeline(raw.timeline), [v.fleet_t0, upto]),
+       *ServerView.figures(CheckinRaw.timeline(raw.timeline), [v.apply_t0, upto]),
        *CpuSplit.figures(CheckinRaw.cpu(raw.cpu), v.runs, [v.fleet_t0 + interval, upto], scale)]
     end
 
