@@ -14,7 +14,7 @@ ifdef SUITE
 export SANDBOX_SUITE := $(SUITE)
 endif
 
-.PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench bench-derive bench-pages clean
+.PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench bench-checkin bench-derive bench-pages clean
 
 all: build
 
@@ -66,6 +66,11 @@ lab-down:
 # the settings are bench/lib/clone_army_bench/settings.rb's; BENCH_DRY_RUN=1 prints the plan).
 bench: deps build
 	ruby bench/bench.rb run
+
+# 1,000 clones checking in through two intervals (over two hours at the defaults), run in the
+# background: prints where its PID, log and raw data are, and how to read and stop it.
+bench-checkin: deps build
+	BENCH=checkin ruby bench/bench.rb start
 
 # A committed result's JSON and table derived again from its raw data (RESULTS=bench/results/<stamp>):
 # prints the table, names each figure that no longer comes out as committed (exit 1);

@@ -9,6 +9,10 @@
 #
 #   bench.rb run                           the bench, as root; settings from the environment
 #                                          (clone_army_bench/settings.rb lists them)
+#   bench.rb start                         the bench run detached (make bench-checkin): its PID and log
+#                                          in bench/results/<stamp>.raw/, which it writes as it goes
+#   bench.rb status RESULTS/STAMP.raw      a detached run's figures so far (BENCH=checkin's)
+#   bench.rb stop RESULTS/STAMP.raw        SIGTERM to it: its teardown writes what it measured
 #   bench.rb min-runs                      the fewest runs a median is taken of
 #   bench.rb median < NUMBERS              the median (at least min-runs numbers)
 #   bench.rb median-any < NUMBERS          the median of any count (a batch's boots; a whole one stays whole)

@@ -15,6 +15,9 @@
 #   inside.sh pid1-cpu            CPU seconds (user + system) the sandbox host's systemd has used so far
 #   inside.sh host-run            one `puppet agent -t` on the sandbox host as a transient unit; prints its CPU seconds
 #   inside.sh summaries CLONE...  clones whose agent has written a last_run_summary.yaml
+#   inside.sh cpu-split           "<name> <usec>" lines: usage_usec of the server's, PuppetDB's and PostgreSQL's
+#                                 units, of machine.slice (the clones) and system.slice, and the machine's
+#                                 busy and total CPU time from /proc/stat (every core, whatever runs there)
 set -euo pipefail
 
 SERVER_NAME=${SERVER_NAME:-puppet}
@@ -129,6 +132,29 @@ cmd_host_run() {
   awk -v u="$usec" 'BEGIN { printf "%.3f\n", u / 1e6 }'
 }
 
+# A unit that is not there (no PuppetDB on this suite) is left out, not an error:
+# the figures add up the parts that are there.
+usec_of() {
+  local cg
+  cg=$(systemctl show -p ControlGroup --value "$1" 2>/dev/null) || return 0
+  [ -n "$cg" ] && [ -f "$(cgroup2_root)$cg/cpu.stat" ] || return 0
+  awk -v n="$2" '$1 == "usage_usec" { print n, $2 }' "$(cgroup2_root)$cg/cpu.stat"
+}
+
+cmd_cpu_split() {
+  local pg
+  usec_of puppetserver.service server
+  usec_of puppetdb.service puppetdb
+  for pg in $(systemctl list-units --plain --no-legend 'postgresql@*.service' | awk '{ print $1 }'); do
+    usec_of "$pg" postgresql
+  done
+  usec_of machine.slice clones
+  usec_of system.slice system
+  awk -v tck="$(getconf CLK_TCK)" '$1 == "cpu" {
+    busy = $2 + $3 + $4 + $7 + $8 + $9; total = busy + $5 + $6
+    printf "host_busy %d\nhost_total %d\n", busy * 1e6 / tck, total * 1e6 / tck }' /proc/stat
+}
+
 cmd_summaries() {
   local c
   for c in "$@"; do
@@ -147,6 +173,7 @@ case "$verb" in
   pid1-cpu) cmd_pid1_cpu ;;
   host-run) cmd_host_run ;;
   summaries) cmd_summaries "$@" ;;
+  cpu-split) cmd_cpu_split ;;
   *)
     sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
     exit 2

@@ -8,6 +8,7 @@ require_relative 'results'
 require_relative 'derive'
 require_relative 'pages'
 require_relative 'driver'
+require_relative 'detached'
 
 module CloneArmyBench
   # bench/bench.rb's verbs (listed there). Readings come on stdin, figures go to
@@ -20,13 +21,15 @@ module CloneArmyBench
       'write' => 'WORK RESULTS STAMP STATUS', 'pss-idle' => 'K < PSS', 'pss-avg' => '< PSS',
       'pss-total' => '< PSS', 'pss-note' => '< PSS', 'checked-in' => 'FROM TO < RUNS',
       'all-in-at' => 'SINCE CLONES < RUNS', 'starts' => '< RUNS', 'phasing' => 'FROM INTERVAL < STARTS',
-      'derive' => 'RESULTS/STAMP [--write]', 'pages' => 'RESULTS HELPER', 'run' => ''
+      'derive' => 'RESULTS/STAMP [--write]', 'pages' => 'RESULTS HELPER', 'run' => '', 'start' => '',
+      'status' => 'RESULTS/STAMP.raw', 'stop' => 'RESULTS/STAMP.raw'
     }.freeze
     ARITY = {
       'min-runs' => 0..0, 'median' => 0..0, 'median-any' => 0..0, 'quote' => 1.., 'ratio' => 4..4,
       'slope' => 2..2, 'met-le' => 2..2, 'fig' => 6..7, 'meta' => 2..2, 'write' => 4..4, 'pss-idle' => 1..1,
       'pss-avg' => 0..0, 'pss-total' => 0..0, 'pss-note' => 0..0, 'checked-in' => 2..2, 'all-in-at' => 2..2,
-      'starts' => 0..0, 'phasing' => 2..2, 'derive' => 1..2, 'pages' => 2..2, 'run' => 0..0
+      'starts' => 0..0, 'phasing' => 2..2, 'derive' => 1..2, 'pages' => 2..2, 'run' => 0..0, 'start' => 0..0,
+      'status' => 1..1, 'stop' => 1..1
     }.freeze
 
     def self.run(argv, stdin, stdout, stderr)
@@ -175,9 +178,32 @@ module CloneArmyBench
       diffs.empty? ? 0 : 1
     end
 
-    # The bench itself (make bench): its settings come from the environment.
+    # The bench itself (make bench): its settings come from the environment;
+    # BENCH_STAMP (`start` gives it) names its result.
     def verb_run
-      Driver.new(out: @out).run
+      stamp = ENV.fetch('BENCH_STAMP', nil)
+      return Driver.new(out: @out).run if stamp.nil?
+      raise ArgumentError, "BENCH_STAMP must be a stamp like 2026-11-29T043000Z, not #{stamp.inspect}" unless Detached::STAMP.match?(stamp)
+
+      Driver.new(out: @out, stamp: stamp).run
+    end
+
+    # The bench in the background (make bench-checkin); a dry run prints its plan here.
+    def verb_start
+      return verb_run if ENV['BENCH_DRY_RUN'] == '1'
+
+      Detached.start(ENV, @out, results: Driver::RESULTS)
+    rescue Refused => e
+      @err.puts("bench.rb: #{e.message}")
+      2
+    end
+
+    def verb_status(dir)
+      Detached.status(dir, @out)
+    end
+
+    def verb_stop(dir)
+      Detached.stop(dir, @out)
     end
 
     def verb_pages(results, helper)

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require 'json'
+require_relative 'checkin_figures'
 require_relative 'stats'
 require_relative 'pss'
 require_relative 'runs'
@@ -67,6 +68,8 @@ module CloneArmyBench
     end
 
     def rederive(fig, by_key)
+      return rederive_checkin(fig) if CheckinFigures::KEYS.include?(fig['key'])
+
       value = derive_value(fig, by_key)
       return false if value.nil?
 
@@ -95,6 +98,26 @@ module CloneArmyBench
       'grow_slope' => ->(by_key) { grow_slope(by_key) },
       'phasing' => ->(_) { phasing },
     }.freeze
+
+    # A checkin figure, made again from the raw data as of the time the run made
+    # it (the third word of raw/times): its value and whether it met its target.
+    def rederive_checkin(fig)
+      @checkin ||= checkin_figures
+      again = @checkin[fig['key']]
+      return false unless again
+
+      fig['value'] = again['value']
+      fig['met'] = again['met']
+      true
+    end
+
+    def checkin_figures
+      raw = CheckinRaw.read(@raw)
+      upto = CheckinRaw.figures_at(raw.times)
+      return {} unless upto
+
+      CheckinFigures.figures(raw, @doc['scale'], upto).to_h { |f| [f['key'], f] }
+    end
 
     def median_from_note(fig)
       runs = fig['note'].to_s[RUNS_NOTE, 1]

@@ -1,11 +1,13 @@
 # frozen_string_literal: true
 
 require 'etc'
+require 'fileutils'
 require 'open3'
 require 'tmpdir'
 require 'zlib'
 require_relative '../../../sandbox/driver'
 require_relative 'bench_host'
+require_relative 'checkin'
 require_relative 'fleet'
 require_relative 'growth'
 require_relative 'pages'
@@ -77,20 +79,22 @@ module CloneArmyBench
     # (RECORD_TIMELINE, SERVER_CA_CERT), read from it, so they live there alone.
     def sandbox_lib
       @sandbox_lib ||= begin
-        out, status = Open3.capture2('bash', '-c', 'source "$1" && echo "$RECORD_TIMELINE" && echo "$SERVER_CA_CERT"',
+        names = ['RECORD_TIMELINE', 'SERVER_CA_CERT', 'SANDBOX_PUPPETDB', 'PUPPETDB_TLS_PORT']
+        out, status = Open3.capture2('bash', '-c', "source \"$1\" && printf '%s\\n' #{names.map { |n| "\"$#{n}\"" }.join(' ')}",
                                      'bash', File.join(REPO, 'sandbox', 'lib.sh'))
         raise BenchHost::Failed, 'sandbox/lib.sh could not be read' unless status.success?
 
-        ['RECORD_TIMELINE', 'SERVER_CA_CERT'].zip(out.lines.map(&:chomp)).to_h
+        names.zip(out.lines.map(&:chomp)).to_h
       end
     end
 
     # The class with count clones (and ramp_up), timed: [wall seconds as quoted, exit
     # (0 no change, 2 changes)]; any other exit fails the run.
-    def apply_class(count, ramp_up = 0)
+    # extra: more of the class's parameters (", name => value ..."), the bench's own.
+    def apply_class(count, ramp_up = 0, extra: '')
       s = @settings
       manifest = "class { 'clone_army': server => '#{s.server_name}', num_clones => #{count}, run_mode => 'timer', " \
-                 "runinterval => #{s.runinterval}, ramp_up => #{ramp_up}, record => true }"
+                 "runinterval => #{s.runinterval}, ramp_up => #{ramp_up}, record => true#{extra} }"
       t0 = now
       answer = @host.run('puppet', 'apply', '--detailed-exitcodes', '--color=false', '-e', manifest, timeout: s.apply_timeout)
       secs = Stats.fixed(now - t0)
@@ -133,6 +137,19 @@ module CloneArmyBench
       write_page || log("no page of the recorded run: the recorder's timeline could not be read")
     end
 
+    # The recorder's timeline as it is now, compressed into the raw data (replaced
+    # whole); its path, or nil when it could not be read.
+    def keep_timeline
+      FileUtils.mkdir_p(@record.raw)
+      timeline = File.join(@record.raw, 'timeline.jsonl.gz')
+      answer = @host.run('gzip', '-c', sandbox_lib['RECORD_TIMELINE'])
+      return nil unless answer.success?
+
+      File.binwrite("#{timeline}.tmp", answer.stdout)
+      File.rename("#{timeline}.tmp", timeline)
+      timeline
+    end
+
     private
 
     def dry_run
@@ -147,14 +164,19 @@ module CloneArmyBench
       sandbox_lib
     end
 
+    # checkin writes as it goes, into the result's raw directory; the others
+    # measure in a private one and keep their raw readings at the end.
     def measure
       @host ||= BenchHost.new(@settings, REPO)
-      rc = 0
-      Dir.mktmpdir('clone-army-bench') do |work|
-        @record = Record.new(results: @results, stamp: @stamp, work: work)
-        rc = guarded { bench }
-      end
-      rc
+      return measure_in(@record.raw) if @settings.checkin?
+
+      Dir.mktmpdir('clone-army-bench') { |work| measure_in(work) }
+    end
+
+    def measure_in(work)
+      FileUtils.mkdir_p(work)
+      @record = Record.new(results: @results, stamp: @stamp, work: work)
+      guarded { bench }
     end
 
     # Runs the block with the teardown guaranteed: INT, TERM and HUP end the run
@@ -164,6 +186,7 @@ module CloneArmyBench
       finished = false
       rc = 1
       begin
+        watchdog = run_timeout
         yield
         finished = true
         rc = 0
@@ -172,10 +195,25 @@ module CloneArmyBench
       rescue StandardError => e
         log("error: #{e.message}")
       ensure
+        watchdog&.kill
         previous.each { |sig, handler| trap(sig, handler || 'DEFAULT') }
         rc = teardown(rc, finished)
       end
       rc
+    end
+
+    # checkin: RUN_TIMEOUT bounds the whole run; at its end the run ends as if
+    # stopped (SIGTERM to itself), through the teardown. The thread, or nil.
+    def run_timeout
+      return nil unless @settings.checkin?
+
+      bound = @settings.run_timeout
+      pid = Process.pid
+      Thread.new do
+        sleep bound
+        log("RUN_TIMEOUT (#{bound} s) reached: ending the run")
+        Process.kill('TERM', pid)
+      end
     end
 
     def bench
@@ -192,9 +230,16 @@ module CloneArmyBench
       fig('base_apply', 'first apply: base built, helper installed', Float(secs),
           unit: 's', note: 'debootstrap of the base included')
       @base = Readings.base_name(@host.run!('clone-army', 'base', 'list'))
-      @phases = s.growth? ? Growth.new(self) : Fleet.new(self)
+      @phases = phases
       @phases.run
       write_results('complete')
+    end
+
+    def phases
+      return Growth.new(self) if @settings.growth?
+      return Checkin.new(self) if @settings.checkin?
+
+      Fleet.new(self)
     end
 
     # What was measured is written (a failed run's too), then both sandboxes go
@@ -231,12 +276,7 @@ module CloneArmyBench
     # the run drawn from it by the helper, next to the JSON. The timeline is read
     # through the sandbox's own gzip, so no path inside the sandbox is followed from here.
     def write_page
-      timeline = File.join(@record.raw, 'timeline.jsonl.gz')
-      answer = @host.run('gzip', '-c', sandbox_lib['RECORD_TIMELINE'])
-      return false unless answer.success?
-
-      File.binwrite("#{timeline}.tmp", answer.stdout)
-      File.rename("#{timeline}.tmp", timeline)
+      timeline = keep_timeline or return false
       samples = Readings.page_samples(Pages.page(timeline, @record.page, HELPER))
       log("wrote #{@record.page} (#{samples} samples)")
       true

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require_relative 'checkin_figures'
+
 module CloneArmyBench
   # BENCH_DRY_RUN=1: what a run with these settings would do, in order, as lines
   # to print; nothing runs. The names are the driver's own (Driver::NAME, ...).
@@ -11,14 +13,37 @@ module CloneArmyBench
       s = settings
       bench = names.fetch(:bench)
       plain = names.fetch(:plain)
-      head = ["bench #{s.bench}, CLONES=#{s.clones} RUNINTERVAL=#{s.runinterval} RAMP_UP=#{s.ramp_up} K=#{s.k} " \
-              "CPU_REPS=#{s.cpu_reps} NOOP_REPS=#{s.noop_reps} SERVER_ADDR=#{s.server_addr}"]
+      head = ["bench #{s.bench}, CLONES=#{s.clones} RUNINTERVAL=#{s.runinterval} RAMP_UP=#{s.ramp_up} " \
+              "#{s.checkin? ? checkin_head(s) : "K=#{s.k} CPU_REPS=#{s.cpu_reps} NOOP_REPS=#{s.noop_reps}"} " \
+              "SERVER_ADDR=#{s.server_addr}"]
       runs = ["sandbox.sh down #{plain}", "sandbox.sh down #{bench}", "sandbox.sh up #{bench}", "sandbox.sh server #{bench}",
               "puppet apply (in #{bench}): class clone_army, num_clones => 0, record => true"]
-      runs += s.growth? ? growth(s) : fleet(s, bench, plain)
+      runs += if s.growth? then growth(s)
+              elsif s.checkin? then checkin(s)
+              else
+                fleet(s, bench, plain)
+              end
       head + runs.map { |r| "would run: #{r}" } +
         [out[:json], out[:md], "#{out[:raw]}/", out[:page]].map { |w| "would write: #{w}" } +
         ["sandbox.sh down #{plain}", "sandbox.sh down #{bench}"].map { |r| "would run: #{r}" }
+    end
+
+    def checkin_head(settings)
+      s = settings
+      "SPLAY=#{s.splay} SAMPLE_EVERY=#{s.sample_every} WATCH_EVERY=#{s.watch_every} RUN_TIMEOUT=#{s.run_timeout}"
+    end
+
+    def checkin(settings)
+      s = settings
+      end_s = 2 * (s.runinterval + s.splay + CheckinFigures::GRACE)
+      [
+        "the runs watched every #{s.watch_every} s (clone-army report), CPU and the recorder's timeline sampled " \
+        "every #{s.sample_every} s (inside.sh cpu-split), into the raw directory as they come",
+        "puppet apply num_clones => #{s.clones}, runinterval => #{s.runinterval}, ramp_up => #{s.ramp_up}, " \
+        "splay => #{s.splay} (and record_puppetdb where the suite has PuppetDB), until all run",
+        "the check-ins watched until every clone's run of the next interval is in, at most #{end_s} s " \
+        "after all run; the whole run ends by RUN_TIMEOUT (#{s.run_timeout} s)",
+      ]
     end
 
     def growth(settings)

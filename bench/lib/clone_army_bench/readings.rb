@@ -15,6 +15,8 @@ module CloneArmyBench
     FLEET_CLONE = %r{\Aclone[0-9]+\z}.freeze
     # A cgroup's usage_usec, a count: digits only.
     COUNT = %r{\A[0-9]+\z}.freeze
+    # A status, run_report or failure kind as the protocol spells them.
+    PROTOCOL_WORD = %r{\A[a-z][a-z-]{0,31}\z}.freeze
 
     # An answer that is not what the bench asked for.
     class Unreadable < RuntimeError; end
@@ -44,13 +46,17 @@ module CloneArmyBench
       (base && base['name']) or raise Unreadable, 'clone-army base list: no base'
     end
 
-    # The watcher's lines "<clone> <end> <succeeded> <total seconds>" for each
-    # fleet clone whose last run (`report`) ended at or after `since` (whole
-    # epoch seconds); none from an answer that is not a report.
+    # The watcher's lines "<clone> <end> <succeeded> <total seconds> <status>
+    # <run_report> <failure kinds>" for each fleet clone whose last run (`report`)
+    # ended at or after `since` (whole epoch seconds); none from an answer that is
+    # not a report. succeeded and the kinds are the helper's judgement (a cached
+    # catalog or a 5xx fails a run whatever its summary says), run_report whether
+    # the judgement had the run's own report ('-' for none, kinds '-' for none).
     def watched_runs(text, since)
       clones = Array(result(text, 'clone-army report')['clones'])
       clones.select { |c| fleet?(c) && c['last_run'].is_a?(Numeric) && c['last_run'] >= since }.map do |c|
-        "#{c['name']} #{c['last_run']} #{json_word(c['succeeded'])} #{c['total_time'] || 0}\n"
+        "#{c['name']} #{c['last_run']} #{json_word(c['succeeded'])} #{c['total_time'] || 0} " \
+          "#{word(c['status'])} #{word(c['run_report'])} #{kinds_word(c['failure_kinds'])}\n"
       end
     rescue Unreadable
       []
@@ -84,6 +90,18 @@ module CloneArmyBench
     # A value as jq -r prints it: null for none.
     def json_word(value)
       value.nil? ? 'null' : value.to_s
+    end
+
+    # One word of a watcher line: a protocol word as it came, '-' for none or for
+    # anything that is not one word of the protocol's kind (a clone's summary is
+    # the clone's, and a space in it would shift the columns).
+    def word(value)
+      value.is_a?(String) && PROTOCOL_WORD.match?(value) ? value : '-'
+    end
+
+    def kinds_word(kinds)
+      words = Array(kinds).map { |k| word(k) }.reject { |k| k == '-' }
+      words.empty? ? '-' : words.join(',')
     end
 
     def fleet?(clone)

@@ -55,8 +55,11 @@ module CloneArmyBench
                              scale: @scale, figures: @figures)
       File.write(@json, Results.json(doc))
       File.write(@md, Results.markdown(doc))
-      RAW.flat_map { |pattern| Dir.glob(self[pattern]) }.select { |f| File.file?(f) }
-         .each { |f| FileUtils.cp(f, @raw) }
+      # A run that works in its raw directory (checkin) has its readings there already.
+      unless File.expand_path(@work.to_s) == File.expand_path(@raw)
+        RAW.flat_map { |pattern| Dir.glob(self[pattern]) }.select { |f| File.file?(f) }
+           .each { |f| FileUtils.cp(f, @raw) }
+      end
       Results.markdown(doc)
     end
   end

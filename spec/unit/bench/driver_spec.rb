@@ -45,8 +45,8 @@ describe CloneArmyBench::Driver do
     allow(SandboxDriver).to receive(:mounts_left?).and_return(false)
   end
 
-  def run_with(host)
-    driver = described_class.new(env: { 'CLONES' => '20' }, out: StringIO.new, stamp: 'STAMP', host: host, results: results)
+  def run_with(host, env = { 'CLONES' => '20' })
+    driver = described_class.new(env: env, out: StringIO.new, stamp: 'STAMP', host: host, results: results)
     allow(driver).to receive(:preflight)
     driver.run
   end
@@ -70,6 +70,16 @@ describe CloneArmyBench::Driver do
     expect(run_with(host)).to eq(1)
     expect(host.calls).to eq(teardown_calls + [['up', 'bench']] + teardown_calls)
     expect(JSON.parse(File.read(File.join(results, 'STAMP.json')))).to include('status' => 'failed (exit 1)')
+  end
+
+  it 'a_checkin_run_that_hangs_is_ended_at_RUN_TIMEOUT_through_the_teardown' do
+    host = fake_host.new { sleep 10 } # the sandbox never comes up
+    expect(run_with(host, { 'BENCH' => 'checkin', 'CLONES' => '20', 'RUNINTERVAL' => '300', 'RUN_TIMEOUT' => '1' }))
+      .to eq(130)
+    expect(host.calls).to eq(teardown_calls + [['up', 'bench']] + teardown_calls)
+    # A checkin run works in its raw directory, where its result's raw data stays.
+    expect(JSON.parse(File.read(File.join(results, 'STAMP.json')))).to include('status' => 'failed (exit 130)')
+    expect(File.directory?(File.join(results, 'STAMP.raw'))).to be(true)
   end
 
   it 'leaves the signal handlers as it found them' do

@@ -57,6 +57,27 @@ describe CloneArmyBench::Plan do
     expect(lines).to include('would run: inside.sh pss clone1..clone250')
   end
 
+  it 'plans the checkin bench: one apply of the fleet, the runs watched and sampled, bounded' do
+    env = { 'BENCH' => 'checkin', 'CLONES' => '20', 'RUNINTERVAL' => '300', 'SERVER_ADDR' => '127.0.0.34' }
+    expect(plan(env, names, out)).to eq(<<~PLAN.lines.map(&:chomp))
+      bench checkin, CLONES=20 RUNINTERVAL=300 RAMP_UP=300 SPLAY=0 SAMPLE_EVERY=60 WATCH_EVERY=60 RUN_TIMEOUT=5000 SERVER_ADDR=127.0.0.34
+      would run: sandbox.sh down benchplain
+      would run: sandbox.sh down bench
+      would run: sandbox.sh up bench
+      would run: sandbox.sh server bench
+      would run: puppet apply (in bench): class clone_army, num_clones => 0, record => true
+      would run: the runs watched every 60 s (clone-army report), CPU and the recorder's timeline sampled every 60 s (inside.sh cpu-split), into the raw directory as they come
+      would run: puppet apply num_clones => 20, runinterval => 300, ramp_up => 300, splay => 0 (and record_puppetdb where the suite has PuppetDB), until all run
+      would run: the check-ins watched until every clone's run of the next interval is in, at most 840 s after all run; the whole run ends by RUN_TIMEOUT (5000 s)
+      would write: R/S.json
+      would write: R/S.md
+      would write: R/S.raw/
+      would write: R/S.html
+      would run: sandbox.sh down benchplain
+      would run: sandbox.sh down bench
+    PLAN
+  end
+
   describe 'bench.rb run' do
     bench_rb = File.expand_path('../../../bench/bench.rb', __dir__)
 
@@ -67,6 +88,12 @@ describe CloneArmyBench::Plan do
       expect(stdout.lines.first)
         .to eq("bench fleet, CLONES=40 RUNINTERVAL=144 RAMP_UP=300 K=3 CPU_REPS=5 NOOP_REPS=5 SERVER_ADDR=127.0.0.9\n")
       expect(stdout.lines.last).to eq("would run: sandbox.sh down bench\n")
+    end
+
+    it 'prints the checkin plan with BENCH_DRY_RUN=1 from start too, and starts nothing' do
+      stdout, stderr, status = Open3.capture3({ 'BENCH_DRY_RUN' => '1', 'BENCH' => 'checkin' }, 'ruby', bench_rb, 'start')
+      expect([status.exitstatus, stderr]).to eq([0, ''])
+      expect(stdout.lines.first).to start_with('bench checkin, CLONES=1000 RUNINTERVAL=3600 RAMP_UP=300 SPLAY=0 ')
     end
 
     ['CPU_REPS', 'NOOP_REPS'].each do |reps|

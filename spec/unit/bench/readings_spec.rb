@@ -32,8 +32,26 @@ describe CloneArmyBench::Readings do
       { 'name' => 'clone4', 'last_run' => nil },
       { 'name' => 'benchd1', 'last_run' => 1002, 'succeeded' => true, 'total_time' => 1 },
     ]
-    expect(described_class.watched_runs(answer('clones' => clones), 1000)).to eq(["clone1 1000 true 3.5\n", "clone3 1001.5 null 0\n"])
+    expect(described_class.watched_runs(answer('clones' => clones), 1000))
+      .to eq(["clone1 1000 true 3.5 - - -\n", "clone3 1001.5 null 0 - - -\n"])
     expect(described_class.watched_runs('not json', 0)).to eq([])
+  end
+
+  it 'keeps the helper\'s judgement of each run: its status, whether its report was read, why it failed' do
+    clones = [
+      { 'name' => 'clone1', 'last_run' => 1000, 'succeeded' => false, 'total_time' => 9, 'status' => 'failed',
+        'run_report' => 'read', 'failure_kinds' => ['cached-catalog', 'server-error'] },
+      { 'name' => 'clone2', 'last_run' => 1000, 'succeeded' => true, 'total_time' => 4, 'status' => 'unchanged',
+        'run_report' => 'earlier-run', 'failure_kinds' => [] },
+    ]
+    expect(described_class.watched_runs(answer('clones' => clones), 1000))
+      .to eq(["clone1 1000 false 9 failed read cached-catalog,server-error\n", "clone2 1000 true 4 unchanged earlier-run -\n"])
+  end
+
+  it 'gives a word a clone could shape (a space, a newline) as none, so that the columns hold' do
+    clones = [{ 'name' => 'clone1', 'last_run' => 1000, 'succeeded' => false, 'total_time' => 9,
+                'status' => "failed\nclone9 1 true", 'run_report' => 'read it', 'failure_kinds' => ['a b', 'timeout'] }]
+    expect(described_class.watched_runs(answer('clones' => clones), 1000)).to eq(["clone1 1000 false 9 - - timeout\n"])
   end
 
   it 'says whether clone-army exec ran the agent in its clone' do

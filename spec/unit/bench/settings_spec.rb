@@ -31,7 +31,12 @@ describe CloneArmyBench::Settings do
   end
 
   {
-    { 'BENCH' => 'fleets' } => "BENCH must be fleet or growth, not 'fleets'",
+    { 'BENCH' => 'fleets' } => "BENCH must be fleet, growth or checkin, not 'fleets'",
+    { 'SPLAY' => '1800' } => "SPLAY must be a number of seconds below RUNINTERVAL / 2 (900), not '1800'",
+    { 'SPLAY' => 'some' } => "SPLAY must be a number of seconds, not 'some'",
+    { 'SAMPLE_EVERY' => '5' } => "SAMPLE_EVERY must be 10 to 3600 seconds, not '5'",
+    { 'WATCH_EVERY' => '1000', 'RUNINTERVAL' => '600' } => "WATCH_EVERY must be 5 to 300 seconds, not '1000'",
+    { 'RUN_TIMEOUT' => '2h' } => "RUN_TIMEOUT must be a positive number, not '2h'",
     { 'CLONES' => '0' } => "CLONES must be a positive number, not '0'",
     { 'CLONES' => '5e2' } => "CLONES must be a positive number, not '5e2'",
     { 'K' => '' } => "K must be a positive number, not ''",
@@ -48,6 +53,24 @@ describe CloneArmyBench::Settings do
     it "refuses #{env.keys.first}=#{env.values.first.inspect}, naming it and what it takes" do
       expect { settings(env) }.to raise_error(CloneArmyBench::Refused, message)
     end
+  end
+
+  it 'gives the checkin bench 1000 clones at an hour, and a bound for the whole run' do
+    s = settings('BENCH' => 'checkin')
+    expect(s.to_h).to include(bench: 'checkin', clones: 1000, runinterval: 3600, ramp_up: 300, splay: 0,
+                              sample_every: 60, watch_every: 60, start_timeout: 1120)
+    # setup and teardown, the ramp, the start, two intervals with their grace
+    expect(s.run_timeout).to eq((2 * 1800) + 300 + 1120 + (2 * (3600 + 0 + 180)))
+    expect(settings('BENCH' => 'checkin', 'RUNINTERVAL' => '60').watch_every).to eq(30)
+    expect(settings('BENCH' => 'checkin', 'RUN_TIMEOUT' => '900').run_timeout).to eq(900)
+  end
+
+  it 'records the checkin bench\'s own settings in its scale, not the fleet\'s' do
+    expect(settings('BENCH' => 'checkin', 'CLONES' => '20').scale.keys)
+      .to eq(['bench', 'clones', 'runinterval', 'ramp_up', 'splay', 'sample_every', 'watch_every', 'run_timeout',
+              'server_addr'])
+    expect(settings.scale.keys).to eq(['bench', 'clones', 'runinterval', 'ramp_up', 'k', 'cpu_reps', 'noop_reps',
+                                       'server_addr'])
   end
 
   it 'takes a dry run only from BENCH_DRY_RUN=1' do
