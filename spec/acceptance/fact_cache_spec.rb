@@ -10,6 +10,9 @@ require_relative 'spec_helper_acceptance'
 # (the YAML copy its facts route keeps beside PuppetDB) have the same names,
 # the same values for every cached group, and the clone's own name and host
 # name, not the base's or another clone's.
+# It applies the class with two manual clones of its own, so it runs after
+# clone_army_spec.rb, whose first examples need a host the class has never
+# been applied to (the files run in name order, on one sandbox host).
 RSpec.describe 'Facter fact cache in the clones' do
   clones = ['clone1', 'clone2'].freeze
   # Debian's Facter reads this (the AIO agents' is under /etc/puppetlabs).
