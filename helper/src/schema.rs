@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use clap::ValueEnum;
 
-use crate::base::{self, Family, Os, PuppetSource};
+use crate::base::{self, fact_cache, Family, Os, PuppetSource};
 use crate::clone::puppet_conf::SERVER_PORTS;
 use crate::clone::run_mode::{
     Phasing, RunMode, DEFAULT_PHASING, DEFAULT_RUNINTERVAL, MAX_PHASE_COUNT, MAX_RUNINTERVAL,
@@ -24,8 +24,8 @@ use crate::host::limits as host_limits;
 use crate::inventory::problems::ProblemKind;
 use crate::protocol::error::ErrorKind;
 use crate::protocol::schema::{
-    Capacity, Choice, FactRules, LimitRules, NameRule, NameRules, PathRule, PatternRule, Range,
-    ReportFormats, Schema, Waits,
+    Capacity, Choice, FactCache, FactRules, LimitRules, NameRule, NameRules, PathRule, PatternRule,
+    Range, ReportFormats, Schema, Waits,
 };
 use crate::report::render::Format;
 use crate::sys::{lock, names, paths};
@@ -232,6 +232,15 @@ pub fn schema() -> Schema {
                 (RunMode::Timer.name(), host_limits::TIMER_COST_BYTES),
             ]),
             cpu_seconds_per_run: host_limits::CPU_SECONDS_PER_RUN,
+        },
+        fact_cache: FactCache {
+            config_files: fact_cache::FACTER_CONFS
+                .iter()
+                .map(|path| format!("/{path}"))
+                .collect(),
+            cache_dirs: fact_cache::CACHE_DIRS.to_vec(),
+            host_groups: fact_cache::HOST_GROUPS.to_vec(),
+            package_groups: fact_cache::PACKAGE_GROUPS.to_vec(),
         },
         waits: waits(),
         error_kinds: ErrorKind::ALL,

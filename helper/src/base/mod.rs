@@ -4,7 +4,7 @@ mod build_log;
 mod builder;
 mod create;
 mod disk_space;
-mod fact_cache;
+pub mod fact_cache;
 mod lean_boot;
 mod list;
 mod remove;

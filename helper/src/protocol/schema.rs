@@ -33,6 +33,7 @@ pub struct Schema {
     /// Where the class installs the helper and the tasks run it.
     pub helper_path: &'static str,
     pub capacity: Capacity,
+    pub fact_cache: FactCache,
     pub waits: Waits,
     pub error_kinds: &'static [ErrorKind],
     pub problem_kinds: &'static [ProblemKind],
@@ -128,6 +129,18 @@ pub struct Capacity {
     pub reserve_bytes: u64,
     pub cost_bytes: BTreeMap<&'static str, u64>,
     pub cpu_seconds_per_run: f64,
+}
+
+/// Facter's fact cache as every base has it: where Facter reads its config and keeps
+/// the cache (distribution and AIO agents), and the fact groups cached (the package
+/// groups on bases with dpkg only). The bench sets the config aside to measure an agent
+/// run without the cache, and checks the groups' files after a run with it.
+#[derive(Debug, Serialize)]
+pub struct FactCache {
+    pub config_files: Vec<String>,
+    pub cache_dirs: Vec<&'static str>,
+    pub host_groups: Vec<&'static str>,
+    pub package_groups: Vec<&'static str>,
 }
 
 /// How long the helper waits, at most, on what it waits for, and from that how long a
