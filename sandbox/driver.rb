@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'open3'
 require 'shellwords'
 
 # The Ruby face of sandbox/sandbox.sh, for every Ruby program that drives a
@@ -10,6 +11,8 @@ require 'shellwords'
 # EXEC_TIMEOUT and its state directory, and nothing of either caller.
 module SandboxDriver
   SANDBOX_SH = File.join(__dir__, 'sandbox.sh')
+  # The settings every sandbox script sources (paths inside a sandbox, ports).
+  SANDBOX_LIB = File.join(__dir__, 'lib.sh')
   # Where sandbox.sh binds MODULE_DIR inside a sandbox, read-only, on the base
   # modulepath (its SANDBOX_MODULE_PATH).
   MODULE_BOUND = '/etc/puppet/code/modules/clone_army'
@@ -35,6 +38,16 @@ module SandboxDriver
   # "HH:MM:SS [tag] message" on stderr, as the sandbox scripts log.
   def log(tag, message)
     warn "#{Time.now.utc.strftime('%H:%M:%S')} [#{tag}] #{message}"
+  end
+
+  # The values of the named variables of sandbox/lib.sh, by name, read by bash
+  # itself, so that each is written once, in lib.sh.
+  def lib(*names)
+    script = "source \"$1\" && printf '%s\\n' #{names.map { |n| "\"$#{n}\"" }.join(' ')}"
+    out, status = Open3.capture2('bash', '-c', script, 'bash', SANDBOX_LIB)
+    raise "#{SANDBOX_LIB} could not be read" unless status.success?
+
+    names.zip(out.lines.map(&:chomp)).to_h
   end
 
   # sandbox.sh VERB NAME (up, down, server, restart, status), its output

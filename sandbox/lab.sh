@@ -76,7 +76,7 @@ lab_cpus
 declare -A ROLE_PACKAGES=(
   [web]="puppet-module-puppetlabs-apache puppet-module-puppetlabs-apt puppet-module-aboe-chrony"
 )
-SITE_PP=/etc/puppet/code/environments/production/manifests/site.pp
+SITE_PP=$SERVER_ENVIRONMENT/manifests/site.pp
 # Inside the sandbox (its /tmp is the sandbox's own tmpfs).
 RAMP_CLONE_LIST=/var/tmp/lab-ramp-clones.jsonl
 RAMP_BASELINE=/var/tmp/lab-ramp.json

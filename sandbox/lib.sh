@@ -60,6 +60,10 @@ RECORD_PAGE=/var/log/puppet-clone-army/timeline.html
 # package keeps its CA there), for clone-army report --server.
 # shellcheck disable=SC2034
 SERVER_CA_CERT=/etc/puppet/puppetserver/ca/ca_crt.pem
+# The sandbox Puppet Server's environment (Debian's codedir): its manifests/site.pp
+# classifies the agents, its modules/ comes before the base modulepath.
+# shellcheck disable=SC2034
+SERVER_ENVIRONMENT=/etc/puppet/code/environments/production
 # Bump when the rootfs recipe (not the package list) changes.
 SANDBOX_RECIPE=1
 

@@ -67,7 +67,7 @@ module SandboxHarness
   MODULE_BOUND = SandboxDriver::MODULE_BOUND
   # The Puppet Server's environment, whose own modules/ comes before the base
   # modulepath: a module installed there is the one the server compiles with.
-  ENVIRONMENT = '/etc/puppet/code/environments/production'
+  ENVIRONMENT = SandboxDriver.lib('SERVER_ENVIRONMENT').fetch('SERVER_ENVIRONMENT').freeze
   ENVIRONMENT_MODULE = "#{ENVIRONMENT}/modules/clone_army".freeze
 
   Result = SandboxDriver::Result
