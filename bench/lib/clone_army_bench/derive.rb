@@ -16,8 +16,8 @@ module CloneArmyBench
     # Figures whose met is their value against the target alone.
     THRESHOLD = %r{\A(≤|<) ([0-9.]+)\z}.freeze
     RUNS_NOTE = %r{runs: ([0-9.]+(?: [0-9.]+)*)}.freeze
-    MEDIAN_KEYS = %r{\A(noop_apply_\d+|empty_apply_\d+|cpu_clone|cpu_plain|cpu_host)\z}.freeze
-    JUDGED_KEYS = ['pss_timer', 'pss_daemon', 'cpu_ratio'].freeze
+    MEDIAN_KEYS = %r{\A(noop_apply_\d+|empty_apply_\d+|cpu_clone|cpu_clone_uncached|cpu_plain|cpu_host)\z}.freeze
+    JUDGED_KEYS = ['pss_timer', 'pss_daemon', 'cpu_ratio', 'cpu_clone'].freeze
 
     attr_reader :doc, :prefix
 
@@ -91,11 +91,13 @@ module CloneArmyBench
     # The figures made from one raw file or from other figures.
     FROM_RAW = {
       'cpu_ratio' => ->(by_key) { quotient(by_key['cpu_clone'], by_key['cpu_plain']) },
+      'cpu_cache_ratio' => ->(by_key) { quotient(by_key['cpu_clone'], by_key['cpu_clone_uncached']) },
       'pss_timer' => ->(_) { pss_average('pss-timer-idle') },
       'pss_daemon' => ->(_) { pss_average('pss-daemon') },
       'fleet_pss' => ->(_) { pss_total('pss-timer') },
       'grow_flat' => ->(by_key) { grow_flat(by_key) },
       'grow_slope' => ->(by_key) { grow_slope(by_key) },
+      'grow_fitted_max' => ->(by_key) { grow_fitted_max(by_key) },
       'phasing' => ->(_) { phasing },
     }.freeze
 
@@ -175,6 +177,15 @@ module CloneArmyBench
 
       slope = Stats.slope(batches.map(&:first), batches.map(&:last))
       slope && Float(Stats.fixed(slope * 1000))
+    end
+
+    # The line fitted through every batch, at its highest.
+    def grow_fitted_max(by_key)
+      batches = grow_batches(by_key)
+      return nil if batches.any? { |_, secs| secs.nil? }
+
+      fitted = Stats.fitted_max(batches.map(&:first), batches.map(&:last))
+      fitted && Float(Stats.fixed(fitted))
     end
 
     # Only with the run's times kept (raw/times: "apply_t0 fleet_t0 checkin_end"),

@@ -2,7 +2,6 @@
 
 require 'etc'
 require 'fileutils'
-require 'open3'
 require 'tmpdir'
 require 'zlib'
 require_relative '../../../sandbox/driver'
@@ -78,14 +77,9 @@ module CloneArmyBench
     # sandbox/lib.sh's settings the bench shares with the sandbox scripts
     # (RECORD_TIMELINE, SERVER_CA_CERT), read from it, so they live there alone.
     def sandbox_lib
-      @sandbox_lib ||= begin
-        names = ['RECORD_TIMELINE', 'SERVER_CA_CERT', 'SANDBOX_PUPPETDB', 'PUPPETDB_TLS_PORT']
-        out, status = Open3.capture2('bash', '-c', "source \"$1\" && printf '%s\\n' #{names.map { |n| "\"$#{n}\"" }.join(' ')}",
-                                     'bash', File.join(REPO, 'sandbox', 'lib.sh'))
-        raise BenchHost::Failed, 'sandbox/lib.sh could not be read' unless status.success?
-
-        names.zip(out.lines.map(&:chomp)).to_h
-      end
+      @sandbox_lib ||= SandboxDriver.lib('RECORD_TIMELINE', 'SERVER_CA_CERT', 'SANDBOX_PUPPETDB', 'PUPPETDB_TLS_PORT', 'SERVER_ENVIRONMENT')
+    rescue RuntimeError => e
+      raise BenchHost::Failed, e.message
     end
 
     # The class with count clones (and ramp_up), timed: [wall seconds as quoted, exit

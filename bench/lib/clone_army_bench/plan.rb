@@ -65,8 +65,10 @@ module CloneArmyBench
       runs + [
         "puppet apply num_clones => #{s.clones}, ramp_up => #{s.ramp_up} (the runs watched every 15 s from here)",
         "clone-army clone create benchcpu (manual) and #{s.k} daemon-mode clones benchd1..benchd#{s.k}",
+        "site.pp: clone_army::workload for benchcpu and #{plain}, an empty catalog for every other node",
         "sandbox.sh up #{plain}",
-        "#{s.cpu_reps} agent runs each in benchcpu, on #{plain} and on #{bench}, after a warm-up each",
+        "#{s.cpu_reps} agent runs each in benchcpu with the fact cache and without (its facter.conf set aside), " \
+        "on #{plain} and on #{bench}, after a warm-up each",
         "sandbox.sh down #{plain}",
         "inside.sh pss (daemon and fleet clones); the check-ins counted for #{s.runinterval} s + 60 s; clone-army report --server",
         "the phasing read over the next interval (#{s.runinterval} s)",

@@ -70,6 +70,13 @@ module CloneArmyBench
       false
     end
 
+    # The exit code of the command `clone-army exec` ran in its (one) clone; nil
+    # when it did not run or a signal ended it.
+    def exec_exit(text)
+      clone = Array(result(text, 'clone-army exec')['clones']).first
+      clone && clone['exit_code']
+    end
+
     # From `report --server`: the fleet clones' catalog sizes (the summaries'
     # resources.total), the server's compile mean (ms, or nil) and the note
     # that goes with it; nil for an answer that is not a report.

@@ -34,6 +34,13 @@ module CloneArmyBench
     # The least-squares slope of ys over xs, or nil when it is not defined
     # (fewer than two points, or every x the same).
     def slope(xvals, yvals)
+      fit = line(xvals, yvals)
+      fit && fit[1]
+    end
+
+    # The least-squares line through the points: [intercept, slope], or nil when
+    # it is not defined (fewer than two points, or every x the same).
+    def line(xvals, yvals)
       xs = numbers(xvals)
       ys = numbers(yvals)
       raise ArgumentError, "#{xs.size} xs but #{ys.size} ys" if xs.size != ys.size
@@ -44,7 +51,17 @@ module CloneArmyBench
       sxx = xs.sum { |x| (x - mx)**2 }
       return nil if sxx.zero?
 
-      xs.zip(ys).sum { |x, y| (x - mx) * (y - my) } / sxx
+      slope = xs.zip(ys).sum { |x, y| (x - mx) * (y - my) } / sxx
+      [my - (slope * mx), slope]
+    end
+
+    # The fitted line's highest value over the xs (at one end or the other):
+    # what a trend says of the worst point, without one noisy reading deciding.
+    def fitted_max(xvals, yvals)
+      intercept, slope = line(xvals, yvals)
+      return nil if slope.nil?
+
+      numbers(xvals).map { |x| intercept + (slope * x) }.max
     end
 
     # The runs behind a median, as the note quotes them: "min A, max B; runs: ..."

@@ -42,6 +42,21 @@ describe CloneArmyBench::Derive do
     end
   end
 
+  it 'derives the fact cache\'s saving from the two medians and judges the clone\'s CPU per run again' do
+    Dir.mktmpdir do |dir|
+      fig = lambda do |key, value, target, runs|
+        { 'key' => key, 'label' => 'l', 'value' => value, 'unit' => 'CPU-s', 'target' => target, 'met' => nil, 'note' => "runs: #{runs}" }
+      end
+      figures = [fig.call('cpu_clone', 9.9, '≤ 1.8', '1.7 1.9 1.6'), fig.call('cpu_clone_uncached', 9.9, '–', '2.2 2.0 2.3'),
+                 fig.call('cpu_cache_ratio', 9.9, '–', '')]
+      File.write(File.join(dir, 'r.json'), JSON.generate('scale' => {}, 'figures' => figures))
+      derived = described_class.new(File.join(dir, 'r')).derived['figures'].to_h { |f| [f['key'], f] }
+      expect(derived['cpu_clone']).to include('value' => 1.7, 'met' => true)
+      expect(derived['cpu_clone_uncached']).to include('value' => 2.2, 'met' => nil)
+      expect(derived['cpu_cache_ratio']['value']).to eq(0.773)
+    end
+  end
+
   it 'derives the phasing again once a run keeps its times' do
     Dir.mktmpdir do |dir|
       FileUtils.mkdir_p(File.join(dir, 'r.raw'))
@@ -58,11 +73,13 @@ describe CloneArmyBench::Derive do
       grows = [[0, 0.2], [100, 0.3], [200, 0.2]].map do |running, secs|
         { 'key' => "grow_#{running}", 'label' => 'l', 'value' => secs, 'unit' => 's', 'target' => '≤ 0.3', 'met' => true, 'note' => '' }
       end
-      slope = { 'key' => 'grow_slope', 'label' => 'l', 'value' => nil, 'unit' => 's', 'target' => '–', 'met' => nil, 'note' => '' }
-      File.write(File.join(dir, 'r.json'), JSON.generate('scale' => {}, 'figures' => grows + [slope]))
+      fits = ['grow_slope', 'grow_fitted_max'].map do |key|
+        { 'key' => key, 'label' => 'l', 'value' => nil, 'unit' => 's', 'target' => '–', 'met' => nil, 'note' => '' }
+      end
+      File.write(File.join(dir, 'r.json'), JSON.generate('scale' => {}, 'figures' => grows + fits))
       derive = described_class.new(File.join(dir, 'r'))
-      expect(derive.derived['figures'].last['value']).to eq(0.0)
-      expect(derive.differences).to eq([['grow_slope', nil, 0.0]])
+      expect(derive.derived['figures'].last(2).map { |f| f['value'] }).to eq([0.0, 0.233])
+      expect(derive.differences).to eq([['grow_slope', nil, 0.0], ['grow_fitted_max', nil, 0.233]])
     end
   end
 

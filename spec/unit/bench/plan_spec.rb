@@ -26,8 +26,9 @@ describe CloneArmyBench::Plan do
       would run: inside.sh create-fleet … 101 140 1800; clone-army clone start; inside.sh wait-booted
       would run: puppet apply num_clones => 500, ramp_up => 300 (the runs watched every 15 s from here)
       would run: clone-army clone create benchcpu (manual) and 3 daemon-mode clones benchd1..benchd3
+      would run: site.pp: clone_army::workload for benchcpu and benchplain, an empty catalog for every other node
       would run: sandbox.sh up benchplain
-      would run: 5 agent runs each in benchcpu, on benchplain and on bench, after a warm-up each
+      would run: 5 agent runs each in benchcpu with the fact cache and without (its facter.conf set aside), on benchplain and on bench, after a warm-up each
       would run: sandbox.sh down benchplain
       would run: inside.sh pss (daemon and fleet clones); the check-ins counted for 1800 s + 60 s; clone-army report --server
       would run: the phasing read over the next interval (1800 s)

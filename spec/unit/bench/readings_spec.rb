@@ -61,6 +61,13 @@ describe CloneArmyBench::Readings do
     expect(described_class.exec_ran?('')).to be(false)
   end
 
+  it 'gives the exit code of the command clone-army exec ran, nil where it did not run' do
+    expect(described_class.exec_exit(answer('clones' => [{ 'name' => 'benchcpu', 'exit_code' => 0 }]))).to eq(0)
+    expect(described_class.exec_exit(answer('clones' => [{ 'name' => 'benchcpu', 'exit_code' => 1 }]))).to eq(1)
+    expect(described_class.exec_exit(answer('clones' => [{ 'name' => 'benchcpu', 'exit_code' => nil }]))).to be_nil
+    expect(described_class.exec_exit(answer('clones' => []))).to be_nil
+  end
+
   it 'reads the catalog sizes and the server\'s compile time, with a note of what else it said' do
     view = described_class.catalog(answer(
                                      'clones' => [{ 'name' => 'clone1', 'resources' => 7 }, { 'name' => 'benchcpu', 'resources' => 9 },

@@ -51,6 +51,25 @@ describe CloneArmyBench::Stats do
     end
   end
 
+  describe '.line and .fitted_max' do
+    it 'gives the intercept with the slope' do
+      intercept, slope = described_class.line([0, 100, 200, 300], [0.2, 0.21, 0.24, 0.25])
+      expect(intercept).to be_within(1e-9).of(0.198)
+      expect(slope).to be_within(1e-9).of(0.00018)
+    end
+
+    it 'takes the fitted line at its highest end, so one slow batch alone does not decide' do
+      running = [0, 100, 200, 300, 400]
+      expect(described_class.fitted_max(running, [0.2, 0.2, 0.2, 0.2, 0.4])).to be_within(1e-9).of(0.32)
+      expect(described_class.fitted_max(running, [0.3, 0.25, 0.2, 0.15, 0.1])).to be_within(1e-9).of(0.3)
+    end
+
+    it 'is nil where no line is defined' do
+      expect(described_class.line([100], [0.2])).to be_nil
+      expect(described_class.fitted_max([1, 1], [0.2, 0.3])).to be_nil
+    end
+  end
+
   describe '.quote' do
     it 'quotes every run as measured, in the order they ran, with min and max' do
       expect(described_class.quote(['9.526', '16.190', '13.533'])).to eq('min 9.526, max 16.190; runs: 9.526 16.190 13.533')
