@@ -14,7 +14,7 @@ ifdef SUITE
 export SANDBOX_SUITE := $(SUITE)
 endif
 
-.PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench bench-checkin bench-derive bench-pages clean
+.PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench bench-checkin bench-derive bench-across bench-pages clean
 
 all: build
 
@@ -78,6 +78,12 @@ bench-checkin: deps build
 bench-derive:
 	@[ -n "$(RESULTS)" ] || { echo "RESULTS=bench/results/<stamp> is required" >&2; exit 2; }
 	ruby bench/bench.rb derive "$(RESULTS)" $(if $(WRITE),--write)
+
+# Runs of one bench side by side (RESULTS="bench/results/<stamp> ...", at least
+# three): every figure in each run, their median, and the median judged.
+bench-across:
+	@[ -n "$(RESULTS)" ] || { echo "RESULTS=\"bench/results/<stamp> ...\" (at least three) is required" >&2; exit 2; }
+	ruby bench/bench.rb across $(RESULTS) $(if $(JSON),--json)
 
 # The pages of the recorded runs (not committed) from the timelines the results keep.
 bench-pages: build

@@ -31,6 +31,8 @@
 #   bench.rb phasing FROM INTERVAL < STARTS   "<share> <busiest> <total> <met> <twice even: share, runs>"
 #   bench.rb derive RESULTS/STAMP [--write]   re-derive a result from its raw data; print its table
 #   bench.rb pages RESULTS HELPER          the pages of the kept timelines, made with HELPER
+#   bench.rb across RESULTS/STAMP... [--json]   runs of one bench side by side (at least three):
+#                                          each figure in every run, its median and that judged
 $LOAD_PATH.unshift(File.join(__dir__, 'lib'))
 require 'clone_army_bench/cli'
 

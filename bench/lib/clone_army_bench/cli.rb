@@ -9,6 +9,7 @@ require_relative 'derive'
 require_relative 'pages'
 require_relative 'driver'
 require_relative 'detached'
+require_relative 'across'
 
 module CloneArmyBench
   # bench/bench.rb's verbs (listed there). Readings come on stdin, figures go to
@@ -22,14 +23,15 @@ module CloneArmyBench
       'pss-total' => '< PSS', 'pss-note' => '< PSS', 'checked-in' => 'FROM TO < RUNS',
       'all-in-at' => 'SINCE CLONES < RUNS', 'starts' => '< RUNS', 'phasing' => 'FROM INTERVAL < STARTS',
       'derive' => 'RESULTS/STAMP [--write]', 'pages' => 'RESULTS HELPER', 'run' => '', 'start' => '',
-      'status' => 'RESULTS/STAMP.raw', 'stop' => 'RESULTS/STAMP.raw'
+      'status' => 'RESULTS/STAMP.raw', 'stop' => 'RESULTS/STAMP.raw',
+      'across' => "RESULTS/STAMP... (at least #{Stats::MIN_MEDIAN_RUNS}) [--json]"
     }.freeze
     ARITY = {
       'min-runs' => 0..0, 'median' => 0..0, 'median-any' => 0..0, 'quote' => 1.., 'ratio' => 4..4,
       'slope' => 2..2, 'met-le' => 2..2, 'fig' => 6..7, 'meta' => 2..2, 'write' => 4..4, 'pss-idle' => 1..1,
       'pss-avg' => 0..0, 'pss-total' => 0..0, 'pss-note' => 0..0, 'checked-in' => 2..2, 'all-in-at' => 2..2,
       'starts' => 0..0, 'phasing' => 2..2, 'derive' => 1..2, 'pages' => 2..2, 'run' => 0..0, 'start' => 0..0,
-      'status' => 1..1, 'stop' => 1..1
+      'status' => 1..1, 'stop' => 1..1, 'across' => 1..
     }.freeze
 
     def self.run(argv, stdin, stdout, stderr)
@@ -204,6 +206,14 @@ module CloneArmyBench
 
     def verb_stop(dir)
       Detached.stop(dir, @out)
+    end
+
+    # Runs of one bench side by side, each figure's median of them with every run.
+    def verb_across(*args)
+      json = args.delete('--json')
+      across = Across.new(args)
+      @out.write(json ? across.json : across.markdown)
+      0
     end
 
     def verb_pages(results, helper)

@@ -13,8 +13,6 @@ module CloneArmyBench
   # timed reading (an apply's wall time, say) has nothing below it and is kept as
   # measured; so is any figure whose raw data an older run did not keep.
   class Derive
-    # Figures whose met is their value against the target alone.
-    THRESHOLD = %r{\A(≤|<) ([0-9.]+)\z}.freeze
     RUNS_NOTE = %r{runs: ([0-9.]+(?: [0-9.]+)*)}.freeze
     MEDIAN_KEYS = %r{\A(noop_apply_\d+|empty_apply_\d+|cpu_clone|cpu_clone_uncached|cpu_plain|cpu_host)\z}.freeze
     JUDGED_KEYS = ['pss_timer', 'pss_daemon', 'cpu_ratio', 'cpu_clone'].freeze
@@ -201,12 +199,10 @@ module CloneArmyBench
       Runs.phasing(parsed, fleet_t0 + interval, interval)[:share]
     end
 
+    # A figure whose target is a threshold is judged again; others keep their met.
     def judge(fig)
-      m = THRESHOLD.match(fig['target'].to_s)
-      return unless m
-
-      limit = Float(m[2])
-      fig['met'] = m[1] == '≤' ? fig['value'] <= limit : fig['value'] < limit
+      met = Stats.meets(fig['value'], fig['target'])
+      fig['met'] = met unless met.nil?
     end
   end
 end

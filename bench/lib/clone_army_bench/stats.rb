@@ -92,6 +92,19 @@ module CloneArmyBench
       best
     end
 
+    # A target a value can be held to on its own: a comparison and a number.
+    THRESHOLD = %r{\A(≤|<|≥|>) ([0-9.]+)\z}.freeze
+
+    # Whether value meets a threshold target ("≤ 0.3", "≥ 99"); nil for a target
+    # that is not one (a dash, words) or for no value.
+    def meets(value, target)
+      m = THRESHOLD.match(target.to_s)
+      return nil if m.nil? || value.nil?
+
+      limit = Float(m[2])
+      { '≤' => value <= limit, '<' => value < limit, '≥' => value >= limit, '>' => value > limit }.fetch(m[1])
+    end
+
     # Rounds as the bench prints: to `places` decimals.
     def fixed(value, places = 3)
       format("%.#{places}f", value)

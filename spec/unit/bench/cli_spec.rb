@@ -60,6 +60,18 @@ describe CloneArmyBench::Cli do
     expect(err).to include('cpu_clone: committed 2.796, derived 3.199')
   end
 
+  it 'sets committed growth runs side by side, and refuses fewer than a median takes' do
+    results = File.expand_path('../../../bench/results', __dir__)
+    runs = ['2026-11-27T212813Z', '2026-11-27T213856Z', '2026-11-27T214917Z'].map { |s| File.join(results, s) }
+    rc, out, = run_cli('across', *runs)
+    expect(rc).to eq(0)
+    expect(out).to include('(`grow_900`) | 0.252 s | 0.312 s | 0.295 s | 0.295 s | ≤ 0.3 | yes |')
+    expect(JSON.parse(run_cli('across', *runs, '--json')[1])['figures'].map { |f| f['key'] }).to include('grow_0', 'grow_flat')
+    rc, out, err = run_cli('across', *runs.first(2))
+    expect([rc, out]).to eq([2, ''])
+    expect(err).to include('at least 3 results, got 2')
+  end
+
   it 'makes a page of each kept timeline with the helper it is given, the timeline unpacked' do
     Dir.mktmpdir do |dir|
       Dir.mkdir(File.join(dir, 'S.raw'))

@@ -70,6 +70,21 @@ describe CloneArmyBench::Stats do
     end
   end
 
+  describe '.meets' do
+    it 'holds a value to a threshold target either way' do
+      expect(described_class.meets(0.3, '≤ 0.3')).to be(true)
+      expect(described_class.meets(0.3, '< 0.3')).to be(false)
+      expect(described_class.meets(99.2, '≥ 99')).to be(true)
+      expect(described_class.meets(98, '> 99')).to be(false)
+    end
+
+    it 'judges nothing without a threshold or a value' do
+      expect(described_class.meets(1, '–')).to be_nil
+      expect(described_class.meets(1, 'all 1000')).to be_nil
+      expect(described_class.meets(nil, '≤ 1')).to be_nil
+    end
+  end
+
   describe '.quote' do
     it 'quotes every run as measured, in the order they ran, with min and max' do
       expect(described_class.quote(['9.526', '16.190', '13.533'])).to eq('min 9.526, max 16.190; runs: 9.526 16.190 13.533')
