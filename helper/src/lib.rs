@@ -14,6 +14,7 @@
 //!   record                  the load run as a timeline of samples, and its page
 //!   exec, report            verbs over a running fleet: bursts of commands, run reports
 //!   base, clone             the domain: building bases; creating, shaping, starting clones
+//!   twin                    real nodes' records read into the identities twins take
 //!   inventory               what is on the host, read-only: clones, base.json, problems
 //!   host                    the load host: OS, kernel limits and capacity, bus, SELinux
 //!   context                 what every verb is given: the layout and a systemd
@@ -59,3 +60,4 @@ pub mod report;
 pub mod schema;
 pub mod sys;
 pub mod systemd;
+pub mod twin;

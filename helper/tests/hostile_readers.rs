@@ -609,3 +609,138 @@ fn the_puppetdb_generator_gives_answers_with_fields_read_and_refused() {
         15,
     );
 }
+
+// --- twins: real nodes' records ---
+
+/// A fact or key name: plain, secret-named, set by the agent, or hostile.
+fn twin_key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[a-z_]{1,12}",
+        1 => Just("db_password".to_owned()),
+        1 => Just("API_KEY".to_owned()),
+        1 => Just("clientcert".to_owned()),
+        1 => Just("ec2_metadata".to_owned()),
+        1 => json_key(),
+        1 => hostile_string(),
+    ]
+}
+
+fn twin_fact() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        any::<i64>().prop_map(Value::from),
+        any::<bool>().prop_map(Value::Bool),
+        "[ -~]{0,20}".prop_map(Value::String),
+        hostile_string().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 64, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map(twin_key(), inner, 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// A node's record as JSON text: a PuppetDB inventory or factset record whose certname
+/// is a host name or hostile, whose facts have keys of every kind at every depth and
+/// whose extensions are of every kind; or hostile JSON.
+fn twin_record() -> impl Strategy<Value = String> {
+    let certname = prop_oneof![3 => "[a-z]{1,8}\\.example\\.com", 1 => hostile_string()];
+    let facts = proptest::collection::btree_map(twin_key(), twin_fact(), 0..8);
+    let extension = prop_oneof![
+        Just("pp_role".to_owned()),
+        Just("pp_preshared_key".to_owned()),
+        Just("pp_auth_role".to_owned()),
+        "1\\.3\\.6\\.1\\.4\\.1\\.34380\\.1\\.[123]\\.[0-9]{1,3}",
+        json_key(),
+    ];
+    let extensions = proptest::collection::btree_map(
+        extension,
+        prop_oneof!["[a-z]{1,8}", hostile_string()],
+        0..4,
+    );
+    let environment = prop_oneof!["[a-z_]{1,10}", hostile_string()];
+    let record = (certname, environment, facts, extensions, any::<bool>()).prop_map(
+        |(certname, environment, facts, extensions, factset)| {
+            let trusted = serde_json::json!({ "extensions": extensions });
+            if factset {
+                let mut data: Vec<Value> = facts
+                    .into_iter()
+                    .map(|(name, value)| serde_json::json!({ "name": name, "value": value }))
+                    .collect();
+                data.push(serde_json::json!({ "name": "trusted", "value": trusted }));
+                serde_json::json!({ "certname": certname, "environment": environment, "facts": { "data": data } })
+            } else {
+                serde_json::json!({ "certname": certname, "environment": environment, "facts": facts, "trusted": trusted })
+            }
+            .to_string()
+        },
+    );
+    prop_oneof![4 => record, 1 => json_text()]
+}
+
+fn twin_identities(text: &str) -> Option<Result<Vec<clone_army::twin::Identity>, String>> {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .map(|json| clone_army::twin::document::identities(&json))
+}
+
+/// Whether any key, at any depth, names a secret.
+fn holds_secret_key(value: &Value) -> bool {
+    let secret = |key: &str| {
+        let lower = key.to_ascii_lowercase();
+        clone_army::twin::facts::SECRET_WORDS
+            .iter()
+            .any(|word| lower.contains(word))
+    };
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, inner)| secret(key) || holds_secret_key(inner)),
+        Value::Array(items) => items.iter().any(holds_secret_key),
+        _ => false,
+    }
+}
+
+#[test]
+fn the_twin_record_generator_gives_records_taken_refused_and_trimmed() {
+    assert_both_sides(
+        "twin records taken",
+        &twin_record(),
+        |text| matches!(twin_identities(text), Some(Ok(_))),
+        25,
+    );
+    assert_reaches(
+        "twin records taken with something left out",
+        &twin_record(),
+        |text| matches!(twin_identities(text), Some(Ok(ids)) if ids.iter().any(|id| !id.dropped.is_empty())),
+        25,
+    );
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// What a twin takes from a hostile record is never a secret-named key at any depth,
+    /// a fact the agent sets, an authorization extension, or a name that is not a host
+    /// name; and reading it neither panics nor grows.
+    #[test]
+    fn a_hostile_twin_record_gives_nothing_a_twin_must_not_take(text in twin_record()) {
+        let (peak, read) = peak_of(|| twin_identities(&text));
+        assert_within_budget("twin::document::identities", text.len(), peak);
+        for identity in read.and_then(Result::ok).unwrap_or_default() {
+            prop_assert!(clone_army::sys::names::validate_hostname("certname", &identity.node).is_ok());
+            prop_assert!(!holds_secret_key(&Value::Object(identity.facts.clone())), "{:?}", identity.facts);
+            for fact in clone_army::twin::facts::AGENT_FACTS {
+                prop_assert!(!identity.facts.contains_key(fact));
+            }
+            for key in identity.extensions.keys() {
+                prop_assert!(clone_army::twin::extensions::canonical(key).as_deref() == Ok(key.as_str()), "{key}");
+                prop_assert!(key != "pp_preshared_key" && !key.starts_with("1.3.6.1.4.1.34380.1.3."), "{key}");
+            }
+            if let Some(env) = &identity.environment {
+                prop_assert!(env.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'), "{env:?}");
+            }
+        }
+    }
+}

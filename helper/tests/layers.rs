@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["context"],
     &["host"],
     &["inventory"],
+    &["twin"],
     &["base", "clone"],
     &["exec", "report"],
     &["record"],

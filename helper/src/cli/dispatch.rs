@@ -9,7 +9,7 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 use super::answer::{answer, fail, print_bytes, usage_message};
-use super::{base, clone, docs, exec, host, ramp, record, report, ssl, Cli, Command};
+use super::{base, clone, docs, exec, host, ramp, record, report, ssl, twin, Cli, Command};
 use crate::protocol::answers::{self, Envelope};
 use crate::protocol::error::Error;
 use crate::schema;
@@ -37,6 +37,7 @@ pub fn run() -> i32 {
         Command::Report(args) => report::run(&args),
         Command::Record(args) => answer(record::run(args)),
         Command::Ramp { verb } => answer(ramp::run(verb)),
+        Command::Twin { verb } => answer(twin::run(verb)),
         // Rules and documents only: nothing on the host is read, so anyone may ask.
         Command::Schema => {
             answers::print(&Envelope::success(schema::schema()));

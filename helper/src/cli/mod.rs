@@ -1,6 +1,6 @@
 //! The command line, as PROTOCOL.md documents it ([`Cli`]), one file per verb group with
 //! its arguments and its `run` ([`base`], [`clone`], [`exec`], [`host`], [`ssl`],
-//! [`report`], [`record`], [`ramp`]), their dispatch ([`dispatch`]), what a verb answers
+//! [`report`], [`record`], [`ramp`], [`twin`]), their dispatch ([`dispatch`]), what a verb answers
 //! ([`answer`]), and the man page and shell completions made from it ([`docs`]).
 
 pub mod answer;
@@ -15,6 +15,7 @@ pub mod ramp;
 pub mod record;
 pub mod report;
 pub mod ssl;
+pub mod twin;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,7 @@ use ramp::RampVerb;
 use record::RecordArgs;
 use report::ReportArgs;
 use ssl::SslVerb;
+use twin::TwinVerb;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -79,6 +81,11 @@ pub enum Command {
     Ramp {
         #[command(subcommand)]
         verb: RampVerb,
+    },
+    /// Real nodes' records, read into what the twins that stand in for them take.
+    Twin {
+        #[command(subcommand)]
+        verb: TwinVerb,
     },
     /// The rules the helper applies (names, ranges, defaults, capacity, kinds); needs no root.
     Schema,

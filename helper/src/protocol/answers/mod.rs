@@ -3,7 +3,7 @@
 //! All types derive `Deserialize` as well as `Serialize`, so tests (and any Rust caller)
 //! decode the answer back into these structs instead of matching strings.
 //!
-//! One file per verb (group): [`base`], [`clone`], [`ssl`], [`exec`], [`host`], [`report`];
+//! One file per verb (group): [`base`], [`clone`], [`ssl`], [`exec`], [`host`], [`report`], [`twin`];
 //! every type is re-exported here, so callers name `answers::X` whatever file it is in.
 
 pub mod base;
@@ -12,6 +12,7 @@ pub mod exec;
 pub mod host;
 pub mod report;
 pub mod ssl;
+pub mod twin;
 
 pub use base::*;
 pub use clone::*;
@@ -19,6 +20,7 @@ pub use exec::*;
 pub use host::*;
 pub use report::*;
 pub use ssl::*;
+pub use twin::*;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,197 @@
+//! A directory of nodes' records, as the caller names it (`--facts-dir`): every
+//! `*.json` file in it, in name order, read as the caller's other files are
+//! ([`HostFile`]: a symlink, a FIFO or a device in its place is refused, never followed
+//! or waited on; at most [`MAX_FILE_BYTES`] of each is read).
+//!
+//! The directory is taken whole or not at all: one file that is not a record of a form
+//! [`super::document`] reads refuses the call, naming the file and why, so no fleet of
+//! twins is made from part of what the user meant.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::{document, Identity};
+use crate::protocol::error::{Error, Result};
+use crate::sys::confined::HostFile;
+
+/// The most a record file may hold.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// The most record files a directory may hold.
+pub const MAX_FILES: usize = 10_000;
+/// The most nodes all its files may bring together.
+pub const MAX_NODES: usize = 10_000;
+/// What a refused directory is told it may hold.
+pub const DIR_RULE: &str = "a directory of *.json files, each one node's record or facts (PuppetDB inventory or factsets, \
+     puppet facts) or an array of PuppetDB records";
+
+const FIELD: &str = "facts-dir";
+
+/// One node read from a file: where from, and the identity.
+#[derive(Debug)]
+pub struct Read {
+    pub source: String,
+    pub identity: Identity,
+}
+
+/// Every node of every record file in `dir`, in file name order.
+pub fn read_dir(dir: &Path) -> Result<Vec<Read>> {
+    let refused = |value: &str, reason: String| Error::InvalidArgument {
+        field: FIELD,
+        value: value.to_owned(),
+        reason,
+    };
+    let shown = dir.display().to_string();
+    // HostFile opens the directory of the file it is given: a name inside it, never read,
+    // gives the directory itself, whose entries are then opened through its descriptor.
+    let anchor = HostFile::at(&dir.join("_")).map_err(|e| e.into_error(FIELD, dir))?;
+    let mut names: Vec<OsString> = anchor
+        .names_beside()
+        .map_err(|e| e.into_error(FIELD, dir))?
+        .into_iter()
+        .filter(|name| {
+            let bytes = name.as_encoded_bytes();
+            bytes.ends_with(b".json") && !bytes.starts_with(b".")
+        })
+        .collect();
+    names.sort();
+    if names.is_empty() {
+        return Err(refused(
+            &shown,
+            format!("it holds no *.json file; allowed: {DIR_RULE}"),
+        ));
+    }
+    if names.len() > MAX_FILES {
+        return Err(refused(
+            &shown,
+            format!(
+                "it holds {} *.json files; allowed: at most {MAX_FILES}",
+                names.len()
+            ),
+        ));
+    }
+    let mut nodes = Vec::new();
+    for name in names {
+        let file = anchor
+            .sibling(&name)
+            .map_err(|e| e.into_error(FIELD, dir))?;
+        let path = file.path().display().to_string();
+        let bytes = file
+            .read(MAX_FILE_BYTES + 1)
+            .map_err(|e| e.into_error(FIELD, file.path()))?
+            .ok_or_else(|| {
+                refused(
+                    &path,
+                    "it went away while the directory was read".to_owned(),
+                )
+            })?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(refused(
+                &path,
+                format!("it is larger than {MAX_FILE_BYTES} bytes; allowed: at most that"),
+            ));
+        }
+        let value: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| refused(&path, format!("not JSON ({e}); allowed: {DIR_RULE}")))?;
+        let identities = document::identities(&value).map_err(|reason| refused(&path, reason))?;
+        let many = identities.len() > 1;
+        for (index, identity) in identities.into_iter().enumerate() {
+            if nodes.len() == MAX_NODES {
+                return Err(refused(
+                    &shown,
+                    format!("its files hold more than {MAX_NODES} nodes; allowed: at most that"),
+                ));
+            }
+            let source = name.to_string_lossy();
+            let source = if many {
+                format!("{source}#{index}")
+            } else {
+                source.into_owned()
+            };
+            nodes.push(Read { source, identity });
+        }
+    }
+    Ok(nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn every_json_file_is_read_in_name_order_each_record_of_an_array_apart() {
+        let dir = dir_with(&[
+            (
+                "b.json",
+                r#"{"clientcert": "b.example.com", "kernel": "Linux"}"#,
+            ),
+            (
+                "a.json",
+                r#"[{"certname": "a1.example.com", "facts": {}}, {"certname": "a2.example.com", "facts": {}}]"#,
+            ),
+            ("notes.txt", "not read"),
+            (".hidden.json", "not read"),
+        ]);
+        let read = read_dir(dir.path()).unwrap();
+        let seen: Vec<(&str, &str)> = read
+            .iter()
+            .map(|r| (r.source.as_str(), r.identity.node.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("a.json#0", "a1.example.com"),
+                ("a.json#1", "a2.example.com"),
+                ("b.json", "b.example.com")
+            ]
+        );
+    }
+
+    #[test]
+    fn one_file_that_is_not_a_record_refuses_the_directory_naming_it() {
+        let dir = dir_with(&[
+            ("good.json", r#"{"clientcert": "g.example.com"}"#),
+            ("worse.json", "{not json"),
+        ]);
+        let message = read_dir(dir.path()).unwrap_err().to_string();
+        assert!(
+            message.contains("worse.json") && message.contains("not JSON"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_symlink_or_a_fifo_in_place_of_a_file_is_refused_not_followed() {
+        let dir = dir_with(&[]);
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link.json")).unwrap();
+        let message = read_dir(dir.path()).unwrap_err().to_string();
+        assert!(message.contains("link.json"), "{message}");
+        fs::remove_file(dir.path().join("link.json")).unwrap();
+        nix::unistd::mkfifo(
+            &dir.path().join("pipe.json"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        let message = read_dir(dir.path()).unwrap_err().to_string();
+        assert!(message.contains("pipe.json"), "{message}");
+    }
+
+    #[test]
+    fn an_empty_or_missing_directory_is_refused_saying_what_it_may_hold() {
+        let dir = dir_with(&[("readme.md", "x")]);
+        let message = read_dir(dir.path()).unwrap_err().to_string();
+        assert!(
+            message.contains("holds no *.json file") && message.contains(DIR_RULE),
+            "{message}"
+        );
+        assert!(read_dir(&dir.path().join("missing")).is_err());
+    }
+}
