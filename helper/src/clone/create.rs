@@ -6,6 +6,7 @@
 use super::config::{CloneConfig, HOSTNAME, PUPPET_CONF};
 use super::nspawn_settings;
 use super::secrets::{self, SecretFiles};
+use super::twin;
 use super::{confdir_of, describe_one};
 use crate::clone::puppet_conf;
 use crate::context::Context;
@@ -37,6 +38,9 @@ pub struct CloneRequest {
     /// validated before anything is touched, written only into the clone's config, and
     /// the answer says whether the clone has each, never what it is.
     pub secret_files: SecretFiles,
+    /// `--twin-file`: one real node's record; the clone becomes its twin (see
+    /// [`super::twin`]).
+    pub twin_file: Option<std::path::PathBuf>,
 }
 
 /// `clone create`.
@@ -127,6 +131,7 @@ struct Checked<'r> {
     request: &'r CloneRequest,
     plan: Option<super::shape::Plan>,
     secrets: secrets::CloneSecrets,
+    twin: Option<crate::twin::Identity>,
 }
 
 /// Everything that can be refused without the lock; nothing is written.
@@ -166,14 +171,39 @@ fn check<'r>(ctx: &Context, request: &'r CloneRequest) -> Result<Checked<'r>> {
     // Checked before taking the lock too, so an unknown base is refused before anything
     // (even the lock file) is created; and again under the lock, against a concurrent
     // `base remove`.
-    if read_metadata(&ctx.layout, &request.base)?.is_none() {
+    let Some(base) = read_metadata(&ctx.layout, &request.base)? else {
         return Err(unknown_base(ctx, &request.base));
-    }
+    };
+    let twin = match &request.twin_file {
+        Some(path) => {
+            let identity = crate::twin::read::read_one(twin::FIELD, path)?;
+            twin::check(&identity, &request.certname, base_family(&base)?)?;
+            Some(identity)
+        }
+        None => None,
+    };
     Ok(Checked {
         request,
         plan,
         secrets,
+        twin,
     })
+}
+
+/// The OS family of a base, from its base.json.
+fn base_family(
+    base: &crate::inventory::bases::BaseMetadata,
+) -> Result<crate::inventory::os::Family> {
+    crate::inventory::os::Os::from_id(&base.os)
+        .map(|os| os.family())
+        .ok_or_else(|| Error::InvalidArgument {
+            field: twin::FIELD,
+            value: base.name.clone(),
+            reason: format!(
+                "the base's OS {:?} is none clone-army builds, so no twin can be matched to it",
+                base.os
+            ),
+        })
 }
 
 /// What is checked under the lock, still before anything of the clone is written: its
@@ -245,14 +275,22 @@ fn write_clone(
     if let Some(plan) = &checked.plan {
         conf = plan.puppet_conf(conf);
     }
+    if let Some(identity) = &checked.twin {
+        conf = twin::puppet_conf_with(&conf, identity);
+    }
     changed |= config.write_bound(PUPPET_CONF, &conf, 0o644)?;
     changed |= config.write_bound(HOSTNAME, &format!("{}\n", request.certname), 0o644)?;
     if let Some(plan) = &checked.plan {
         changed |= plan.apply_to_config(&config, &confdir)?;
     }
     changed |= super::stale_locks::apply(&config)?;
-    changed |= secrets::apply(&config, &checked.secrets)?;
-    let (root_password, challenge_password) = secrets::report(&config);
+    changed |= match &checked.twin {
+        Some(identity) => twin::apply(&config, identity)?,
+        None => twin::clear(&config)?,
+    };
+    let extensions = twin::extension_requests(checked.twin.as_ref());
+    changed |= secrets::apply(&config, &checked.secrets, &extensions)?;
+    let (root_password, challenge_password) = secrets::report(&config)?;
     let current = nspawn_settings::read(layout, &config, &confdir)?;
     let mut settings = match &checked.plan {
         Some(plan) => plan.nspawn_settings(current),

@@ -27,6 +27,7 @@ pub mod stale_locks;
 mod start;
 #[cfg(test)]
 mod tests;
+pub mod twin;
 
 pub use configure::{configure, ConfigureRequest};
 pub use create::{create, create_many, CloneRequest};

@@ -13,6 +13,7 @@
 //!   root's password from it at every boot (with `chpasswd -e`), so the host never writes
 //!   the clone's `/etc/shadow`.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -210,32 +211,67 @@ WantedBy=multi-user.target
     )
 }
 
-/// `csr_attributes.yaml` with the challenge password as a YAML double-quoted string.
-pub fn csr_attributes(password: &Secret) -> String {
-    let mut quoted = String::with_capacity(password.expose().len() + 2);
-    for c in password.expose().chars() {
+/// A YAML double-quoted string of `text` (printable: the callers refuse control
+/// characters).
+fn yaml_quoted(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for c in text.chars() {
         match c {
             '"' => quoted.push_str("\\\""),
             '\\' => quoted.push_str("\\\\"),
             c => quoted.push(c),
         }
     }
-    format!(
-        "{}---\ncustom_attributes:\n  {CHALLENGE_PASSWORD_OID}: \"{quoted}\"\n",
-        header()
-    )
+    quoted.push('"');
+    quoted
+}
+
+/// `csr_attributes.yaml`: the challenge password (an attribute of the request) and a
+/// twin's extension requests (which the CA copies into the certificate), each value a
+/// YAML double-quoted string; `None` when there is neither.
+pub fn csr_attributes(
+    password: Option<&Secret>,
+    extensions: &BTreeMap<String, String>,
+) -> Option<String> {
+    if password.is_none() && extensions.is_empty() {
+        return None;
+    }
+    let mut yaml = format!("{}---\n", header());
+    if let Some(password) = password {
+        yaml.push_str(&format!(
+            "custom_attributes:\n  {CHALLENGE_PASSWORD_OID}: {}\n",
+            yaml_quoted(password.expose())
+        ));
+    }
+    if !extensions.is_empty() {
+        yaml.push_str("extension_requests:\n");
+        for (name, value) in extensions {
+            yaml.push_str(&format!(
+                "  {}: {}\n",
+                yaml_quoted(name),
+                yaml_quoted(value)
+            ));
+        }
+    }
+    Some(yaml)
 }
 
 /// What the clone has now, for the answer: whether, never what.
-pub fn report(config: &CloneConfig) -> (bool, bool) {
-    (
-        config.exists(ROOT_PASSWORD_HASH),
-        config.exists(CSR_ATTRIBUTES),
-    )
+pub fn report(config: &CloneConfig) -> Result<(bool, bool)> {
+    let challenge = config
+        .read(CSR_ATTRIBUTES)?
+        .is_some_and(|yaml| yaml.contains(CHALLENGE_PASSWORD_OID));
+    Ok((config.exists(ROOT_PASSWORD_HASH), challenge))
 }
 
-/// Puts the given secrets into the clone's config. Returns whether anything changed.
-pub fn apply(config: &CloneConfig, secrets: &CloneSecrets) -> Result<bool> {
+/// Puts the given secrets and a twin's extension requests into the clone's config.
+/// Returns whether anything changed.
+pub fn apply(
+    config: &CloneConfig,
+    secrets: &CloneSecrets,
+    extensions: &BTreeMap<String, String>,
+) -> Result<bool> {
     let mut changed = false;
     if let Some(hash) = &secrets.root_password_hash {
         let unit = |name: &str| format!("{UNITS_DIR}/{name}");
@@ -250,8 +286,8 @@ pub fn apply(config: &CloneConfig, secrets: &CloneSecrets) -> Result<bool> {
             &format!("{CLONE_UNITS_DIR}/{ROOT_PASSWORD_SERVICE}"),
         )?;
     }
-    if let Some(password) = &secrets.challenge_password {
-        changed |= config.write_bound(CSR_ATTRIBUTES, &csr_attributes(password), SECRET_MODE)?;
+    if let Some(yaml) = csr_attributes(secrets.challenge_password.as_ref(), extensions) {
+        changed |= config.write_bound(CSR_ATTRIBUTES, &yaml, SECRET_MODE)?;
     }
     Ok(changed)
 }
@@ -317,14 +353,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = CloneConfig::of(&crate::sys::paths::Layout::under(dir.path()), "c1");
         config.create().unwrap();
-        assert_eq!(report(&config), (false, false));
+        assert_eq!(report(&config).unwrap(), (false, false));
         let secrets = CloneSecrets {
             root_password_hash: Some(Secret("$6$s$h".into())),
             challenge_password: Some(Secret("pw".into())),
         };
-        assert!(apply(&config, &secrets).unwrap());
-        assert!(!apply(&config, &secrets).unwrap());
-        assert_eq!(report(&config), (true, true));
+        assert!(apply(&config, &secrets, &BTreeMap::new()).unwrap());
+        assert!(!apply(&config, &secrets, &BTreeMap::new()).unwrap());
+        assert_eq!(report(&config).unwrap(), (true, true));
         assert_eq!(config.read(ROOT_PASSWORD_HASH).unwrap().unwrap(), "$6$s$h");
         let mode = |name: &str| {
             use std::os::unix::fs::MetadataExt;
@@ -353,9 +389,28 @@ mod tests {
 
     #[test]
     fn csr_attributes_quote_the_password() {
-        let yaml = csr_attributes(&Secret("pa\"ss\\word".into()));
+        let yaml = csr_attributes(Some(&Secret("pa\"ss\\word".into())), &BTreeMap::new()).unwrap();
         assert!(yaml.starts_with("# Managed by clone-army "));
         assert!(yaml
             .ends_with("---\ncustom_attributes:\n  1.2.840.113549.1.9.7: \"pa\\\"ss\\\\word\"\n"));
+    }
+
+    #[test]
+    fn csr_attributes_carry_a_twins_extension_requests_beside_the_password_or_alone() {
+        let extensions = BTreeMap::from([
+            ("pp_role".to_owned(), "web \"front\"".to_owned()),
+            ("1.3.6.1.4.1.34380.1.2.1".to_owned(), "rack4".to_owned()),
+        ]);
+        let both = csr_attributes(Some(&Secret("pw".into())), &extensions).unwrap();
+        assert!(both.ends_with(
+            "---\ncustom_attributes:\n  1.2.840.113549.1.9.7: \"pw\"\n\
+             extension_requests:\n  \"1.3.6.1.4.1.34380.1.2.1\": \"rack4\"\n  \"pp_role\": \"web \\\"front\\\"\"\n"
+        ), "{both}");
+        let alone = csr_attributes(None, &extensions).unwrap();
+        assert!(
+            !alone.contains("custom_attributes") && alone.contains("extension_requests:"),
+            "{alone}"
+        );
+        assert_eq!(csr_attributes(None, &BTreeMap::new()), None);
     }
 }

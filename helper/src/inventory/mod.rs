@@ -3,6 +3,7 @@
 //! `base` and `clone`, which both need to know what the other has made.
 
 pub mod bases;
+pub mod os;
 pub mod problems;
 
 use crate::protocol::error::{Error, Result};

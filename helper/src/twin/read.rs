@@ -26,6 +26,41 @@ pub const DIR_RULE: &str = "a directory of *.json files, each one node's record 
 
 const FIELD: &str = "facts-dir";
 
+/// The one node's record in the file `path` (`--twin-file`), read as a record file of
+/// a directory is; a file of more or fewer than one node is refused.
+pub fn read_one(field: &'static str, path: &Path) -> Result<Identity> {
+    let refused = |reason: String| Error::InvalidArgument {
+        field,
+        value: path.display().to_string(),
+        reason,
+    };
+    let file = HostFile::at(path).map_err(|e| e.into_error(field, path))?;
+    let bytes = file
+        .read(MAX_FILE_BYTES + 1)
+        .map_err(|e| e.into_error(field, path))?
+        .ok_or_else(|| refused("there is no such file".to_owned()))?;
+    let identities = parse(&bytes).map_err(refused)?;
+    match <[Identity; 1]>::try_from(identities) {
+        Ok([one]) => Ok(one),
+        Err(many) => Err(refused(format!(
+            "it holds {} nodes; allowed: one node's record or facts",
+            many.len()
+        ))),
+    }
+}
+
+/// A record file's nodes, or why it is refused.
+fn parse(bytes: &[u8]) -> std::result::Result<Vec<Identity>, String> {
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "it is larger than {MAX_FILE_BYTES} bytes; allowed: at most that"
+        ));
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| format!("not JSON ({e}); allowed: {DIR_RULE}"))?;
+    document::identities(&value)
+}
+
 /// One node read from a file: where from, and the identity.
 #[derive(Debug)]
 pub struct Read {
@@ -182,6 +217,28 @@ mod tests {
         .unwrap();
         let message = read_dir(dir.path()).unwrap_err().to_string();
         assert!(message.contains("pipe.json"), "{message}");
+    }
+
+    #[test]
+    fn one_twin_file_gives_one_node_and_refuses_more_or_none() {
+        let dir = dir_with(&[
+            ("one.json", r#"{"clientcert": "one.example.com"}"#),
+            (
+                "two.json",
+                r#"[{"certname": "a.example.com", "facts": {}}, {"certname": "b.example.com", "facts": {}}]"#,
+            ),
+        ]);
+        assert_eq!(
+            read_one("twin-file", &dir.path().join("one.json"))
+                .unwrap()
+                .node,
+            "one.example.com"
+        );
+        let error = read_one("twin-file", &dir.path().join("two.json")).unwrap_err();
+        assert_eq!(error.field(), Some("twin-file"));
+        assert!(error.to_string().contains("it holds 2 nodes"), "{error}");
+        let error = read_one("twin-file", &dir.path().join("none.json")).unwrap_err();
+        assert!(error.to_string().contains("no such file"), "{error}");
     }
 
     #[test]

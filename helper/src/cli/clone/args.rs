@@ -28,6 +28,11 @@ pub struct CloneCreateArgs {
     /// File holding the CSR challenge password for policy-based autosigning.
     #[arg(long, value_name = "PATH")]
     pub challenge_password_file: Option<std::path::PathBuf>,
+    /// One real node's record (PuppetDB inventory or factset, puppet facts): the clone
+    /// becomes its twin, with the node's facts, environment and trusted extensions, never
+    /// its certname; refused unless the node's os.family is the base's.
+    #[arg(long, value_name = "PATH")]
+    pub twin_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -107,6 +112,7 @@ impl CloneCreateArgs {
                 root_password_hash_file: self.root_password_hash_file,
                 challenge_password_file: self.challenge_password_file,
             },
+            twin_file: self.twin_file,
         }
     }
 }

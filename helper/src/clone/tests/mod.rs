@@ -9,6 +9,7 @@ mod remove;
 mod secrets;
 mod shape;
 mod ssl;
+mod twin;
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
