@@ -43,6 +43,9 @@ pub const LOG_DIR: &str = "/var/log/clone-army";
 /// It starts with a dot, so it is never a base's name and no clone's certname can make
 /// anything in it pass for a base.
 pub const SSL_DIR: &str = ".ssl";
+/// In [`STATE_DIR`]: the real nodes' records twins are made from, one file a node (see
+/// `twin::import`); a dot name, so it is never a base's.
+pub const TWINS_DIR: &str = ".twins";
 /// Inside a base, relative to its root.
 pub const BASE_METADATA: &str = "etc/clone-army/base.json";
 
@@ -108,6 +111,11 @@ impl Layout {
     /// into the clone that uses that certname; it outlives the clone.
     pub fn ssl_dir(&self, certname: &str) -> PathBuf {
         self.ssl_root().join(certname)
+    }
+
+    /// The imported nodes' records, one `<certname>.json` each: host-only, 0700.
+    pub fn twins_dir(&self) -> PathBuf {
+        Path::new(STATE_DIR).join(TWINS_DIR)
     }
 
     /// The clone's settings for `systemd-nspawn`: what it binds into the clone.

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::read::read_dir;
+use super::read::{read_dir, Read};
 use crate::protocol::answers::{TwinEntry, TwinList, TwinSummary};
 use crate::protocol::error::Result;
 
@@ -13,7 +13,12 @@ use crate::protocol::error::Result;
 pub const NO_ROLE: &str = "-";
 
 pub fn list(dir: &Path) -> Result<TwinList> {
-    let identities: Vec<TwinEntry> = read_dir(dir)?
+    Ok(answer(read_dir(dir)?))
+}
+
+/// The answer for nodes read.
+pub fn answer(reads: Vec<Read>) -> TwinList {
+    let identities: Vec<TwinEntry> = reads
         .into_iter()
         .map(|read| TwinEntry {
             source: read.source,
@@ -41,14 +46,14 @@ pub fn list(dir: &Path) -> Result<TwinList> {
             .unwrap_or_else(|| NO_ROLE.to_owned());
         *by_role.entry(role).or_insert(0) += 1;
     }
-    Ok(TwinList {
+    TwinList {
         summary: TwinSummary {
             nodes: identities.len(),
             by_os_family,
             by_role,
         },
         identities,
-    })
+    }
 }
 
 #[cfg(test)]

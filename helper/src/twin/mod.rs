@@ -22,6 +22,7 @@
 pub mod document;
 pub mod extensions;
 pub mod facts;
+pub mod import;
 pub mod list;
 pub mod read;
 
