@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::answer::{json, on_host, Answer};
-use crate::protocol::error::Result;
+use crate::protocol::error::{Error, Result};
 
 /// Runs a `twin` verb. `twin list --facts-dir` reads only the directory it is given, with
 /// the caller's own rights, and changes nothing: it needs no root. The imported set is
@@ -20,7 +20,17 @@ pub fn run(verb: TwinVerb) -> Result<Answer> {
             on_host(|ctx| json(crate::twin::import::imported(ctx).map(crate::twin::list::answer)))
         }
         TwinVerb::Import(args) => {
-            on_host(|ctx| json(crate::twin::import::import(ctx, &args.facts_dir)))
+            on_host(|ctx| match (&args.facts_dir, &args.puppetdb, &args.query) {
+                (Some(dir), None, None) => json(crate::twin::import::import(ctx, dir)),
+                (None, Some(puppetdb), Some(query)) => {
+                    let answer = ask_puppetdb(ctx, &args, puppetdb, query)?;
+                    json(crate::twin::import::import_answer(ctx, &answer, query))
+                }
+                // clap's groups and requires allow nothing else.
+                _ => Err(Error::Usage(
+                    "twin import takes --facts-dir, or --puppetdb with --query".to_owned(),
+                )),
+            })
         }
     }
 }
@@ -30,8 +40,9 @@ pub enum TwinVerb {
     /// List nodes as their twins would take them: OS, environment, extensions, facts, and
     /// what is left out and why; the imported ones, or a directory's. Changes nothing.
     List(TwinListArgs),
-    /// Take a directory's nodes into the state directory, replacing the imported set:
-    /// what clone create --twin-file is given for a fleet of twins.
+    /// Take a directory's nodes, or a PuppetDB query's, into the state directory,
+    /// replacing the imported set: what clone create --twin-file is given for a fleet of
+    /// twins.
     Import(TwinImportArgs),
 }
 
@@ -44,8 +55,57 @@ pub struct TwinListArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["facts_dir", "puppetdb"])))]
 pub struct TwinImportArgs {
     /// The directory of *.json records to import.
     #[arg(long, value_name = "DIR")]
-    pub facts_dir: PathBuf,
+    pub facts_dir: Option<PathBuf>,
+    /// The PuppetDB to take the nodes from (https://host:8081; a bare host means that).
+    #[arg(long, value_name = "URL", requires = "query")]
+    pub puppetdb: Option<String>,
+    /// The PQL query whose records are the nodes, e.g.
+    /// 'inventory[certname, environment, facts, trusted] { facts.os.family = "Debian" }'.
+    #[arg(long, value_name = "PQL", requires = "puppetdb")]
+    pub query: Option<String>,
+    /// CA certificate to verify PuppetDB with; default: the host agent's.
+    #[arg(long, value_name = "PATH", requires = "puppetdb")]
+    pub ca_cert: Option<PathBuf>,
+    /// Client certificate for PuppetDB (PEM); default: the host agent's own.
+    #[arg(long, value_name = "PATH", requires_all = ["client_key", "puppetdb"])]
+    pub client_cert: Option<PathBuf>,
+    /// The private key of --client-cert (PEM).
+    #[arg(long, value_name = "PATH", requires = "client_cert")]
+    pub client_key: Option<PathBuf>,
+}
+
+/// The answer of PuppetDB to the import's query, read up to a record file's limit.
+fn ask_puppetdb(
+    ctx: &crate::context::Context,
+    args: &TwinImportArgs,
+    puppetdb: &str,
+    query: &str,
+) -> Result<serde_json::Value> {
+    use crate::report::puppetdb::{Client, Credentials};
+    let credentials = Credentials {
+        ca_cert: args.ca_cert.as_deref(),
+        client: args
+            .client_cert
+            .clone()
+            .zip(args.client_key.clone())
+            .map(|(cert, key)| crate::report::https::ClientIdentity { cert, key }),
+    };
+    let client = Client::new(puppetdb, credentials, |p| ctx.layout.fs(p)).map_err(|e| {
+        Error::InvalidArgument {
+            field: "puppetdb",
+            value: puppetdb.to_owned(),
+            reason: e.to_string(),
+        }
+    })?;
+    let deadline = crate::report::deadline::Deadline::after(crate::twin::import::QUERY_DEADLINE);
+    client
+        .query(query, crate::twin::read::MAX_FILE_BYTES, &deadline)
+        .map_err(|detail| Error::Unreachable {
+            what: format!("PuppetDB at {}", client.base),
+            detail,
+        })
 }

@@ -123,6 +123,11 @@ pub enum Error {
     #[error("{what} is not supported here: {detail}")]
     Unsupported { what: String, detail: String },
 
+    /// A service the verb asks (PuppetDB for `twin import --puppetdb`) did not answer as
+    /// asked: the exchange failed, or its answer was an error or not what was asked for.
+    #[error("{what} did not answer as asked: {detail}")]
+    Unreachable { what: String, detail: String },
+
     #[error("could not take the lock {} within {seconds} s: another clone-army is running", path.display())]
     LockTimeout { path: PathBuf, seconds: u64 },
 
@@ -177,6 +182,7 @@ impl Error {
             Error::ClonesFailed { .. } => ErrorKind::Systemd,
             Error::NotInPlace { .. } => ErrorKind::NotInPlace,
             Error::Unsupported { .. } => ErrorKind::Unsupported,
+            Error::Unreachable { .. } => ErrorKind::Unreachable,
             Error::LockTimeout { .. } => ErrorKind::LockTimeout,
             Error::UnsafePath { .. } => ErrorKind::UnsafePath,
             Error::Internal(_) => ErrorKind::Internal,
@@ -305,6 +311,7 @@ wire_kinds! {
         Systemd => "systemd",
         NotInPlace => "not-in-place",
         Unsupported => "unsupported",
+        Unreachable => "unreachable",
         LockTimeout => "lock-timeout",
         UnsafePath => "unsafe-path",
         Internal => "internal",

@@ -71,89 +71,93 @@ pub struct Credentials<'a> {
     pub client: Option<ClientIdentity>,
 }
 
-/// Asks PuppetDB, every request by `deadline`, and summarises its answers. Never fails:
-/// errors land in the view.
-///
-/// `host_path` maps a host file the helper finds by itself (the agent's CA, certificate
-/// and key) to where it opens it (under `CLONE_ARMY_ROOT` in tests); files given are
-/// opened as given.
-pub fn fetch(
-    puppetdb: &str,
-    credentials: Credentials<'_>,
-    fleet: Option<FleetClock>,
-    deadline: &Deadline,
-    host_path: impl Fn(&Path) -> PathBuf,
-) -> PuppetdbView {
-    let mut view = PuppetdbView::empty(puppetdb.to_owned());
-    let base = match base_url(puppetdb) {
-        Ok(base) => base,
-        Err(e) => {
-            view.error = Some(format!("--puppetdb {puppetdb:?} is not usable: {e}"));
-            return view;
-        }
-    };
-    view.url = base.clone();
-    let ca = match https::ca_cert(credentials.ca_cert, "PuppetDB", &host_path) {
-        Ok(ca) => ca,
-        Err(e) => {
-            view.error = Some(e);
-            return view;
-        }
-    };
-    view.ca_cert = Some(ca.shown.display().to_string());
-    let client = match credentials.client {
-        Some(given) => given,
-        None => match https::agent_identity(
-            |p| host_path(p).exists(),
-            |dir| file_names(&host_path(dir)),
-        ) {
-            Ok(found) => {
-                view.client_cert = Some(found.cert.display().to_string());
-                ClientIdentity {
-                    cert: host_path(&found.cert),
-                    key: host_path(&found.key),
+/// One PuppetDB as it is asked: its base URL, the CA it is verified against and the
+/// client certificate it is asked with, each as the answer shows it too.
+pub struct Client {
+    pub base: String,
+    pub ca: https::CaCert,
+    pub identity: ClientIdentity,
+    /// The client certificate's path as the answer shows it.
+    pub shown_cert: String,
+}
+
+impl Client {
+    /// `puppetdb` (as [`base_url`] takes it) with the given CA and client certificate, or
+    /// else the host agent's, which `host_path` maps to where the helper opens them
+    /// (under `CLONE_ARMY_ROOT` in tests); files given are opened as given.
+    pub fn new(
+        puppetdb: &str,
+        credentials: Credentials<'_>,
+        host_path: impl Fn(&Path) -> PathBuf,
+    ) -> Result<Client, ClientError> {
+        let base = base_url(puppetdb)
+            .map_err(|e| ClientError::Url(format!("--puppetdb {puppetdb:?} is not usable: {e}")))?;
+        let ca = https::ca_cert(credentials.ca_cert, "PuppetDB", &host_path).map_err(|e| {
+            ClientError::Tls {
+                base: base.clone(),
+                ca: None,
+                message: e,
+            }
+        })?;
+        let (identity, shown_cert) = match credentials.client {
+            Some(given) => {
+                let shown = given.cert.display().to_string();
+                (given, shown)
+            }
+            None => match https::agent_identity(
+                |p| host_path(p).exists(),
+                |dir| file_names(&host_path(dir)),
+            ) {
+                Ok(found) => (
+                    ClientIdentity {
+                        cert: host_path(&found.cert),
+                        key: host_path(&found.key),
+                    },
+                    found.cert.display().to_string(),
+                ),
+                Err(e) => {
+                    return Err(ClientError::Tls {
+                        base,
+                        ca: Some(ca.shown.display().to_string()),
+                        message: format!(
+                            "PuppetDB takes only a client certificate signed by the Puppet CA: {e}"
+                        ),
+                    })
                 }
-            }
-            Err(e) => {
-                view.error = Some(format!(
-                    "PuppetDB takes only a client certificate signed by the Puppet CA: {e}"
-                ));
-                return view;
-            }
-        },
-    };
-    if view.client_cert.is_none() {
-        view.client_cert = Some(client.cert.display().to_string());
+            },
+        };
+        Ok(Client {
+            base,
+            ca,
+            identity,
+            shown_cert,
+        })
     }
-    let ask = |path: &str, max_body: u64| -> Result<Value, String> {
-        let url = format!("{base}{path}");
-        let (status, body) = https::get(&url, &ca.open, Some(&client), deadline, max_body)?;
+
+    /// GET `path`, its JSON answer read up to `max_body` bytes, by `deadline`.
+    pub fn get(&self, path: &str, max_body: u64, deadline: &Deadline) -> Result<Value, String> {
+        let url = format!("{}{path}", self.base);
+        let (status, body) = https::get(
+            &url,
+            &self.ca.open,
+            Some(&self.identity),
+            deadline,
+            max_body,
+        )?;
         serde_json::from_str::<Value>(&body)
             .map_err(|e| format!("GET {url}: HTTP {status} with something that is not JSON: {e}"))
-    };
-    match ask(STATUS_PATH, MAX_STATUS_BYTES) {
-        Ok(status) => {
-            view.ok = true;
-            (view.version, view.state, view.queue_depth) = status_fields(&status);
-        }
-        Err(e) => {
-            view.error = Some(e);
-            return view;
-        }
     }
-    match ask(PROCESSED_PATH, MAX_METRIC_BYTES).and_then(|processed| {
-        ask(PROCESSING_TIME_PATH, MAX_METRIC_BYTES).map(|time| commands(&processed, &time))
-    }) {
-        Ok(Ok(commands)) => view.commands = Some(commands),
-        Ok(Err(e)) | Err(e) => view.metrics_error = Some(e),
-    }
-    let query = |pql: &str, max_body: u64| -> Result<Value, String> {
-        let url = format!("{base}{}", puppetdb_fleet::QUERY_PATH);
+
+    /// One PQL query (a POST to [`puppetdb_fleet::QUERY_PATH`]), its JSON answer read up
+    /// to `max_body` bytes, by `deadline`; an answer other than 200 is an error quoting
+    /// the start of its first line.
+    pub fn query(&self, pql: &str, max_body: u64, deadline: &Deadline) -> Result<Value, String> {
+        let url = format!("{}{}", self.base, puppetdb_fleet::QUERY_PATH);
         let (status, body) = https::post_json(
             &url,
             &puppetdb_fleet::query_body(pql),
-            &ca.open,
-            Some(&client),
+            &self.ca.open,
+            Some(&self.identity),
             deadline,
             max_body,
         )?;
@@ -166,8 +170,77 @@ pub fn fetch(
         }
         serde_json::from_str::<Value>(&body)
             .map_err(|e| format!("POST {url}: HTTP {status} with something that is not JSON: {e}"))
+    }
+}
+
+/// Why a [`Client`] could not be made: the URL, or the TLS files (with what was found
+/// by then, for the view).
+#[derive(Debug)]
+pub enum ClientError {
+    Url(String),
+    Tls {
+        base: String,
+        ca: Option<String>,
+        message: String,
+    },
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Url(message) | ClientError::Tls { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+/// Asks PuppetDB, every request by `deadline`, and summarises its answers. Never fails:
+/// errors land in the view.
+pub fn fetch(
+    puppetdb: &str,
+    credentials: Credentials<'_>,
+    fleet: Option<FleetClock>,
+    deadline: &Deadline,
+    host_path: impl Fn(&Path) -> PathBuf,
+) -> PuppetdbView {
+    let mut view = PuppetdbView::empty(puppetdb.to_owned());
+    let client = match Client::new(puppetdb, credentials, host_path) {
+        Ok(client) => client,
+        Err(ClientError::Url(e)) => {
+            view.error = Some(e);
+            return view;
+        }
+        Err(ClientError::Tls { base, ca, message }) => {
+            view.url = base;
+            view.ca_cert = ca;
+            view.error = Some(message);
+            return view;
+        }
     };
+    view.url = client.base.clone();
+    view.ca_cert = Some(client.ca.shown.display().to_string());
+    view.client_cert = Some(client.shown_cert.clone());
+    match client.get(STATUS_PATH, MAX_STATUS_BYTES, deadline) {
+        Ok(status) => {
+            view.ok = true;
+            (view.version, view.state, view.queue_depth) = status_fields(&status);
+        }
+        Err(e) => {
+            view.error = Some(e);
+            return view;
+        }
+    }
+    match client
+        .get(PROCESSED_PATH, MAX_METRIC_BYTES, deadline)
+        .and_then(|processed| {
+            client
+                .get(PROCESSING_TIME_PATH, MAX_METRIC_BYTES, deadline)
+                .map(|time| commands(&processed, &time))
+        }) {
+        Ok(Ok(commands)) => view.commands = Some(commands),
+        Ok(Err(e)) | Err(e) => view.metrics_error = Some(e),
+    }
     if let Some(clock) = fleet {
+        let query = |pql: &str, max_body: u64| client.query(pql, max_body, deadline);
         match puppetdb_fleet::fleet(query, clock.now, clock.interval) {
             Ok(found) => view.fleet = Some(found),
             Err(e) => view.fleet_error = Some(e),

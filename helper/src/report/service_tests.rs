@@ -306,3 +306,55 @@ fn a_clone_claiming_to_be_a_load_host_is_never_asked_about() {
         "{asked:?}"
     );
 }
+
+/// `twin import --puppetdb`: the query goes as a POST of PQL with the client
+/// certificate, its records become the imported set; an error answer is an error.
+#[test]
+fn a_twin_import_takes_the_nodes_of_puppetdbs_answer_and_refuses_an_error() {
+    let pki = Pki::new();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let service = pki.serve(move |request: &test_tls::Request| {
+        seen.lock().unwrap().push(request.body.clone());
+        if request.body.contains("broken") {
+            return Reply::Answer {
+                status: 400,
+                headers: Vec::new(),
+                body: b"PQL parse error at line 1".to_vec(),
+            };
+        }
+        Reply::json(
+            serde_json::json!([{"certname": "web01.example.com", "environment": "production",
+                "facts": {"os": {"family": "Debian"}}, "trusted": {"extensions": {"pp_role": "web"}}}])
+            .to_string(),
+        )
+    });
+    let client = puppetdb::Client::new(
+        &service.url(),
+        puppetdb::Credentials {
+            ca_cert: Some(&pki.ca),
+            client: Some(pki.client.clone()),
+        },
+        |p| p.to_owned(),
+    )
+    .unwrap();
+    let query = "inventory[certname, environment, facts, trusted] { facts.os.family = \"Debian\" }";
+    let answer = client.query(query, GENEROUS, &deadline()).unwrap();
+    assert_eq!(
+        asked.lock().unwrap()[0],
+        puppetdb_fleet::query_body(query),
+        "the query goes as PuppetDB's POST body"
+    );
+
+    let root = tempfile::tempdir().unwrap();
+    let systemd = RecordingSystemd::default();
+    let ctx = Context::new(Layout::under(root.path()), &systemd);
+    let list = crate::twin::import::import_answer(&ctx, &answer, query).unwrap();
+    assert_eq!(list.summary.by_role["web"], 1);
+
+    let error = client.query("broken", GENEROUS, &deadline()).unwrap_err();
+    assert!(
+        error.contains("HTTP 400") && error.contains("PQL parse error"),
+        "{error}"
+    );
+}

@@ -19,6 +19,10 @@ use crate::protocol::answers::TwinList;
 use crate::protocol::error::{Error, Result};
 use crate::sys::fsutil::{create_dir_all, remove_dir_all, write_atomic};
 
+/// How long the PuppetDB query of `twin import --puppetdb` may take in all: an
+/// inventory of thousands of nodes is tens of megabytes.
+pub const QUERY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The longest certname a node's file can be named by (`<certname>.json` within a file
 /// name's 255 bytes).
 pub const MAX_NODE_NAME: usize = 250;
@@ -26,11 +30,48 @@ pub const MAX_NODE_NAME: usize = 250;
 /// Takes every node of `dir` (as `twin list` reads it) into the state directory,
 /// replacing the set there; what was taken, as `twin list` answers.
 pub fn import(ctx: &Context, dir: &Path) -> Result<TwinList> {
-    let reads = read_dir(dir)?;
+    import_reads(ctx, read_dir(dir)?, "facts-dir")
+}
+
+/// Takes the nodes of a PuppetDB query's answer (an array of inventory or factset
+/// records) into the state directory, as [`import`] does a directory's.
+pub fn import_answer(ctx: &Context, answer: &Value, query: &str) -> Result<TwinList> {
+    let refused = |reason: String| Error::InvalidArgument {
+        field: "query",
+        value: query.to_owned(),
+        reason,
+    };
+    if !answer.is_array() {
+        return Err(refused(
+            "its answer is not an array of records; allowed: an inventory or factsets query"
+                .to_owned(),
+        ));
+    }
+    let identities = super::document::identities(answer).map_err(refused)?;
+    let reads = identities
+        .into_iter()
+        .enumerate()
+        .map(|(index, identity)| Read {
+            source: format!("puppetdb#{index}"),
+            identity,
+        })
+        .collect();
+    import_reads(ctx, reads, "query")
+}
+
+/// The nodes read, each checked, written as the imported set.
+fn import_reads(ctx: &Context, reads: Vec<Read>, field: &'static str) -> Result<TwinList> {
+    if reads.is_empty() {
+        return Err(Error::InvalidArgument {
+            field,
+            value: String::new(),
+            reason: "it gave no node; allowed: at least one node's record".to_owned(),
+        });
+    }
     let mut seen = BTreeSet::new();
     for read in &reads {
         let refused = |reason: String| Error::InvalidArgument {
-            field: "facts-dir",
+            field,
             value: read.source.clone(),
             reason,
         };
@@ -169,6 +210,36 @@ mod tests {
             "{error}"
         );
         assert_eq!(imported(&ctx).unwrap()[0].identity.node, "a.example.com");
+    }
+
+    #[test]
+    fn a_puppetdb_answer_is_imported_as_a_directory_is_and_anything_else_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let systemd = RecordingSystemd::default();
+        let ctx = Context::new(Layout::under(root.path()), &systemd);
+        let answer = serde_json::json!([
+            {"certname": "web01.example.com", "environment": "production",
+             "facts": {"os": {"family": "Debian"}}, "trusted": {"extensions": {"pp_role": "web"}}},
+        ]);
+        let list = import_answer(&ctx, &answer, "inventory[] {}").unwrap();
+        assert_eq!(list.identities[0].source, "puppetdb#0");
+        assert_eq!(
+            imported(&ctx).unwrap()[0].identity.extensions["pp_role"],
+            "web"
+        );
+        for (bad, expected) in [
+            (serde_json::json!({"error": "x"}), "not an array"),
+            (serde_json::json!([]), "gave no node"),
+            (
+                serde_json::json!([{"certname": "x.example.com"}]),
+                "needs facts",
+            ),
+        ] {
+            let error = import_answer(&ctx, &bad, "q").unwrap_err();
+            assert_eq!(error.field(), Some("query"), "{error}");
+            assert!(error.to_string().contains(expected), "{error}");
+        }
+        assert_eq!(imported(&ctx).unwrap().len(), 1);
     }
 
     #[test]
