@@ -99,6 +99,12 @@ describe CloneArmyBench::CheckinFigures do
     expect(figures['run_time_p50']['note']).to start_with('23 runs')
   end
 
+  it 'gives the next interval\'s run times apart, the steady state without the first runs' do
+    expect(figures['run_time_next_p50']).to include('value' => 6.0)
+    expect(figures['run_time_next_p50']['note']).to eq("11 runs: the next interval's alone")
+    expect(figures['run_time_next_p95']).to include('value' => nil)
+  end
+
   it 'gives no p95 of fewer than 20 runs' do
     few = by_key(described_class.figures(raw(runs: runs_text.lines.first(10).join), scale, 2020))
     expect(few['run_time_p95']).to include('value' => nil)
@@ -145,6 +151,20 @@ describe CloneArmyBench::CheckinFigures do
       derive = CloneArmyBench::Derive.new(File.join(dir, 'r'))
       expect(derive.differences).to eq([])
       expect(derive.derived_keys).to eq(described_class::KEYS)
+    end
+  end
+
+  it 'adds to a checkin result the figures the bench has made since it ran, from its raw data' do
+    Dir.mktmpdir do |dir|
+      checkin = scale.merge('bench' => 'checkin')
+      older = described_class.figures(raw, scale, 2020).reject { |f| f['key'].start_with?('run_time_next') }
+      File.write(File.join(dir, 'r.json'), JSON.generate('scale' => checkin, 'figures' => older))
+      Dir.mkdir(File.join(dir, 'r.raw'))
+      { 'runs' => runs_text, 'times' => "900 1000 2020\n", 'cpu' => raw.cpu }.each { |n, t| File.write(File.join(dir, 'r.raw', n), t) }
+      Zlib::GzipWriter.open(File.join(dir, 'r.raw', 'timeline.jsonl.gz')) { |gz| gz.write(timeline_text) }
+      derive = CloneArmyBench::Derive.new(File.join(dir, 'r'))
+      expect(derive.derived['figures'].last(2).map { |f| f['key'] }).to eq(['run_time_next_p50', 'run_time_next_p95'])
+      expect(derive.differences).to eq([['run_time_next_p50', nil, 6.0]])
     end
   end
 end
