@@ -27,6 +27,10 @@ use crate::twin::Identity;
 pub const TWIN_FACTS: &str = "clone_army_twin.json";
 /// The fact that names the node a twin stands in for.
 pub const TWIN_OF_FACT: &str = "clone_army_twin_of";
+/// The certname of the node a twin stands in for, kept in its config dir beside what it
+/// is given, for `clone list` (the facts file names it too, but is too large to read at
+/// every listing). Host-only: not bound into the clone.
+pub const TWIN_OF: &str = "twin-of";
 /// The flag a twin's record is given by.
 pub const FIELD: &str = "twin-file";
 
@@ -80,19 +84,35 @@ pub fn facts_file(identity: &Identity) -> String {
     text
 }
 
-/// Writes the twin's facts file. Returns whether it changed.
+/// Writes the twin's facts file and the record of its node. Returns whether either
+/// changed.
 pub fn apply(config: &CloneConfig, identity: &Identity) -> Result<bool> {
-    config.write(
+    let facts = config.write(
         &format!("{FACTS_DIR}/{TWIN_FACTS}"),
         &facts_file(identity),
         0o644,
-    )
+    )?;
+    let node = config.write(TWIN_OF, &format!("{}\n", identity.node), 0o644)?;
+    Ok(facts || node)
+}
+
+/// The node a clone is the twin of, as its config dir records it; none for a clone that
+/// is no twin, or whose record is not a certname.
+pub fn read_back(config: &CloneConfig) -> Result<Option<String>> {
+    Ok(config.read(TWIN_OF)?.and_then(|text| {
+        let node = text.trim_end_matches('\n');
+        crate::sys::names::validate_hostname("twin-of", node)
+            .is_ok()
+            .then(|| node.to_owned())
+    }))
 }
 
 /// Removes a twin's facts file from a clone made again as no twin. Returns whether it
 /// was there.
 pub fn clear(config: &CloneConfig) -> Result<bool> {
-    config.remove_file(&format!("{FACTS_DIR}/{TWIN_FACTS}"))
+    let facts = config.remove_file(&format!("{FACTS_DIR}/{TWIN_FACTS}"))?;
+    let node = config.remove_file(TWIN_OF)?;
+    Ok(facts || node)
 }
 
 /// The extension requests a twin asks for (none for a clone that is no twin).

@@ -126,6 +126,10 @@ pub struct CloneShape {
     /// clone is not changed.
     #[serde(default)]
     pub agent_noop: bool,
+    /// The certname of the real node the clone is a twin of (`clone create --twin-file`);
+    /// left out for a clone that is no twin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin_of: Option<String>,
 }
 
 /// Stale state (a crash's leftovers, a hand-removed directory), or a setting a clone is
