@@ -39,6 +39,14 @@ pub struct ViewArgs {
     /// takes a client certificate signed by the Puppet CA.
     #[arg(long, value_name = "URL")]
     pub puppetdb: Option<String>,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+}
+
+/// The TLS files a verb asks Puppet Server or PuppetDB with; each defaults to the host
+/// agent's.
+#[derive(Debug, Clone, Args)]
+pub struct TlsArgs {
     /// CA certificate to verify the server and PuppetDB with; default: the host agent's
     /// (/var/lib/puppet/ssl/certs/ca.pem, else /etc/puppetlabs/puppet/ssl/certs/ca.pem).
     #[arg(long, value_name = "PATH")]
@@ -52,17 +60,29 @@ pub struct ViewArgs {
     pub client_key: Option<PathBuf>,
 }
 
+impl TlsArgs {
+    /// The client certificate given, with its key.
+    pub fn client(&self) -> Option<crate::report::https::ClientIdentity> {
+        self.client_cert
+            .clone()
+            .zip(self.client_key.clone())
+            .map(|(cert, key)| crate::report::https::ClientIdentity { cert, key })
+    }
+
+    /// Whether any of them is given.
+    pub fn any(&self) -> bool {
+        self.ca_cert.is_some() || self.client_cert.is_some() || self.client_key.is_some()
+    }
+}
+
 impl ViewArgs {
     pub fn into_request(self) -> crate::report::ReportRequest {
         crate::report::ReportRequest {
             interval: self.interval,
             server: self.server,
-            ca_cert: self.ca_cert,
+            client: self.tls.client(),
+            ca_cert: self.tls.ca_cert,
             puppetdb: self.puppetdb,
-            client: self
-                .client_cert
-                .zip(self.client_key)
-                .map(|(cert, key)| crate::report::https::ClientIdentity { cert, key }),
         }
     }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::answer::{json, on_host, Answer};
+use super::args::TlsArgs;
 use crate::protocol::error::{Error, Result};
 
 /// Runs a `twin` verb. `twin list --facts-dir` reads only the directory it is given, with
@@ -19,19 +20,20 @@ pub fn run(verb: TwinVerb) -> Result<Answer> {
         TwinVerb::List(TwinListArgs { facts_dir: None }) => {
             on_host(|ctx| json(crate::twin::import::imported(ctx).map(crate::twin::list::answer)))
         }
-        TwinVerb::Import(args) => {
-            on_host(|ctx| match (&args.facts_dir, &args.puppetdb, &args.query) {
-                (Some(dir), None, None) => json(crate::twin::import::import(ctx, dir)),
-                (None, Some(puppetdb), Some(query)) => {
-                    let answer = ask_puppetdb(ctx, &args, puppetdb, query)?;
-                    json(crate::twin::import::import_answer(ctx, &answer, query))
-                }
-                // clap's groups and requires allow nothing else.
-                _ => Err(Error::Usage(
-                    "twin import takes --facts-dir, or --puppetdb with --query".to_owned(),
-                )),
-            })
-        }
+        TwinVerb::Import(args) => match (&args.facts_dir, &args.puppetdb, &args.query) {
+            (Some(dir), None, None) if !args.tls.any() => {
+                on_host(|ctx| json(crate::twin::import::import(ctx, dir)))
+            }
+            (None, Some(puppetdb), Some(query)) => on_host(|ctx| {
+                let answer = ask_puppetdb(ctx, &args, puppetdb, query)?;
+                json(crate::twin::import::import_answer(ctx, &answer, query))
+            }),
+            _ => Err(Error::Usage(
+                "twin import takes --facts-dir alone, or --puppetdb with --query (and --ca-cert, \
+                 --client-cert, --client-key)"
+                    .to_owned(),
+            )),
+        },
     }
 }
 
@@ -67,15 +69,8 @@ pub struct TwinImportArgs {
     /// 'inventory[certname, environment, facts, trusted] { facts.os.family = "Debian" }'.
     #[arg(long, value_name = "PQL", requires = "puppetdb")]
     pub query: Option<String>,
-    /// CA certificate to verify PuppetDB with; default: the host agent's.
-    #[arg(long, value_name = "PATH", requires = "puppetdb")]
-    pub ca_cert: Option<PathBuf>,
-    /// Client certificate for PuppetDB (PEM); default: the host agent's own.
-    #[arg(long, value_name = "PATH", requires_all = ["client_key", "puppetdb"])]
-    pub client_cert: Option<PathBuf>,
-    /// The private key of --client-cert (PEM).
-    #[arg(long, value_name = "PATH", requires = "client_cert")]
-    pub client_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 /// The answer of PuppetDB to the import's query, read up to a record file's limit.
@@ -87,12 +82,8 @@ fn ask_puppetdb(
 ) -> Result<serde_json::Value> {
     use crate::report::puppetdb::{Client, Credentials};
     let credentials = Credentials {
-        ca_cert: args.ca_cert.as_deref(),
-        client: args
-            .client_cert
-            .clone()
-            .zip(args.client_key.clone())
-            .map(|(cert, key)| crate::report::https::ClientIdentity { cert, key }),
+        ca_cert: args.tls.ca_cert.as_deref(),
+        client: args.tls.client(),
     };
     let client = Client::new(puppetdb, credentials, |p| ctx.layout.fs(p)).map_err(|e| {
         Error::InvalidArgument {
