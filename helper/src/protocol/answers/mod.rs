@@ -181,6 +181,7 @@ mod tests {
                 churn_percent: Some(15),
                 apply_source: None,
                 agent_noop: true,
+                twin_of: Some("web01.prod.example.com".into()),
             },
         };
         let stopped = CloneInfo {
