@@ -12,6 +12,9 @@ module CloneArmyBench
   class Batch
     # Seconds per clone created and booted.
     TARGET = 0.3
+    # How a batch's note says how many of its clones booted; BOOTED_READ reads it back.
+    BOOTED_NOTE = '%d of %d booted'
+    BOOTED_READ = %r{(\d+) of (\d+) booted}.freeze
     # Seconds the running fleet's idle CPU is read over before a batch.
     IDLE_WINDOW = 10
 
@@ -69,7 +72,7 @@ module CloneArmyBench
       f = ->(from, to, scale = 1) { Stats.fixed((r[to] - r[from]) / scale) }
       parts = [
         "create #{f[:t0, :t1]} s + start to active #{f[:t1s, :t2]} s + to booted (is-system-running) #{f[:t2, :t3]} s",
-        "#{booted} of #{@names.size} booted",
+        format(BOOTED_NOTE, booted, @names.size),
         "the host's systemd used #{f[:p0, :p1]} CPU-s making them and #{f[:p1, :p3]} CPU-s starting and booting them",
         "the host's services (system.slice: the bus, machined, the journal) #{f[:s0, :s3, 1e6]} CPU-s",
         "a clone used #{Stats.fixed(r[:boot_cpu] / 1e6)} CPU-s booting (median)",

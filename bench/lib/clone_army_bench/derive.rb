@@ -2,6 +2,7 @@
 
 require 'json'
 require_relative 'checkin_figures'
+require_relative 'growth'
 require_relative 'stats'
 require_relative 'pss'
 require_relative 'runs'
@@ -31,7 +32,7 @@ module CloneArmyBench
       figures = @doc['figures'].map(&:dup)
       by_key = figures.to_h { |f| [f['key'], f] }
       @derived_keys = figures.select { |f| rederive(f, by_key) }.map { |f| f['key'] }
-      added = checkin_figures_added(by_key)
+      added = figures_added(by_key)
       @derived_keys += added.map { |f| f['key'] }
       @doc.merge('figures' => figures + added)
     end
@@ -96,8 +97,8 @@ module CloneArmyBench
       'pss_daemon' => ->(_) { pss_average('pss-daemon') },
       'fleet_pss' => ->(_) { pss_total('pss-timer') },
       'grow_flat' => ->(by_key) { grow_flat(by_key) },
-      'grow_slope' => ->(by_key) { grow_slope(by_key) },
-      'grow_fitted_max' => ->(by_key) { grow_fitted_max(by_key) },
+      'grow_slope' => ->(by_key) { grow_fit(by_key)&.dig('grow_slope', 'value') },
+      'grow_fitted_max' => ->(by_key) { grow_fit(by_key)&.dig('grow_fitted_max', 'value') },
       'phasing' => ->(_) { phasing },
     }.freeze
 
@@ -113,13 +114,16 @@ module CloneArmyBench
       true
     end
 
-    # A checkin result's figures that the code which ran it did not make yet (added to
-    # the bench since): made from its raw data like the rest, after them.
-    def checkin_figures_added(by_key)
-      return [] unless @doc.dig('scale', 'bench') == 'checkin'
-
-      @checkin ||= checkin_figures
-      @checkin.values.reject { |f| by_key.key?(f['key']) }
+    # The figures the code which ran a checkin or growth result did not make yet
+    # (added to the bench since): made from its raw data or its other figures like
+    # the rest, after them.
+    def figures_added(by_key)
+      made = case @doc.dig('scale', 'bench')
+             when 'checkin' then @checkin ||= checkin_figures
+             when 'growth' then grow_fit(by_key) || {}
+             else {}
+             end
+      made.values.reject { |f| by_key.key?(f['key']) }
     end
 
     def checkin_figures
@@ -179,22 +183,17 @@ module CloneArmyBench
       first && last ? Float(Stats.fixed(last / first)) : nil
     end
 
-    # Seconds per clone against clones running, fitted, per 1000 running.
-    def grow_slope(by_key)
+    # The growth's fitted line (Growth.fit_figures) through the committed batches, by
+    # key; nil without batches or with one not measured.
+    def grow_fit(by_key)
       batches = grow_batches(by_key)
-      return nil if batches.any? { |_, secs| secs.nil? }
+      return nil if batches.empty? || batches.any? { |_, secs| secs.nil? }
 
-      slope = Stats.slope(batches.map(&:first), batches.map(&:last))
-      slope && Float(Stats.fixed(slope * 1000))
-    end
-
-    # The line fitted through every batch, at its highest.
-    def grow_fitted_max(by_key)
-      batches = grow_batches(by_key)
-      return nil if batches.any? { |_, secs| secs.nil? }
-
-      fitted = Stats.fitted_max(batches.map(&:first), batches.map(&:last))
-      fitted && Float(Stats.fixed(fitted))
+      booted = batches.all? do |running, _|
+        m = Batch::BOOTED_READ.match(by_key["grow_#{running}"]['note'].to_s)
+        m && m[1] == m[2]
+      end
+      Growth.fit_figures(batches.map(&:first), batches.map(&:last), all_booted: booted).to_h { |f| [f['key'], f] }
     end
 
     # Only with the run's times kept (raw/times: "apply_t0 fleet_t0 checkin_end"),

@@ -2,6 +2,7 @@
 
 require_relative 'batch'
 require_relative 'memory'
+require_relative 'results'
 require_relative 'stats'
 
 module CloneArmyBench
@@ -28,6 +29,21 @@ module CloneArmyBench
       flat(batches, last, outcome)
       slope(batches)
       Memory.figures(@bench, mem0, last)
+    end
+
+    # The line fitted through the batches (seconds per clone over clones running
+    # before each): its growth per 1000 running, and its value at its highest batch,
+    # judged against Batch::TARGET (met only when every batch booted). Shared by
+    # the bench and by derive, which adds them to results older than they are.
+    def self.fit_figures(running, secs, all_booted:)
+      slope = Stats.slope(running, secs)
+      fitted = Stats.fitted_max(running, secs)
+      fitted &&= Float(Stats.fixed(fitted))
+      note = "batches at #{running.join(' ')} running: #{secs.join(' ')} s"
+      [Results.figure(key: 'grow_slope', label: "seconds per clone, fitted growth per 1000 clones running (least squares over #{secs.size} batches)",
+                      value: slope && Float(Stats.fixed(Float(Stats.fixed(slope, 9)) * 1000)), unit: 's', target: '–', met: nil, note: note),
+       Results.figure(key: 'grow_fitted_max', label: 'seconds per clone, the fitted line at its highest batch', value: fitted,
+                      unit: 's', target: "≤ #{Batch::TARGET}", met: all_booted && !fitted.nil? && fitted <= Batch::TARGET, note: note)]
     end
 
     private
@@ -58,19 +74,13 @@ module CloneArmyBench
                  note: "#{Stats.fixed(first_secs)} s with none running, #{Stats.fixed(outcome.secs)} s in the last batch")
     end
 
-    # The trend over every batch, not only its ends: seconds per clone added per 1000 running.
+    # The trend over every batch, not only its ends.
     def slope(batches)
       running = batches.map { |b| b[2] }
       secs = batches.map { |b| Stats.fixed(b[1].secs) }
-      slope = Stats.slope(running, secs)
-      value = slope && Float(Stats.fixed(Float(Stats.fixed(slope, 9)) * 1000))
-      note = "batches at #{running.join(' ')} running: #{secs.join(' ')} s"
-      @bench.fig('grow_slope', "seconds per clone, fitted growth per 1000 clones running (least squares over #{secs.size} batches)",
-                 value, unit: 's', note: note)
-      fitted = Stats.fitted_max(running, secs)
-      fitted &&= Float(Stats.fixed(fitted))
-      @bench.fig('grow_fitted_max', 'seconds per clone, the fitted line at its highest batch', fitted,
-                 unit: 's', target: "≤ #{Batch::TARGET}", met: batches.last[1].ok && @bench.met_le(fitted, Batch::TARGET), note: note)
+      Growth.fit_figures(running, secs, all_booted: batches.last[1].ok).each do |f|
+        @bench.fig(f['key'], f['label'], f['value'], unit: f['unit'], target: f['target'], met: f['met'], note: f['note'])
+      end
     end
   end
 end

@@ -14,9 +14,9 @@ describe CloneArmyBench::Derive do
     expect(derive.differences).to eq([])
   end
 
-  it 're-derives a committed growth result (idle memory, fleet memory, flatness)' do
+  it 're-derives a committed growth result (idle memory, fleet memory, flatness, the fitted line)' do
     derive = described_class.new(File.join(results, '2026-11-28T025742Z.json'))
-    expect(derive.derived_keys).to eq(['grow_flat', 'pss_timer', 'fleet_pss'])
+    expect(derive.derived_keys).to eq(['grow_flat', 'pss_timer', 'fleet_pss', 'grow_slope', 'grow_fitted_max'])
     expect(derive.differences).to eq([])
   end
 
