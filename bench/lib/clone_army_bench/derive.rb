@@ -187,13 +187,20 @@ module CloneArmyBench
     # key; nil without batches or with one not measured.
     def grow_fit(by_key)
       batches = grow_batches(by_key)
-      return nil if batches.empty? || batches.any? { |_, secs| secs.nil? }
+      return nil unless measured?(batches)
 
-      booted = batches.all? do |running, _|
-        m = Batch::BOOTED_READ.match(by_key["grow_#{running}"]['note'].to_s)
-        m && m[1] == m[2]
-      end
+      booted = batches.all? { |running, _| all_booted?(by_key["grow_#{running}"]) }
       Growth.fit_figures(batches.map(&:first), batches.map(&:last), all_booted: booted).to_h { |f| [f['key'], f] }
+    end
+
+    def measured?(batches)
+      !batches.empty? && batches.none? { |_, secs| secs.nil? }
+    end
+
+    # Whether a batch's note says every clone of it booted.
+    def all_booted?(fig)
+      m = Batch::BOOTED_READ.match(fig['note'].to_s)
+      !m.nil? && m[1] == m[2]
     end
 
     # Only with the run's times kept (raw/times: "apply_t0 fleet_t0 checkin_end"),

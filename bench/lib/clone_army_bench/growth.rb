@@ -40,10 +40,12 @@ module CloneArmyBench
       fitted = Stats.fitted_max(running, secs)
       fitted &&= Float(Stats.fixed(fitted))
       note = "batches at #{running.join(' ')} running: #{secs.join(' ')} s"
-      [Results.figure(key: 'grow_slope', label: "seconds per clone, fitted growth per 1000 clones running (least squares over #{secs.size} batches)",
-                      value: slope && Float(Stats.fixed(Float(Stats.fixed(slope, 9)) * 1000)), unit: 's', target: '–', met: nil, note: note),
+      per_thousand = slope && Float(Stats.fixed(Float(Stats.fixed(slope, 9)) * 1000))
+      met = all_booted && !fitted.nil? && fitted <= Batch::TARGET
+      [Results.figure(key: 'grow_slope', value: per_thousand, unit: 's', target: '–', met: nil, note: note,
+                      label: "seconds per clone, fitted growth per 1000 clones running (least squares over #{secs.size} batches)"),
        Results.figure(key: 'grow_fitted_max', label: 'seconds per clone, the fitted line at its highest batch', value: fitted,
-                      unit: 's', target: "≤ #{Batch::TARGET}", met: all_booted && !fitted.nil? && fitted <= Batch::TARGET, note: note)]
+                      unit: 's', target: "≤ #{Batch::TARGET}", met: met, note: note)]
     end
 
     private
