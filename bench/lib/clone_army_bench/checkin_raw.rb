@@ -56,9 +56,18 @@ module CloneArmyBench
 
     # The raw data kept in dir (<stamp>.raw/).
     def read(dir)
-      text = ->(name) { File.file?(File.join(dir, name)) ? File.read(File.join(dir, name)) : '' }
+      text = ->(name) { kept(dir, name) || '' }
       Raw.new(runs: text.call('runs'), times: text.call('times'), cpu: text.call('cpu'),
               timeline: gunzip(File.join(dir, 'timeline.jsonl.gz')))
+    end
+
+    # The file `name` in dir as written, or as committed compressed (`name.gz`); nil
+    # when neither is there.
+    def kept(dir, name)
+      path = File.join(dir, name)
+      return File.read(path) if File.file?(path)
+
+      File.file?("#{path}.gz") ? gunzip("#{path}.gz") : nil
     end
 
     def gunzip(path)

@@ -154,8 +154,7 @@ module CloneArmyBench
     end
 
     def raw(name)
-      path = File.join(@raw, name)
-      File.file?(path) ? File.read(path) : nil
+      CheckinRaw.kept(@raw, name)
     end
 
     def pss_average(name)

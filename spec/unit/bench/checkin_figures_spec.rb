@@ -154,6 +154,15 @@ describe CloneArmyBench::CheckinFigures do
     end
   end
 
+  it 'reads raw data committed compressed as it reads it written plain' do
+    Dir.mktmpdir do |dir|
+      Zlib::GzipWriter.open(File.join(dir, 'runs.gz')) { |gz| gz.write(runs_text) }
+      File.write(File.join(dir, 'times'), "900 1000 2020\n")
+      expect(CloneArmyBench::CheckinRaw.read(dir).runs).to eq(runs_text)
+      expect(CloneArmyBench::CheckinRaw.kept(dir, 'cpu')).to be_nil
+    end
+  end
+
   it 'adds to a checkin result the figures the bench has made since it ran, from its raw data' do
     Dir.mktmpdir do |dir|
       checkin = scale.merge('bench' => 'checkin')
