@@ -10,11 +10,13 @@ use super::config::{CloneConfig, HOSTNAME, PUPPET_CONF};
 use super::nspawn_settings;
 use super::run_mode::{self, RunMode};
 use super::shape::{apply_source_refused, Current, ShapeChange, ShapeRequest};
+use super::twin;
 use super::{confdir_of, describe_one, find};
 use crate::clone::puppet_conf;
 use crate::context::Context;
+use crate::inventory::bases::read_metadata;
 use crate::protocol::answers::CloneChanged;
-use crate::protocol::error::Result;
+use crate::protocol::error::{Error, Result};
 use crate::sys::names::{validate_hostname, validate_name};
 
 /// `clone configure`: everything the verb takes; what is `None` (or an unset shape flag)
@@ -25,6 +27,9 @@ pub struct ConfigureRequest {
     pub server: Option<String>,
     pub server_port: Option<u16>,
     pub certname: Option<String>,
+    /// `--twin-file`: one real node's record; the clone becomes its twin (see
+    /// [`super::twin`]).
+    pub twin_file: Option<std::path::PathBuf>,
     pub shape: ShapeRequest,
 }
 
@@ -47,9 +52,31 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     let layout = &ctx.layout;
     let change = shape.validate(layout)?;
     refuse_source_outside_apply_mode(layout, clone, &change)?;
+    let twin = request
+        .twin_file
+        .as_deref()
+        .map(|path| crate::twin::read::read_one(twin::FIELD, path))
+        .transpose()?;
     let _lock = ctx.lock()?;
     let mount = find(layout, clone)?;
     let confdir = confdir_of(layout, &mount.base())?;
+    if let Some(identity) = &twin {
+        // The certname the clone will have: the one asked for, else its own.
+        let named = match certname {
+            Some(certname) => certname.to_owned(),
+            None => CloneConfig::of(layout, clone)
+                .read(PUPPET_CONF)?
+                .and_then(|conf| puppet_conf::parse(&conf).certname)
+                .unwrap_or_default(),
+        };
+        let base = read_metadata(layout, &mount.base())?.ok_or_else(|| {
+            Error::Internal(format!(
+                "base {:?} of clone {clone:?} vanished",
+                mount.base()
+            ))
+        })?;
+        twin::check(identity, &named, twin::base_family(&base)?)?;
+    }
     // A fleet of sharpie-clone_army 0.2.1 holds the shared units' names: it goes first.
     super::migrate::old_fleet::replace(ctx)?;
     let reload_due = crate::sys::reload::begin(layout)? | super::shared::write_units(layout)?;
@@ -65,9 +92,13 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
         || server_port.is_some()
         || certname.is_some()
         || plan.run.is_some()
-        || plan.agent_noop.is_some();
+        || plan.agent_noop.is_some()
+        || twin.is_some();
     let current = current_conf.as_deref().unwrap_or_default();
-    let conf = plan.puppet_conf(puppet_conf::update(current, server, server_port, certname));
+    let mut conf = plan.puppet_conf(puppet_conf::update(current, server, server_port, certname));
+    if let Some(identity) = &twin {
+        conf = twin::puppet_conf_with(&conf, identity);
+    }
     // A clone made before the helper set `usecacheonfailure` gets it now, whatever else
     // is asked: a file that is there and says otherwise is brought up to date.
     if asked || (current_conf.is_some() && conf != current) {
@@ -77,6 +108,10 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
         changed |= config.write_bound(HOSTNAME, &format!("{certname}\n"), 0o644)?;
     }
     changed |= plan.apply_to_config(&config, &confdir)?;
+    if let Some(identity) = &twin {
+        changed |= twin::apply(&config, identity)?;
+        changed |= super::secrets::rewrite_extensions(&config, &identity.extensions)?;
+    }
     changed |= super::stale_locks::apply(&config)?;
     let mut settings = plan.nspawn_settings(nspawn_settings::read(layout, &config, &confdir)?);
     // A new certname has its own SSL directory; a clone that keeps its own in its upper

@@ -177,7 +177,7 @@ fn check<'r>(ctx: &Context, request: &'r CloneRequest) -> Result<Checked<'r>> {
     let twin = match &request.twin_file {
         Some(path) => {
             let identity = crate::twin::read::read_one(twin::FIELD, path)?;
-            twin::check(&identity, &request.certname, base_family(&base)?)?;
+            twin::check(&identity, &request.certname, twin::base_family(&base)?)?;
             Some(identity)
         }
         None => None,
@@ -188,22 +188,6 @@ fn check<'r>(ctx: &Context, request: &'r CloneRequest) -> Result<Checked<'r>> {
         secrets,
         twin,
     })
-}
-
-/// The OS family of a base, from its base.json.
-fn base_family(
-    base: &crate::inventory::bases::BaseMetadata,
-) -> Result<crate::inventory::os::Family> {
-    crate::inventory::os::Os::from_id(&base.os)
-        .map(|os| os.family())
-        .ok_or_else(|| Error::InvalidArgument {
-            field: twin::FIELD,
-            value: base.name.clone(),
-            reason: format!(
-                "the base's OS {:?} is none clone-army builds, so no twin can be matched to it",
-                base.os
-            ),
-        })
 }
 
 /// What is checked under the lock, still before anything of the clone is written: its

@@ -257,6 +257,41 @@ pub fn csr_attributes(
     Some(yaml)
 }
 
+/// The challenge password of a `csr_attributes.yaml` as [`csr_attributes`] writes it;
+/// none when the file holds none (or a line this helper did not write).
+fn challenge_password_in(yaml: &str) -> Option<Secret> {
+    let quoted = yaml
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("  {CHALLENGE_PASSWORD_OID}: \"")))?
+        .strip_suffix('"')?;
+    let mut password = String::with_capacity(quoted.len());
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => password.push(chars.next()?),
+            '"' => return None,
+            c => password.push(c),
+        }
+    }
+    Some(Secret(password))
+}
+
+/// `csr_attributes.yaml` with these extension requests (a twin's, for `clone configure`),
+/// keeping the challenge password the file holds. Returns whether it changed.
+pub fn rewrite_extensions(
+    config: &CloneConfig,
+    extensions: &BTreeMap<String, String>,
+) -> Result<bool> {
+    let password = config
+        .read(CSR_ATTRIBUTES)?
+        .as_deref()
+        .and_then(challenge_password_in);
+    match csr_attributes(password.as_ref(), extensions) {
+        Some(yaml) => config.write_bound(CSR_ATTRIBUTES, &yaml, SECRET_MODE),
+        None => config.remove_file(CSR_ATTRIBUTES),
+    }
+}
+
 /// What the clone has now, for the answer: whether, never what.
 pub fn report(config: &CloneConfig) -> Result<(bool, bool)> {
     let challenge = config
@@ -393,6 +428,34 @@ mod tests {
         assert!(yaml.starts_with("# Managed by clone-army "));
         assert!(yaml
             .ends_with("---\ncustom_attributes:\n  1.2.840.113549.1.9.7: \"pa\\\"ss\\\\word\"\n"));
+    }
+
+    #[test]
+    fn the_challenge_password_is_read_back_from_what_was_written_and_kept_beside_new_extensions() {
+        for password in ["pw", "pa\"ss\\word", "with: colon"] {
+            let yaml = csr_attributes(Some(&Secret(password.into())), &BTreeMap::new()).unwrap();
+            assert_eq!(challenge_password_in(&yaml).unwrap().expose(), password);
+        }
+        assert!(
+            challenge_password_in("---\nextension_requests:\n  \"pp_role\": \"web\"\n").is_none()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let config = CloneConfig::of(&crate::sys::paths::Layout::under(dir.path()), "c1");
+        config.create().unwrap();
+        let secrets = CloneSecrets {
+            root_password_hash: None,
+            challenge_password: Some(Secret("pw".into())),
+        };
+        apply(&config, &secrets, &BTreeMap::new()).unwrap();
+        let web = BTreeMap::from([("pp_role".to_owned(), "web".to_owned())]);
+        assert!(rewrite_extensions(&config, &web).unwrap());
+        let yaml = config.read(CSR_ATTRIBUTES).unwrap().unwrap();
+        assert!(
+            yaml.contains("  1.2.840.113549.1.9.7: \"pw\"\n")
+                && yaml.contains("  \"pp_role\": \"web\"\n"),
+            "{yaml}"
+        );
+        assert!(!rewrite_extensions(&config, &web).unwrap());
     }
 
     #[test]

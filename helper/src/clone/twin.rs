@@ -19,7 +19,8 @@ use serde_json::Value;
 
 use super::config::{CloneConfig, FACTS_DIR};
 use super::puppet_conf;
-use crate::inventory::os::Family;
+use crate::inventory::bases::BaseMetadata;
+use crate::inventory::os::{Family, Os};
 use crate::protocol::error::{Error, Result};
 use crate::twin::Identity;
 
@@ -33,6 +34,20 @@ pub const TWIN_OF_FACT: &str = "clone_army_twin_of";
 pub const TWIN_OF: &str = "twin-of";
 /// The flag a twin's record is given by.
 pub const FIELD: &str = "twin-file";
+
+/// The OS family of a base, from its base.json.
+pub fn base_family(base: &BaseMetadata) -> Result<Family> {
+    Os::from_id(&base.os)
+        .map(Os::family)
+        .ok_or_else(|| Error::InvalidArgument {
+            field: FIELD,
+            value: base.name.clone(),
+            reason: format!(
+                "the base's OS {:?} is none clone-army builds, so no twin can be matched to it",
+                base.os
+            ),
+        })
+}
 
 /// Whether a clone named `certname` on a base of `family` may be a twin of `identity`.
 pub fn check(identity: &Identity, certname: &str, family: Family) -> Result<()> {

@@ -38,6 +38,7 @@ pub fn run(verb: CloneVerb) -> Result<Answer> {
                 server: args.server,
                 server_port: args.server_port,
                 certname: args.certname,
+                twin_file: args.twin_file,
                 shape: args.shape.into_request(),
             },
         )),

@@ -89,6 +89,7 @@ fn configure_with(
             server: server.map(str::to_owned),
             server_port: None,
             certname: certname.map(str::to_owned),
+            twin_file: None,
             shape: shape.clone(),
         },
     )

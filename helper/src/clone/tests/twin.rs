@@ -88,3 +88,55 @@ fn twins_that_would_be_their_node_or_of_another_family_are_refused_untouched() {
     }
     assert!(f.systemd.calls().is_empty(), "{:?}", f.systemd.calls());
 }
+
+#[test]
+fn configure_makes_a_clone_the_twin_of_another_node_keeping_its_challenge_password() {
+    let f = Fixture::new();
+    let records = tempfile::tempdir().unwrap();
+    fs::write(records.path().join("password"), "pw\n").unwrap();
+    let with_password = CloneRequest {
+        secret_files: crate::clone::SecretFiles {
+            root_password_hash_file: None,
+            challenge_password_file: Some(records.path().join("password")),
+        },
+        ..twin_request("c1", records.path(), WEB01)
+    };
+    create(&f.ctx(), &with_password).unwrap();
+    let db01 = WEB01
+        .replace("web01.prod", "db01.prod")
+        .replace("\"pp_role\": \"web\"", "\"pp_role\": \"db\"")
+        .replace("\"production\"", "\"staging\"");
+    fs::write(records.path().join("db01.json"), &db01).unwrap();
+    let request = |certname: &str| crate::clone::ConfigureRequest {
+        name: "c1".into(),
+        certname: Some(certname.into()),
+        twin_file: Some(records.path().join("db01.json")),
+        ..Default::default()
+    };
+    let changed = crate::clone::configure(&f.ctx(), &request("c1.db01.load.example.com")).unwrap();
+    assert!(changed.changed);
+    assert_eq!(
+        changed.clone.shape.twin_of.as_deref(),
+        Some("db01.prod.example.com")
+    );
+
+    let config = "/var/lib/puppet-clone-army/c1-config";
+    let csr = f.read(&format!("{config}/csr_attributes.yaml"));
+    assert!(csr.contains("  1.2.840.113549.1.9.7: \"pw\"\n"), "{csr}");
+    assert!(
+        csr.ends_with("extension_requests:\n  \"pp_role\": \"db\"\n"),
+        "{csr}"
+    );
+    let conf = f.read(&format!("{config}/puppet.conf"));
+    assert!(
+        conf.contains("\nenvironment = staging\n") && !conf.contains("production"),
+        "{conf}"
+    );
+
+    // The node's own certname is refused, whether asked for or already the clone's.
+    let error = crate::clone::configure(&f.ctx(), &request("db01.prod.example.com")).unwrap_err();
+    assert_eq!(error.field(), Some("twin-file"));
+    assert!(f
+        .read(&format!("{config}/puppet.conf"))
+        .contains("certname = c1.db01.load.example.com"));
+}
