@@ -32,6 +32,10 @@ pub struct ReportArgs {
     /// an earlier page is replaced (whole), never a symlink or any other file.
     #[arg(long, value_name = "PAGE", requires = "from")]
     pub output: Option<PathBuf>,
+    /// Group the clones' runs by what their twins stand in for: a trusted extension
+    /// (pp_role, ...), node or environment; clones that are no twins are the group -.
+    #[arg(long, value_name = "KEY", conflicts_with = "from")]
+    pub group_by: Option<String>,
 }
 
 /// `report --from`: a recorded run's summary or page; reads only the timeline.
@@ -84,12 +88,27 @@ pub fn run(args: &ReportArgs) -> i32 {
         Format::Table => |report| print_text(&report::render::table(report)),
         Format::Prometheus => |report| print_text(&report::render::prometheus(report)),
     };
+    let group_by = match args
+        .group_by
+        .as_deref()
+        .map(report::groups::key)
+        .transpose()
+    {
+        Ok(key) => key,
+        Err(e) => return fail(&e),
+    };
     let result = on_host(|ctx| {
-        report::report(
-            ctx,
-            &args.views.clone().into_request(),
-            SystemClock::new().now(),
-        )
+        let request = args.views.clone().into_request();
+        let mut report = report::report(ctx, &request, SystemClock::new().now())?;
+        if let Some(key) = &group_by {
+            report.groups = Some(report::groups::of(
+                ctx,
+                &report.clones,
+                key,
+                request.interval,
+            )?);
+        }
+        Ok(report)
     });
     match result {
         Ok(report) => {

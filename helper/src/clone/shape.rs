@@ -276,7 +276,7 @@ pub fn describe(
             .puppet_conf()?
             .as_deref()
             .is_some_and(agent_noop::read),
-        twin_of: super::twin::read_back(source)?,
+        twin_of: super::twin::read_back(source)?.map(|record| record.node),
     };
     Ok((shape, refused))
 }

@@ -28,10 +28,13 @@ use crate::twin::Identity;
 pub const TWIN_FACTS: &str = "clone_army_twin.json";
 /// The fact that names the node a twin stands in for.
 pub const TWIN_OF_FACT: &str = "clone_army_twin_of";
-/// The certname of the node a twin stands in for, kept in its config dir beside what it
-/// is given, for `clone list` (the facts file names it too, but is too large to read at
-/// every listing). Host-only: not bound into the clone.
-pub const TWIN_OF: &str = "twin-of";
+/// Who a twin stands in for, kept in its config dir beside what it is given: its node's
+/// certname, environment and extensions, as JSON, for `clone list` and the report's
+/// groups (the facts file names the node too, but is too large to read at every
+/// listing). Host-only: not bound into the clone.
+pub const TWIN_RECORD: &str = "twin.json";
+/// The most of a twin record read back.
+const MAX_RECORD_BYTES: usize = 64 * 1024;
 /// The flag a twin's record is given by.
 pub const FIELD: &str = "twin-file";
 
@@ -107,18 +110,67 @@ pub fn apply(config: &CloneConfig, identity: &Identity) -> Result<bool> {
         &facts_file(identity),
         0o644,
     )?;
-    let node = config.write(TWIN_OF, &format!("{}\n", identity.node), 0o644)?;
+    let record = serde_json::json!({
+        "node": identity.node,
+        "environment": identity.environment,
+        "extensions": identity.extensions,
+    });
+    let node = config.write(TWIN_RECORD, &format!("{record}\n"), 0o644)?;
     Ok(facts || node)
 }
 
-/// The node a clone is the twin of, as its config dir records it; none for a clone that
-/// is no twin, or whose record is not a certname.
-pub fn read_back(config: &CloneConfig) -> Result<Option<String>> {
-    Ok(config.read(TWIN_OF)?.and_then(|text| {
-        let node = text.trim_end_matches('\n');
-        crate::sys::names::validate_hostname("twin-of", node)
-            .is_ok()
-            .then(|| node.to_owned())
+/// Who a clone is the twin of, as its config dir records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TwinRecord {
+    pub node: String,
+    pub environment: Option<String>,
+    pub extensions: BTreeMap<String, String>,
+}
+
+impl TwinRecord {
+    /// The value the report groups by `key`: an extension's (`pp_role`), or `node` or
+    /// `environment`; none when the twin has no such value.
+    pub fn value(&self, key: &str) -> Option<&str> {
+        match key {
+            "node" => Some(&self.node),
+            "environment" => self.environment.as_deref(),
+            _ => self.extensions.get(key).map(String::as_str),
+        }
+    }
+}
+
+/// The clone's twin record; none for a clone that is no twin, or whose record is not
+/// one this helper writes (too large, not JSON, a node that is not a certname).
+pub fn read_back(config: &CloneConfig) -> Result<Option<TwinRecord>> {
+    let Some(text) = config.read(TWIN_RECORD)? else {
+        return Ok(None);
+    };
+    if text.len() > MAX_RECORD_BYTES {
+        return Ok(None);
+    }
+    let Ok(value) = serde_json::from_str::<Value>(&text) else {
+        return Ok(None);
+    };
+    let Some(node) = value.get("node").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    if crate::sys::names::validate_hostname("twin", node).is_err() {
+        return Ok(None);
+    }
+    let extensions = value
+        .get("extensions")
+        .and_then(Value::as_object)
+        .map(|map| crate::twin::extensions::take(map, &mut Vec::new()))
+        .unwrap_or_default();
+    let environment = value
+        .get("environment")
+        .and_then(Value::as_str)
+        .filter(|env| crate::twin::document::is_environment(env))
+        .map(str::to_owned);
+    Ok(Some(TwinRecord {
+        node: node.to_owned(),
+        environment,
+        extensions,
     }))
 }
 
@@ -126,7 +178,7 @@ pub fn read_back(config: &CloneConfig) -> Result<Option<String>> {
 /// was there.
 pub fn clear(config: &CloneConfig) -> Result<bool> {
     let facts = config.remove_file(&format!("{FACTS_DIR}/{TWIN_FACTS}"))?;
-    let node = config.remove_file(TWIN_OF)?;
+    let node = config.remove_file(TWIN_RECORD)?;
     Ok(facts || node)
 }
 

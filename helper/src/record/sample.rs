@@ -257,6 +257,7 @@ pub(crate) mod fixtures {
             fleet,
             server: None,
             puppetdb: None,
+            groups: None,
         }
     }
 }

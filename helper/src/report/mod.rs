@@ -17,6 +17,7 @@ pub mod deadline;
 pub mod endpoints;
 pub mod failure;
 pub mod fleet_trust;
+pub mod groups;
 pub mod https;
 pub mod judge;
 pub mod kept;
@@ -182,6 +183,7 @@ pub fn report_with(
         fleet,
         server,
         puppetdb,
+        groups: None,
     })
 }
 

@@ -922,3 +922,66 @@ fn many_clones_with_huge_failure_lines_keep_a_bounded_run_cache() {
         "{kept} bytes kept for {clones} clones, more than {per_clone} a clone"
     );
 }
+
+/// `report --group-by pp_role`: the twins' runs by their node's role, read from each
+/// twin's record on the host; clones that are no twins, and twins of no role, are `-`.
+#[test]
+fn the_runs_are_grouped_by_the_role_their_twins_stand_in_for() {
+    let fleet = Fleet::new();
+    for (name, summary) in [
+        ("web1", UNCHANGED),
+        ("web2", CHANGED),
+        ("db1", FAILED),
+        ("plain", UNCHANGED),
+    ] {
+        fleet.clone(name, "active", Some(summary));
+    }
+    let record = |name: &str, node: &str, extensions: serde_json::Value| {
+        let config = fleet.layout.fs(fleet.layout.config_dir(name));
+        fs::create_dir_all(&config).unwrap();
+        let text = serde_json::json!({"node": node, "environment": "production", "extensions": extensions});
+        fs::write(config.join("twin.json"), text.to_string()).unwrap();
+    };
+    record(
+        "web1",
+        "web01.example.com",
+        serde_json::json!({"pp_role": "web"}),
+    );
+    record(
+        "web2",
+        "web02.example.com",
+        serde_json::json!({"pp_role": "web"}),
+    );
+    record(
+        "db1",
+        "db01.example.com",
+        serde_json::json!({"pp_role": "db\u{1b}[2J"}),
+    );
+    let report = fleet.report();
+    let groups = super::groups::of(&fleet.ctx(), &report.clones, "pp_role", 1800).unwrap();
+    let seen: Vec<(&str, usize)> = groups
+        .groups
+        .iter()
+        .map(|g| (g.value.as_str(), g.fleet.clones))
+        .collect();
+    assert_eq!(seen, [("-", 2), ("web", 2)]);
+    let web = &groups.groups[1];
+    assert_eq!(web.fleet.total_time.count, 2);
+    assert_eq!(web.resources.count, 2);
+
+    let mut with_groups = report.clone();
+    with_groups.groups = Some(groups);
+    let table = super::render::table(&with_groups);
+    assert!(table.contains("pp_role=web:\n  clones: 2"), "{table}");
+    assert!(
+        !table.contains('\u{1b}'),
+        "a twin's value is escaped: {table}"
+    );
+
+    assert_eq!(
+        super::groups::key("1.3.6.1.4.1.34380.1.1.13").unwrap(),
+        "pp_role"
+    );
+    let error = super::groups::key("pp_authorization").unwrap_err();
+    assert_eq!(error.field(), Some("group-by"));
+}

@@ -158,16 +158,19 @@ fn factset_data(data: &[Value]) -> Result<Map<String, Value>, String> {
     Ok(out)
 }
 
+/// Whether Puppet takes `name` for an environment's.
+pub fn is_environment(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_ENVIRONMENT
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
 /// The record's environment when Puppet would take its name; otherwise none, noted.
 fn environment(value: Option<&Value>, dropped: &mut Vec<Dropped>) -> Option<String> {
     let value = value?;
-    let valid = value.as_str().filter(|name| {
-        !name.is_empty()
-            && name.len() <= MAX_ENVIRONMENT
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-    });
+    let valid = value.as_str().filter(|name| is_environment(name));
     if valid.is_none() {
         dropped.push(Dropped::new(
             "environment",

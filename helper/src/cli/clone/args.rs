@@ -46,7 +46,7 @@ pub struct CloneConfigureArgs {
     pub server_port: Option<u16>,
     #[arg(long)]
     pub certname: Option<String>,
-    /// One real node's record: the clone becomes its twin (facts, environment, twin-of and
+    /// One real node's record: the clone becomes its twin (facts, environment, twin record and
     /// extension requests rewritten); its extensions reach its certificate only when its
     /// certname has none yet, so give a new --certname with a new node.
     #[arg(long, value_name = "PATH")]

@@ -27,6 +27,33 @@ pub struct Report {
     pub server: Option<ServerView>,
     /// `null` without `--puppetdb`.
     pub puppetdb: Option<PuppetdbView>,
+    /// The clones' runs grouped by what their twins stand in for (`--group-by`); left
+    /// out without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<ReportGroups>,
+}
+
+/// The clones' runs by one value of their twins (`pp_role`, an extension, `node` or
+/// `environment`): which kind of node costs the server most.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportGroups {
+    /// What they are grouped by.
+    pub by: String,
+    /// One group a value, by value; clones that are no twins, or whose twin has no such
+    /// value, are the group `-`.
+    pub groups: Vec<ReportGroup>,
+}
+
+/// One group's runs: the fleet's figures of its clones alone, and their catalogs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportGroup {
+    pub value: String,
+    #[serde(flatten)]
+    pub fleet: FleetReport,
+    /// The catalogs' sizes (`resources` of the last runs that have one).
+    pub resources: Distribution,
+    /// The resources their last runs would have changed (noop), in all.
+    pub would_change: u64,
 }
 
 /// A clone's state as the report gives it: `clone list`'s, or `unknown` without systemd.

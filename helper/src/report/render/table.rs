@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::protocol::answers::{
-    CloneReport, FleetReport, PuppetdbFleet, Report, RunReport, UntrustedClaim,
+    CloneReport, FleetReport, PuppetdbFleet, Report, ReportGroups, RunReport, UntrustedClaim,
 };
 use crate::report::puppetdb::PuppetdbView;
 use crate::report::server::{Figure, ServerView};
@@ -61,6 +61,9 @@ pub fn table(report: &Report) -> String {
     let mut out = clones.render();
     out.push('\n');
     fleet_lines(&mut out, "", &report.fleet);
+    if let Some(groups) = &report.groups {
+        group_lines(&mut out, groups);
+    }
     for clone in &report.clones {
         if let Some(failure) = &clone.failure {
             let first = failure.lines().next().unwrap_or_default();
@@ -125,6 +128,24 @@ fn fleet_lines(out: &mut String, indent: &str, fleet: &FleetReport) {
             visible(&fleet.silent.join(", ")).into_owned()
         }
     );
+}
+
+/// Each group's fleet lines, its catalogs' sizes and what its noop runs would change,
+/// under its value (a twin's, escaped: it came from the estate's records).
+fn group_lines(out: &mut String, groups: &ReportGroups) {
+    for group in &groups.groups {
+        let _ = writeln!(out, "{}={}:", visible(&groups.by), visible(&group.value));
+        fleet_lines(out, "  ", &group.fleet);
+        let r = &group.resources;
+        let _ = writeln!(
+            out,
+            "  catalog resources: p50 {}, max {} (over {} clones); would change {}",
+            r.p50.map_or("-".to_owned(), |v| format!("{v:.0}")),
+            r.max.map_or("-".to_owned(), |v| format!("{v:.0}")),
+            r.count,
+            group.would_change
+        );
+    }
 }
 
 /// The columns a clone's last run fills, read from the clone or from PuppetDB alike.

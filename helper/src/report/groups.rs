@@ -1,0 +1,68 @@
+//! `report --group-by KEY`: the clones' last runs grouped by what their twins stand in
+//! for, so that the report says which kind of node costs the server most: per group the
+//! fleet's figures (run time, config retrieval, statuses), the catalogs' sizes and the
+//! changes noop runs would have made.
+//!
+//! A clone's group is read from its twin record (`clone::twin::TwinRecord`) on the host,
+//! never from the clone: an extension (`pp_role`, or any the twins take), `node` or
+//! `environment`. Clones that are no twins, or whose twin has no such value, are `-`.
+
+use std::collections::BTreeMap;
+
+use crate::clone::config::CloneConfig;
+use crate::clone::twin;
+use crate::context::Context;
+use crate::protocol::answers::{CloneReport, Distribution, ReportGroup, ReportGroups};
+use crate::protocol::error::{Error, Result};
+use crate::report::stats;
+
+/// The group of a clone without the value.
+pub const NONE: &str = "-";
+/// What a group key may be besides an extension's name.
+pub const RECORD_KEYS: [&str; 2] = ["node", "environment"];
+
+/// `key` as the twin records hold it (a registered extension's OID becomes its name), or
+/// the refusal naming what is allowed.
+pub fn key(key: &str) -> Result<String> {
+    if RECORD_KEYS.contains(&key) {
+        return Ok(key.to_owned());
+    }
+    crate::twin::extensions::canonical(key).map_err(|why| Error::InvalidArgument {
+        field: "group-by",
+        value: key.to_owned(),
+        reason: format!(
+            "{why}; allowed: node, environment, or a trusted extension a twin takes (pp_role, pp_environment, ... or 1.3.6.1.4.1.34380.1.2.N)"
+        ),
+    })
+}
+
+/// The clones' runs grouped by `key` (checked by [`key`]), a group a value in order.
+pub fn of(ctx: &Context, clones: &[CloneReport], key: &str, interval: u64) -> Result<ReportGroups> {
+    let mut by_value: BTreeMap<String, Vec<&CloneReport>> = BTreeMap::new();
+    for clone in clones {
+        let record = twin::read_back(&CloneConfig::of(&ctx.layout, &clone.name))?;
+        let value = record
+            .as_ref()
+            .and_then(|r| r.value(key))
+            .unwrap_or(NONE)
+            .to_owned();
+        by_value.entry(value).or_default().push(clone);
+    }
+    let groups = by_value
+        .into_iter()
+        .map(|(value, members)| ReportGroup {
+            value,
+            fleet: stats::fleet(members.iter().map(|c| (c.name.as_str(), &c.run)), interval),
+            resources: Distribution::of(
+                members
+                    .iter()
+                    .filter_map(|c| c.run.resources.map(|r| r as f64)),
+            ),
+            would_change: members.iter().filter_map(|c| c.run.would_change).sum(),
+        })
+        .collect();
+    Ok(ReportGroups {
+        by: key.to_owned(),
+        groups,
+    })
+}
