@@ -13,7 +13,8 @@ module CloneArmyBench
   # the plain sandbox host (the same agent and plugins from the same server, no
   # fleet, no fact cache; a transient systemd-run unit); and on the load host
   # itself, whose clone_army fact lists the whole fleet at every run (so it is
-  # shown, not compared). CPU_REPS each, alternating, after a warm-up each.
+  # shown, not compared). CPU_REPS each, alternating, after a warm-up each. The fleet
+  # bench runs it beside its fleet; BENCH=cpu alone, beside no fleet.
   class CpuComparison
     CLONE = 'benchcpu'
     # At most this ratio of medians, clone over plain host.
@@ -40,6 +41,8 @@ module CloneArmyBench
     end
 
     def run
+      @bench.log("creating #{CLONE} (manual)")
+      @bench.create_clone(CLONE, '--run-mode', 'manual')
       classify
       @bench.log("booting the plain sandbox host #{BenchHost::PLAIN} (no fleet) for the CPU comparison")
       @host.sandbox!('up', BenchHost::PLAIN)

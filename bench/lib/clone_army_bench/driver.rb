@@ -7,6 +7,7 @@ require 'zlib'
 require_relative '../../../sandbox/driver'
 require_relative 'bench_host'
 require_relative 'checkin'
+require_relative 'cpu_comparison'
 require_relative 'fleet'
 require_relative 'growth'
 require_relative 'pages'
@@ -232,8 +233,16 @@ module CloneArmyBench
     def phases
       return Growth.new(self) if @settings.growth?
       return Checkin.new(self) if @settings.checkin?
+      return CpuComparison.new(self) if @settings.cpu?
 
       Fleet.new(self)
+    end
+
+    # A clone of the bench's own (not the fleet's), made and started by the helper
+    # in the sandbox, with the run mode flags given.
+    def create_clone(name, *mode)
+      @host.run!('clone-army', 'clone', 'create', name, '--base', @base, '--server', @settings.server_name,
+                 '--certname', "#{name}.#{BenchHost::DOMAIN}", *mode, '--start', err: @record['helper.err'])
     end
 
     # What was measured is written (a failed run's too), then both sandboxes go

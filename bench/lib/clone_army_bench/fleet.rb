@@ -139,16 +139,10 @@ module CloneArmyBench
       (1..@s.k).map { |d| "benchd#{d}" }
     end
 
-    # One manual clone (the CPU comparison's) and K in daemon mode (idle memory).
+    # K clones in daemon mode (idle memory).
     def extra_clones
-      @bench.log("creating #{CpuComparison::CLONE} (manual) and #{daemon_clones.join(' ')} (daemon)")
-      create(CpuComparison::CLONE, '--run-mode', 'manual')
-      daemon_clones.each { |d| create(d, '--run-mode', 'daemon', '--runinterval', '3600') }
-    end
-
-    def create(name, *mode)
-      @host.run!('clone-army', 'clone', 'create', name, '--base', @bench.base, '--server', @s.server_name,
-                 '--certname', "#{name}.#{BenchHost::DOMAIN}", *mode, '--start', err: @bench.record['helper.err'])
+      @bench.log("creating #{daemon_clones.join(' ')} (daemon)")
+      daemon_clones.each { |d| @bench.create_clone(d, '--run-mode', 'daemon', '--runinterval', '3600') }
     end
 
     # Idle memory in daemon mode: after the agent's first run.

@@ -18,14 +18,19 @@ module CloneArmyBench
               "SERVER_ADDR=#{s.server_addr}"]
       runs = ["sandbox.sh down #{plain}", "sandbox.sh down #{bench}", "sandbox.sh up #{bench}", "sandbox.sh server #{bench}",
               "puppet apply (in #{bench}): class clone_army, num_clones => 0, record => true"]
-      runs += if s.growth? then growth(s)
-              elsif s.checkin? then checkin(s)
-              else
-                fleet(s, bench, plain)
-              end
+      runs += phases(s, bench, plain)
       head + runs.map { |r| "would run: #{r}" } +
         [out[:json], out[:md], "#{out[:raw]}/", out[:page]].map { |w| "would write: #{w}" } +
         ["sandbox.sh down #{plain}", "sandbox.sh down #{bench}"].map { |r| "would run: #{r}" }
+    end
+
+    # What the bench's own phases would run.
+    def phases(settings, bench, plain)
+      return growth(settings) if settings.growth?
+      return checkin(settings) if settings.checkin?
+      return cpu(settings, bench, plain) if settings.cpu?
+
+      fleet(settings, bench, plain)
     end
 
     def checkin_head(settings)
@@ -64,14 +69,22 @@ module CloneArmyBench
       end
       runs + [
         "puppet apply num_clones => #{s.clones}, ramp_up => #{s.ramp_up} (the runs watched every 15 s from here)",
-        "clone-army clone create benchcpu (manual) and #{s.k} daemon-mode clones benchd1..benchd#{s.k}",
-        "site.pp: clone_army::workload for benchcpu and #{plain}, an empty catalog for every other node",
-        "sandbox.sh up #{plain}",
-        "#{s.cpu_reps} agent runs each in benchcpu with the fact cache and without (its facter.conf set aside), " \
-        "on #{plain} and on #{bench}, after a warm-up each",
-        "sandbox.sh down #{plain}",
+        "clone-army clone create benchd1..benchd#{s.k} (#{s.k} daemon-mode clones)",
+        *cpu(s, bench, plain),
         "inside.sh pss (daemon and fleet clones); the check-ins counted for #{s.runinterval} s + 60 s; clone-army report --server",
         "the phasing read over the next interval (#{s.runinterval} s)",
+      ]
+    end
+
+    # The CPU comparison, the fleet bench's and BENCH=cpu's.
+    def cpu(settings, bench, plain)
+      [
+        'clone-army clone create benchcpu (manual)',
+        "site.pp: clone_army::workload for benchcpu and #{plain}, an empty catalog for every other node",
+        "sandbox.sh up #{plain}",
+        "#{settings.cpu_reps} agent runs each in benchcpu with the fact cache and without (its facter.conf set aside), " \
+        "on #{plain} and on #{bench}, after a warm-up each",
+        "sandbox.sh down #{plain}",
       ]
     end
   end

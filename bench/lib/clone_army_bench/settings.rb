@@ -7,8 +7,9 @@ module CloneArmyBench
   # the result). A setting out of its range is refused before anything runs,
   # naming the variable, what it takes and what it was.
   #
-  #   BENCH             fleet (default: the fleet grown in steps), growth, or checkin (a fleet
-  #                     checking in through its first interval and one more, run detached)
+  #   BENCH             fleet (default: the fleet grown in steps), growth, checkin (a fleet
+  #                     checking in through its first interval and one more, run detached), or cpu
+  #                     (the CPU per agent run of the fleet bench alone, beside no fleet)
   #   CLONES            the large fleet: timer-mode clones (default 500, checkin 1000; e.g. 40 for a quick run)
   #   GROW_BATCH        growth: clones added a batch (default 100)
   #   GROW_RUNINTERVAL  growth: the clones' interval (default 86400: their phased first
@@ -56,6 +57,10 @@ module CloneArmyBench
       bench == 'checkin'
     end
 
+    def cpu?
+      bench == 'cpu'
+    end
+
     # checkin: the seconds a run may take when nothing hangs: the sandbox and the
     # server up and the base applied (SETUP), the apply with its ramp, the clones
     # started, the first interval and one more, each with its splay and grace, and
@@ -83,7 +88,7 @@ module CloneArmyBench
 
   # Settings from the environment, each checked against what it takes.
   class Settings
-    BENCHES = ['fleet', 'growth', 'checkin'].freeze
+    BENCHES = ['fleet', 'growth', 'checkin', 'cpu'].freeze
     DEFAULT_CLONES = { 'fleet' => 500, 'growth' => 500, 'checkin' => 1000 }.freeze
     # checkin: seconds allowed for the sandbox, the server, PuppetDB and the base (and
     # again for the teardown), and the grace after an interval for its last runs to end
@@ -99,7 +104,7 @@ module CloneArmyBench
     def self.from_env(env)
       bench = env.fetch('BENCH', 'fleet')
       refuse('BENCH', BENCHES.join(', ').sub(%r{, (\w+)\z}, ' or \\1'), bench) unless BENCHES.include?(bench)
-      clones = positive(env, 'CLONES', DEFAULT_CLONES.fetch(bench))
+      clones = fleet_size(env, bench)
       runinterval = at_least(env, 'RUNINTERVAL', default_runinterval(bench, clones), MIN_RUNINTERVAL)
       settings = new(bench: bench, clones: clones, dry_run: dry_run(env), runinterval: runinterval,
                      grow_batch: positive(env, 'GROW_BATCH', 100),
@@ -111,6 +116,14 @@ module CloneArmyBench
                      server_addr: env.fetch('SERVER_ADDR', '127.0.0.5'), server_name: env.fetch('SERVER_NAME', 'puppet'),
                      **checkin_settings(env, runinterval))
       settings.tap { |st| st.run_timeout = positive(env, 'RUN_TIMEOUT', st.checkin_bound) }
+    end
+
+    # CLONES: the fleet's size; BENCH=cpu makes no fleet, and takes none.
+    def self.fleet_size(env, bench)
+      return positive(env, 'CLONES', DEFAULT_CLONES.fetch(bench)) unless bench == 'cpu'
+
+      refuse('CLONES', 'unset with BENCH=cpu (it makes no fleet)', env['CLONES']) if env.key?('CLONES')
+      0
     end
 
     # The checkin bench's own settings (checked whatever the bench, so a typo is

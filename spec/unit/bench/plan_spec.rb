@@ -13,6 +13,28 @@ describe CloneArmyBench::Plan do
     described_class.lines(CloneArmyBench::Settings.from_env(env), names, out)
   end
 
+  it 'plans the CPU comparison alone beside no fleet with BENCH=cpu' do
+    expect(plan({ 'BENCH' => 'cpu' }, names, out)).to eq(<<~PLAN.lines.map(&:chomp))
+      bench cpu, CLONES=0 RUNINTERVAL=60 RAMP_UP=300 K=3 CPU_REPS=5 NOOP_REPS=5 SERVER_ADDR=127.0.0.5
+      would run: sandbox.sh down benchplain
+      would run: sandbox.sh down bench
+      would run: sandbox.sh up bench
+      would run: sandbox.sh server bench
+      would run: puppet apply (in bench): class clone_army, num_clones => 0, record => true
+      would run: clone-army clone create benchcpu (manual)
+      would run: site.pp: clone_army::workload for benchcpu and benchplain, an empty catalog for every other node
+      would run: sandbox.sh up benchplain
+      would run: 5 agent runs each in benchcpu with the fact cache and without (its facter.conf set aside), on benchplain and on bench, after a warm-up each
+      would run: sandbox.sh down benchplain
+      would write: R/S.json
+      would write: R/S.md
+      would write: R/S.raw/
+      would write: R/S.html
+      would run: sandbox.sh down benchplain
+      would run: sandbox.sh down bench
+    PLAN
+  end
+
   it 'plans the fleet in its steps, every command in order, and tears down at the end' do
     expect(plan({ 'CLONES' => '500' }, names, out)).to eq(<<~PLAN.lines.map(&:chomp))
       bench fleet, CLONES=500 RUNINTERVAL=1800 RAMP_UP=300 K=3 CPU_REPS=5 NOOP_REPS=5 SERVER_ADDR=127.0.0.5
@@ -25,7 +47,8 @@ describe CloneArmyBench::Plan do
       would run: puppet apply num_clones => 100, then 5 timed no-op applies each beside puppet apply -e ''
       would run: inside.sh create-fleet … 101 140 1800; clone-army clone start; inside.sh wait-booted
       would run: puppet apply num_clones => 500, ramp_up => 300 (the runs watched every 15 s from here)
-      would run: clone-army clone create benchcpu (manual) and 3 daemon-mode clones benchd1..benchd3
+      would run: clone-army clone create benchd1..benchd3 (3 daemon-mode clones)
+      would run: clone-army clone create benchcpu (manual)
       would run: site.pp: clone_army::workload for benchcpu and benchplain, an empty catalog for every other node
       would run: sandbox.sh up benchplain
       would run: 5 agent runs each in benchcpu with the fact cache and without (its facter.conf set aside), on benchplain and on bench, after a warm-up each

@@ -31,7 +31,8 @@ describe CloneArmyBench::Settings do
   end
 
   {
-    { 'BENCH' => 'fleets' } => "BENCH must be fleet, growth or checkin, not 'fleets'",
+    { 'BENCH' => 'fleets' } => "BENCH must be fleet, growth, checkin or cpu, not 'fleets'",
+    { 'BENCH' => 'cpu', 'CLONES' => '40' } => "CLONES must be unset with BENCH=cpu (it makes no fleet), not '40'",
     { 'SPLAY' => '1800' } => "SPLAY must be a number of seconds below RUNINTERVAL / 2 (900), not '1800'",
     { 'SPLAY' => 'some' } => "SPLAY must be a number of seconds, not 'some'",
     { 'SAMPLE_EVERY' => '5' } => "SAMPLE_EVERY must be 10 to 3600 seconds, not '5'",
