@@ -18,7 +18,7 @@ pub fn run(verb: TwinVerb) -> Result<Answer> {
             facts_dir: Some(dir),
         }) => json(crate::twin::list::list(&dir)),
         TwinVerb::List(TwinListArgs { facts_dir: None }) => {
-            on_host(|ctx| json(crate::twin::import::imported(ctx).map(crate::twin::list::answer)))
+            on_host(|ctx| json(crate::twin::import::imported(ctx)))
         }
         TwinVerb::Import(args) => match (&args.facts_dir, &args.puppetdb, &args.query) {
             (Some(dir), None, None) if !args.tls.any() => {

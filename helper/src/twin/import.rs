@@ -8,14 +8,15 @@
 //! PuppetDB's inventory form, so that reading it back gives the same identity.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::read::{read_dir, Read};
+use super::list::{answer, entry};
+use super::read::{each_in_dir, Read};
 use super::Identity;
 use crate::context::Context;
-use crate::protocol::answers::TwinList;
+use crate::protocol::answers::{TwinEntry, TwinList};
 use crate::protocol::error::{Error, Result};
 use crate::sys::fsutil::{create_dir_all, remove_dir_all, write_atomic};
 
@@ -30,7 +31,10 @@ pub const MAX_NODE_NAME: usize = 250;
 /// Takes every node of `dir` (as `twin list` reads it) into the state directory,
 /// replacing the set there; what was taken, as `twin list` answers.
 pub fn import(ctx: &Context, dir: &Path) -> Result<TwinList> {
-    import_reads(ctx, read_dir(dir)?, "facts-dir")
+    let _lock = ctx.lock()?;
+    let mut set = NewSet::begin(ctx, "facts-dir")?;
+    let walked = each_in_dir(dir, |read| set.take(read));
+    set.finish(walked)
 }
 
 /// Takes the nodes of a PuppetDB query's answer (an array of inventory or factset
@@ -48,67 +52,102 @@ pub fn import_answer(ctx: &Context, answer: &Value, query: &str) -> Result<TwinL
         ));
     }
     let identities = super::document::identities(answer).map_err(refused)?;
-    let reads = identities
+    let _lock = ctx.lock()?;
+    let mut set = NewSet::begin(ctx, "query")?;
+    let walked = identities
         .into_iter()
         .enumerate()
-        .map(|(index, identity)| Read {
-            source: format!("puppetdb#{index}"),
-            identity,
-        })
-        .collect();
-    import_reads(ctx, reads, "query")
+        .try_for_each(|(index, identity)| {
+            set.take(Read {
+                source: format!("puppetdb#{index}"),
+                identity,
+            })
+        });
+    set.finish(walked)
 }
 
-/// The nodes read, each checked, written as the imported set.
-fn import_reads(ctx: &Context, reads: Vec<Read>, field: &'static str) -> Result<TwinList> {
-    if reads.is_empty() {
-        return Err(Error::InvalidArgument {
+/// The set being imported: written node by node beside the imported one, put in its
+/// place whole when every node was taken, removed otherwise.
+struct NewSet {
+    twins: PathBuf,
+    staging: PathBuf,
+    field: &'static str,
+    seen: BTreeSet<String>,
+    entries: Vec<TwinEntry>,
+}
+
+impl NewSet {
+    /// Under the caller's lock: the staging directory, empty.
+    fn begin(ctx: &Context, field: &'static str) -> Result<NewSet> {
+        let twins = ctx.layout.fs(ctx.layout.twins_dir());
+        let staging = twins.with_file_name(".twins.new");
+        remove_dir_all(&staging)?;
+        create_dir_all(&staging, 0o700)?;
+        Ok(NewSet {
+            twins,
+            staging,
             field,
-            value: String::new(),
-            reason: "it gave no node; allowed: at least one node's record".to_owned(),
-        });
+            seen: BTreeSet::new(),
+            entries: Vec::new(),
+        })
     }
-    let mut seen = BTreeSet::new();
-    for read in &reads {
+
+    /// One node, checked and written.
+    fn take(&mut self, read: Read) -> Result<()> {
         let refused = |reason: String| Error::InvalidArgument {
-            field,
+            field: self.field,
             value: read.source.clone(),
             reason,
         };
-        if read.identity.node.len() > MAX_NODE_NAME {
+        let node = &read.identity.node;
+        if node.len() > MAX_NODE_NAME {
             return Err(refused(format!(
                 "its node's certname is longer than {MAX_NODE_NAME} characters; allowed: at most that"
             )));
         }
-        if !seen.insert(read.identity.node.to_ascii_lowercase()) {
+        if !self.seen.insert(node.to_ascii_lowercase()) {
             return Err(refused(format!(
-                "a second record of node {:?}; allowed: one record a node",
-                read.identity.node
+                "a second record of node {node:?}; allowed: one record a node"
             )));
         }
-    }
-    let _lock = ctx.lock()?;
-    let layout = &ctx.layout;
-    let twins = layout.fs(layout.twins_dir());
-    let staging = twins.with_file_name(".twins.new");
-    let old = twins.with_file_name(".twins.old");
-    remove_dir_all(&staging)?;
-    remove_dir_all(&old)?;
-    create_dir_all(&staging, 0o700)?;
-    for read in &reads {
         let text = format!("{}\n", record(&read.identity));
         write_atomic(
-            &staging.join(format!("{}.json", read.identity.node)),
+            &self.staging.join(format!("{node}.json")),
             text.as_bytes(),
             0o600,
         )?;
+        self.entries.push(entry(read));
+        Ok(())
     }
-    if twins.exists() {
-        std::fs::rename(&twins, &old).map_err(|e| Error::io("move aside", &twins, e))?;
+
+    /// The set in place of the imported one when `walked` went well and gave a node;
+    /// otherwise the staging directory goes and the imported set stays.
+    fn finish(self, walked: Result<()>) -> Result<TwinList> {
+        let checked = walked.and_then(|()| {
+            if self.entries.is_empty() {
+                return Err(Error::InvalidArgument {
+                    field: self.field,
+                    value: String::new(),
+                    reason: "it gave no node; allowed: at least one node's record".to_owned(),
+                });
+            }
+            Ok(())
+        });
+        if let Err(e) = checked {
+            remove_dir_all(&self.staging)?;
+            return Err(e);
+        }
+        let old = self.twins.with_file_name(".twins.old");
+        remove_dir_all(&old)?;
+        if self.twins.exists() {
+            std::fs::rename(&self.twins, &old)
+                .map_err(|e| Error::io("move aside", &self.twins, e))?;
+        }
+        std::fs::rename(&self.staging, &self.twins)
+            .map_err(|e| Error::io("put in place", &self.staging, e))?;
+        remove_dir_all(&old)?;
+        Ok(answer(self.entries))
     }
-    std::fs::rename(&staging, &twins).map_err(|e| Error::io("put in place", &staging, e))?;
-    remove_dir_all(&old)?;
-    Ok(super::list::answer(reads))
 }
 
 /// What a twin takes of a node, as a PuppetDB inventory record.
@@ -122,12 +161,12 @@ pub fn record(identity: &Identity) -> Value {
 }
 
 /// The imported nodes, for `twin list` without a directory: none before an import.
-pub fn imported(ctx: &Context) -> Result<Vec<Read>> {
+pub fn imported(ctx: &Context) -> Result<TwinList> {
     let twins = ctx.layout.fs(ctx.layout.twins_dir());
     if !twins.is_dir() {
-        return Ok(Vec::new());
+        return Ok(answer(Vec::new()));
     }
-    read_dir(&twins)
+    super::list::list(&twins)
 }
 
 #[cfg(test)]
@@ -177,7 +216,7 @@ mod tests {
         assert_eq!(again.environment.as_deref(), Some("production"));
         assert!(again.dropped.is_empty(), "{:?}", again.dropped);
         let listed = imported(&ctx).unwrap();
-        assert_eq!(listed.len(), 2);
+        assert_eq!(listed.summary.nodes, 2);
 
         // A new import replaces the set whole.
         let next = records(&[("one.json", r#"{"clientcert": "app01.example.com"}"#)]);
@@ -209,7 +248,7 @@ mod tests {
             error.to_string().contains("a second record of node"),
             "{error}"
         );
-        assert_eq!(imported(&ctx).unwrap()[0].identity.node, "a.example.com");
+        assert_eq!(imported(&ctx).unwrap().identities[0].node, "a.example.com");
     }
 
     #[test]
@@ -224,7 +263,7 @@ mod tests {
         let list = import_answer(&ctx, &answer, "inventory[] {}").unwrap();
         assert_eq!(list.identities[0].source, "puppetdb#0");
         assert_eq!(
-            imported(&ctx).unwrap()[0].identity.extensions["pp_role"],
+            imported(&ctx).unwrap().identities[0].extensions["pp_role"],
             "web"
         );
         for (bad, expected) in [
@@ -239,7 +278,7 @@ mod tests {
             assert_eq!(error.field(), Some("query"), "{error}");
             assert!(error.to_string().contains(expected), "{error}");
         }
-        assert_eq!(imported(&ctx).unwrap().len(), 1);
+        assert_eq!(imported(&ctx).unwrap().summary.nodes, 1);
     }
 
     #[test]
@@ -247,6 +286,6 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let systemd = RecordingSystemd::default();
         let ctx = Context::new(Layout::under(root.path()), &systemd);
-        assert!(imported(&ctx).unwrap().is_empty());
+        assert_eq!(imported(&ctx).unwrap().summary.nodes, 0);
     }
 }

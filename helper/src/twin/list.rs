@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::read::{read_dir, Read};
+use super::read::{each_in_dir, Read};
 use crate::protocol::answers::{TwinEntry, TwinList, TwinSummary};
 use crate::protocol::error::Result;
 
@@ -13,23 +13,29 @@ use crate::protocol::error::Result;
 pub const NO_ROLE: &str = "-";
 
 pub fn list(dir: &Path) -> Result<TwinList> {
-    Ok(answer(read_dir(dir)?))
+    let mut identities = Vec::new();
+    each_in_dir(dir, |read| {
+        identities.push(entry(read));
+        Ok(())
+    })?;
+    Ok(answer(identities))
 }
 
-/// The answer for nodes read.
-pub fn answer(reads: Vec<Read>) -> TwinList {
-    let identities: Vec<TwinEntry> = reads
-        .into_iter()
-        .map(|read| TwinEntry {
-            source: read.source,
-            node: read.identity.node,
-            environment: read.identity.environment,
-            os: read.identity.os,
-            facts: read.identity.facts.len(),
-            extensions: read.identity.extensions,
-            dropped: read.identity.dropped,
-        })
-        .collect();
+/// What the answer keeps of a node read: all but its facts, which it counts.
+pub fn entry(read: Read) -> TwinEntry {
+    TwinEntry {
+        source: read.source,
+        node: read.identity.node,
+        environment: read.identity.environment,
+        os: read.identity.os,
+        facts: read.identity.facts.len(),
+        extensions: read.identity.extensions,
+        dropped: read.identity.dropped,
+    }
+}
+
+/// The answer for the nodes' entries, counted by family and role.
+pub fn answer(identities: Vec<TwinEntry>) -> TwinList {
     let mut by_os_family = BTreeMap::new();
     let mut by_role = BTreeMap::new();
     for entry in &identities {

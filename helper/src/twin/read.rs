@@ -20,6 +20,8 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 pub const MAX_FILES: usize = 10_000;
 /// The most nodes all its files may bring together.
 pub const MAX_NODES: usize = 10_000;
+/// The most all its files may take together.
+pub const MAX_DIR_BYTES: u64 = 1024 * 1024 * 1024;
 /// What a refused directory is told it may hold.
 pub const DIR_RULE: &str = "a directory of *.json files, each one node's record or facts (PuppetDB inventory or factsets, \
      puppet facts) or an array of PuppetDB records";
@@ -68,8 +70,16 @@ pub struct Read {
     pub identity: Identity,
 }
 
-/// Every node of every record file in `dir`, in file name order.
-pub fn read_dir(dir: &Path) -> Result<Vec<Read>> {
+/// Every node of every record file in `dir`, in file name order, each handed to `take`
+/// as it is read, so that no more than one file's nodes are held at a time; the first
+/// error (a file refused, or `take`'s) ends the walk. The files read take at most
+/// [`MAX_DIR_BYTES`] in all and hold at most [`MAX_NODES`] nodes.
+pub fn each_in_dir(dir: &Path, take: impl FnMut(Read) -> Result<()>) -> Result<()> {
+    each_within(dir, MAX_DIR_BYTES, take)
+}
+
+/// [`each_in_dir`] with the bound on all the files' bytes given.
+fn each_within(dir: &Path, max_bytes: u64, mut take: impl FnMut(Read) -> Result<()>) -> Result<()> {
     let refused = |value: &str, reason: String| Error::InvalidArgument {
         field: FIELD,
         value: value.to_owned(),
@@ -104,7 +114,8 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Read>> {
             ),
         ));
     }
-    let mut nodes = Vec::new();
+    let mut nodes = 0;
+    let mut bytes_read: u64 = 0;
     for name in names {
         let file = anchor
             .sibling(&name)
@@ -119,18 +130,19 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Read>> {
                     "it went away while the directory was read".to_owned(),
                 )
             })?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
+        bytes_read += bytes.len() as u64;
+        if bytes_read > max_bytes {
             return Err(refused(
-                &path,
-                format!("it is larger than {MAX_FILE_BYTES} bytes; allowed: at most that"),
+                &shown,
+                format!("its files take more than {max_bytes} bytes; allowed: at most that in all"),
             ));
         }
-        let value: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|e| refused(&path, format!("not JSON ({e}); allowed: {DIR_RULE}")))?;
-        let identities = document::identities(&value).map_err(|reason| refused(&path, reason))?;
+        let identities = parse(&bytes).map_err(|reason| refused(&path, reason))?;
+        drop(bytes);
         let many = identities.len() > 1;
         for (index, identity) in identities.into_iter().enumerate() {
-            if nodes.len() == MAX_NODES {
+            nodes += 1;
+            if nodes > MAX_NODES {
                 return Err(refused(
                     &shown,
                     format!("its files hold more than {MAX_NODES} nodes; allowed: at most that"),
@@ -142,9 +154,20 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Read>> {
             } else {
                 source.into_owned()
             };
-            nodes.push(Read { source, identity });
+            take(Read { source, identity })?;
         }
     }
+    Ok(())
+}
+
+/// Every node of `dir`, held together (for the tests).
+#[cfg(test)]
+pub fn read_dir(dir: &Path) -> Result<Vec<Read>> {
+    let mut nodes = Vec::new();
+    each_in_dir(dir, |read| {
+        nodes.push(read);
+        Ok(())
+    })?;
     Ok(nodes)
 }
 
@@ -239,6 +262,25 @@ mod tests {
         assert!(error.to_string().contains("it holds 2 nodes"), "{error}");
         let error = read_one("twin-file", &dir.path().join("none.json")).unwrap_err();
         assert!(error.to_string().contains("no such file"), "{error}");
+    }
+
+    #[test]
+    fn the_files_read_are_bounded_in_all_and_the_walk_ends_at_the_first_refusal() {
+        let dir = dir_with(&[
+            ("a.json", r#"{"clientcert": "a.example.com"}"#),
+            ("b.json", r#"{"clientcert": "b.example.com"}"#),
+        ]);
+        let mut taken = Vec::new();
+        let error = each_within(dir.path(), 40, |read| {
+            taken.push(read.identity.node);
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("take more than 40 bytes"),
+            "{error}"
+        );
+        assert_eq!(taken, ["a.example.com"]);
     }
 
     #[test]
