@@ -177,13 +177,7 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
 
-    fn records(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            fs::write(dir.path().join(name), text).unwrap();
-        }
-        dir
-    }
+    use crate::twin::read::tests::dir_with as records;
 
     #[test]
     fn the_nodes_are_taken_one_file_each_root_only_and_read_back_the_same() {

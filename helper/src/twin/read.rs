@@ -172,11 +172,12 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Read>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::fs;
 
-    fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+    /// A directory of record files, as a user gives one.
+    pub(crate) fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (name, text) in files {
             fs::write(dir.path().join(name), text).unwrap();
