@@ -154,7 +154,7 @@ pub fn read_back(config: &CloneConfig) -> Result<Option<TwinRecord>> {
     let Some(node) = value.get("node").and_then(Value::as_str) else {
         return Ok(None);
     };
-    if crate::sys::names::validate_hostname("twin", node).is_err() {
+    if !crate::twin::is_node_name(node) {
         return Ok(None);
     }
     let extensions = value

@@ -7,7 +7,8 @@
 //!   `{name, value}`, whose `trusted` fact holds the extensions;
 //! - **`puppet facts find --render-as json`**: `name` and `values`;
 //! - **a bare facts object** (`puppet facts show`, `facter --json`, Debian's facterdb),
-//!   named by its `clientcert`, `networking.fqdn` or `fqdn` fact, with the extensions of
+//!   named by its `clientcert`, `networking.fqdn`, `fqdn`, or (Facter 1.x) `hostname` and
+//!   `domain` facts, with the extensions of
 //!   a `trusted` fact where it has one.
 //!
 //! A JSON array holds records of the first two forms, one a node. What a record brings is
@@ -18,7 +19,6 @@
 use serde_json::{Map, Value};
 
 use super::{extensions, facts, Dropped, Identity, NodeOs};
-use crate::sys::names;
 
 /// The most records one document (an array) may hold.
 pub const MAX_RECORDS: usize = 10_000;
@@ -51,7 +51,7 @@ pub fn identities(document: &Value) -> Result<Vec<Identity>, String> {
 
 /// The fields one record of any form gives: node, environment, facts, extensions.
 struct Record<'a> {
-    node: Option<&'a Value>,
+    node: Option<Value>,
     environment: Option<&'a Value>,
     facts: Map<String, Value>,
     extensions: Option<Value>,
@@ -60,17 +60,23 @@ struct Record<'a> {
 /// One record read into an identity.
 pub fn identity(object: &Map<String, Value>) -> Result<Identity, String> {
     let record = record(object)?;
-    let node = match record.node {
+    let node = match &record.node {
         Some(Value::String(name)) => name,
         Some(_) => return Err("its certname is not a string".to_owned()),
         None => {
             return Err(
-                "it names no node: a record needs a certname (or name), bare facts a clientcert, networking.fqdn or fqdn"
+                "it names no node: a record needs a certname (or name), bare facts a clientcert, networking.fqdn, fqdn or hostname"
                     .to_owned(),
             )
         }
     };
-    names::validate_hostname("certname", node).map_err(|e| e.to_string())?;
+    if !super::is_node_name(node) {
+        return Err(format!(
+            "its certname {:?} is not one Puppet takes; allowed: {}",
+            crate::sys::table::truncate(node, 80),
+            super::NODE_RULE
+        ));
+    }
     let mut dropped = Vec::new();
     let environment = environment(record.environment, &mut dropped);
     let os = node_os(&record.facts);
@@ -107,7 +113,7 @@ fn record(object: &Map<String, Value>) -> Result<Record<'_>, String> {
         // An inventory record has its own trusted; a factset's is one of its facts.
         let extensions = extensions_of(object.get("trusted").or_else(|| facts.get("trusted")));
         return Ok(Record {
-            node: object.get("certname"),
+            node: object.get("certname").cloned(),
             environment: object.get("environment"),
             facts,
             extensions,
@@ -115,7 +121,7 @@ fn record(object: &Map<String, Value>) -> Result<Record<'_>, String> {
     }
     if let (Some(name), Some(Value::Object(values))) = (object.get("name"), object.get("values")) {
         return Ok(Record {
-            node: Some(name),
+            node: Some(name.clone()),
             environment: values.get("environment"),
             facts: values.clone(),
             extensions: extensions_of(values.get("trusted")),
@@ -124,13 +130,27 @@ fn record(object: &Map<String, Value>) -> Result<Record<'_>, String> {
     let node = object
         .get("clientcert")
         .or_else(|| object.get("networking").and_then(|n| n.get("fqdn")))
-        .or_else(|| object.get("fqdn"));
+        .or_else(|| object.get("fqdn"))
+        .cloned()
+        .or_else(|| legacy_name(object));
     Ok(Record {
         node,
         environment: object.get("environment"),
         facts: object.clone(),
         extensions: extensions_of(object.get("trusted")),
     })
+}
+
+/// The node's name in the oldest records (Facter 1.x), which have no `fqdn`: `hostname`
+/// and `domain` joined, or `hostname` alone.
+fn legacy_name(facts: &Map<String, Value>) -> Option<Value> {
+    let hostname = facts.get("hostname")?.as_str()?;
+    Some(Value::String(
+        match facts.get("domain").and_then(Value::as_str) {
+            Some(domain) if !domain.is_empty() => format!("{hostname}.{domain}"),
+            _ => hostname.to_owned(),
+        },
+    ))
 }
 
 /// A factset's `data`, a list of `{name, value}`, as a facts object.
@@ -298,7 +318,11 @@ mod tests {
             (json!({"kernel": "Linux"}), "names no node"),
             (
                 json!({"certname": "../../etc", "facts": {}}),
-                "allowed: a hostname",
+                "not one Puppet takes",
+            ),
+            (
+                json!({"certname": "Web01.example.com", "facts": {}}),
+                "not one Puppet takes",
             ),
             (json!({"certname": 7, "facts": {}}), "not a string"),
             (json!({"certname": "a.example.com"}), "needs facts"),
@@ -316,6 +340,20 @@ mod tests {
             let message = identities(&document).unwrap_err();
             assert!(message.contains(expected), "{document}: {message}");
         }
+    }
+
+    #[test]
+    fn the_oldest_records_are_named_by_hostname_and_domain_and_certnames_may_hold_underscores() {
+        let node = |facts: Value| identities(&facts).unwrap().remove(0).node;
+        assert_eq!(
+            node(json!({"hostname": "old", "domain": "example.com"})),
+            "old.example.com"
+        );
+        assert_eq!(node(json!({"hostname": "old"})), "old");
+        assert_eq!(
+            node(json!({"fqdn": "pcs-6-x86_64.example.com"})),
+            "pcs-6-x86_64.example.com"
+        );
     }
 
     #[test]

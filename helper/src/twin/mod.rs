@@ -50,6 +50,24 @@ pub struct Identity {
 
 pub use crate::protocol::answers::{Dropped, NodeOs};
 
+/// What a node's certname may be, as Puppet's CA takes one: lower-case letters, digits,
+/// `.`, `-` and `_` (estates have certnames a DNS name could not be, such as
+/// `db_01.example.com`), not starting with `.` or `-`, at most this long. So it is also a
+/// plain file name (the imported set names a node's file by it).
+pub const MAX_NODE_NAME: usize = 250;
+pub const NODE_RULE: &str =
+    "a certname: 1 to 250 characters of a-z, 0-9, '.', '-' and '_', not starting with '.' or '-'";
+
+/// Whether `name` is a node's certname by [`NODE_RULE`].
+pub fn is_node_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NODE_NAME
+        && !name.starts_with(['.', '-'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+}
+
 impl Dropped {
     fn new(what: impl Into<String>, reason: &str) -> Self {
         Dropped {
