@@ -110,12 +110,16 @@ fn refused_name(name: &str) -> Option<&'static str> {
     if is_secret(name) {
         return Some("its name says it holds a secret");
     }
+    // Printable ASCII: real nodes' legacy facts have spaces and colons in their names
+    // (`ipaddress_Local Area Connection`, `ec2_..._macs_02:85:e9:..._mac`).
     let valid = !name.is_empty()
         && name.len() <= MAX_NAME
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
-    (!valid).then_some("not a fact name: 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'")
+        && !name.starts_with(' ')
+        && !name.ends_with(' ')
+        && name.bytes().all(|b| (b' '..=b'~').contains(&b));
+    (!valid).then_some(
+        "not a fact name: 1 to 128 printable ASCII characters, not starting or ending with a space",
+    )
 }
 
 fn is_secret(key: &str) -> bool {
@@ -268,7 +272,9 @@ mod tests {
             deep = json!({ "d": deep });
         }
         let (result, dropped) = taken(json!({
-            "bad name": 1,
+            "bad\nname": 1,
+            " padded ": 1,
+            "ipaddress_Local Area Connection": "10.0.0.5",
             "": 1,
             "n".repeat(MAX_NAME + 1): 1,
             "deep": deep,
@@ -279,9 +285,11 @@ mod tests {
         assert!(result.contains_key("fine"));
         assert!(
             !result.contains_key("long")
-                && !result.contains_key("bad name")
+                && !result.contains_key("bad\nname")
+                && !result.contains_key(" padded ")
                 && !result.contains_key("")
         );
+        assert!(result.contains_key("ipaddress_Local Area Connection"));
         assert_eq!(
             reasons_for(&dropped, "long"),
             ["a string longer than a fact holds (64 KiB)"]
