@@ -145,6 +145,13 @@ module CloneArmyBench
       timeline
     end
 
+    # A clone of the bench's own (not the fleet's), made and started by the helper
+    # in the sandbox, with the run mode flags given.
+    def create_clone(name, *mode)
+      @host.run!('clone-army', 'clone', 'create', name, '--base', @base, '--server', @settings.server_name,
+                 '--certname', "#{name}.#{BenchHost::DOMAIN}", *mode, '--start', err: @record['helper.err'])
+    end
+
     private
 
     def dry_run
@@ -236,13 +243,6 @@ module CloneArmyBench
       return CpuComparison.new(self) if @settings.cpu?
 
       Fleet.new(self)
-    end
-
-    # A clone of the bench's own (not the fleet's), made and started by the helper
-    # in the sandbox, with the run mode flags given.
-    def create_clone(name, *mode)
-      @host.run!('clone-army', 'clone', 'create', name, '--base', @base, '--server', @settings.server_name,
-                 '--certname', "#{name}.#{BenchHost::DOMAIN}", *mode, '--start', err: @record['helper.err'])
     end
 
     # What was measured is written (a failed run's too), then both sandboxes go
