@@ -30,6 +30,7 @@ use crate::protocol::schema::{
 use crate::report::render::Format;
 use crate::sys::{lock, names, paths};
 use crate::systemd;
+use crate::twin;
 
 /// Well above the longest the helper waits in one ordinary verb (the lock, a
 /// daemon-reload, then a unit's start or stop), so only a helper that hangs meets it.
@@ -125,6 +126,10 @@ const HOSTNAME_EXAMPLES_VALID: &[&str] = &["puppet", "puppet.example.com", "Agen
 const HOSTNAME_EXAMPLES_INVALID: &[&str] =
     &["", "-a", "a-", "a..b", ".a", "a_b", "a b", "a/b", "a:8140"];
 
+const TWIN_NODE_EXAMPLES_VALID: &[&str] = &["web01.example.com", "db-2", "_a", "a.b_c-d"];
+const TWIN_NODE_EXAMPLES_INVALID: &[&str] =
+    &["", ".a", "-a", "Web01", "a b", "a/b", "a:b", "\u{e4}"];
+
 fn name_pattern() -> String {
     format!("^[a-z0-9][a-z0-9-]{{0,{}}}$", names::MAX_NAME_LEN - 1)
 }
@@ -156,6 +161,14 @@ pub fn schema() -> Schema {
                 rule: names::HOSTNAME_RULE,
                 valid: HOSTNAME_EXAMPLES_VALID.to_vec(),
                 invalid: HOSTNAME_EXAMPLES_INVALID.to_vec(),
+            },
+            twin_node: NameRule {
+                pattern: format!("^[a-z0-9_][a-z0-9._-]{{0,{}}}$", twin::MAX_NODE_NAME - 1),
+                max_length: twin::MAX_NODE_NAME,
+                reserved_suffixes: Vec::new(),
+                rule: twin::NODE_RULE,
+                valid: TWIN_NODE_EXAMPLES_VALID.to_vec(),
+                invalid: TWIN_NODE_EXAMPLES_INVALID.to_vec(),
             },
         },
         apply_source: PathRule {
@@ -225,6 +238,7 @@ pub fn schema() -> Schema {
             text: format_names(Format::TEXT),
         },
         helper_path: paths::HELPER_PATH,
+        twins_dir: format!("{}/{}", paths::STATE_DIR, paths::TWINS_DIR),
         capacity: Capacity {
             reserve_bytes: host_limits::RESERVE_BYTES,
             cost_bytes: BTreeMap::from([
@@ -389,6 +403,15 @@ mod tests {
         for name in &rules.hostname.invalid {
             assert!(names::validate_hostname("server", name).is_err(), "{name}");
         }
+        for name in &rules.twin_node.valid {
+            assert!(twin::is_node_name(name), "{name}");
+        }
+        for name in &rules.twin_node.invalid {
+            assert!(!twin::is_node_name(name), "{name}");
+        }
+        let long = "a".repeat(rules.twin_node.max_length);
+        assert!(twin::is_node_name(&long));
+        assert!(!twin::is_node_name(&(long + "a")));
     }
 
     #[test]

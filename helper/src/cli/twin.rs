@@ -26,7 +26,9 @@ pub fn run(verb: TwinVerb) -> Result<Answer> {
             }
             (None, Some(puppetdb), Some(query)) => on_host(|ctx| {
                 let answer = ask_puppetdb(ctx, &args, puppetdb, query)?;
-                json(crate::twin::import::import_answer(ctx, &answer, query))
+                json(crate::twin::import::import_answer(
+                    ctx, &answer, puppetdb, query,
+                ))
             }),
             _ => Err(Error::Usage(
                 "twin import takes --facts-dir alone, or --puppetdb with --query (and --ca-cert, \

@@ -61,14 +61,14 @@ pub fn configure(ctx: &Context, request: &ConfigureRequest) -> Result<CloneChang
     let mount = find(layout, clone)?;
     let confdir = confdir_of(layout, &mount.base())?;
     if let Some(identity) = &twin {
+        let config = CloneConfig::of(layout, clone);
+        let own = config
+            .read(PUPPET_CONF)?
+            .and_then(|conf| puppet_conf::parse(&conf).certname)
+            .unwrap_or_default();
         // The certname the clone will have: the one asked for, else its own.
-        let named = match certname {
-            Some(certname) => certname.to_owned(),
-            None => CloneConfig::of(layout, clone)
-                .read(PUPPET_CONF)?
-                .and_then(|conf| puppet_conf::parse(&conf).certname)
-                .unwrap_or_default(),
-        };
+        let named = certname.map_or_else(|| own.clone(), str::to_owned);
+        twin::check_new_node(twin::read_back(&config)?.as_ref(), identity, &own, &named)?;
         let base = read_metadata(layout, &mount.base())?.ok_or_else(|| {
             Error::Internal(format!(
                 "base {:?} of clone {clone:?} vanished",

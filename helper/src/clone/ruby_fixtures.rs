@@ -101,6 +101,8 @@ fn ruby_fixtures_are_current() {
         answer(configured, &root),
     ));
 
+    answers.extend(twin_answers());
+
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(DIR);
     let write = std::env::var_os("CLONE_ARMY_WRITE_FIXTURES").is_some();
     if write {
@@ -122,4 +124,37 @@ fn ruby_fixtures_are_current() {
          CLONE_ARMY_WRITE_FIXTURES=1 cargo test ruby_fixtures",
         stale.join(", ")
     );
+}
+
+/// `twin list` before an import, `twin import` of a directory of three nodes (two roles),
+/// and `twin list` after it.
+fn twin_answers() -> Vec<(String, String)> {
+    let f = Fixture::new();
+    let root = f.root().to_owned();
+    let mut answers = vec![(
+        "twin_list_empty".to_owned(),
+        answer(crate::twin::import::imported(&f.ctx()).unwrap(), &root),
+    )];
+    let estate = root.join("srv/estate");
+    std::fs::create_dir_all(&estate).unwrap();
+    for (node, role) in [
+        ("web01.example.com", "web"),
+        ("web02.example.com", "web"),
+        ("db01.example.com", "db"),
+    ] {
+        let record = serde_json::json!({
+            "certname": node,
+            "environment": "production",
+            "facts": {"os": {"family": "Debian", "name": "Debian", "release": {"major": "12"}}},
+            "trusted": {"extensions": {"pp_role": role}},
+        });
+        std::fs::write(estate.join(format!("{node}.json")), record.to_string()).unwrap();
+    }
+    let imported = crate::twin::import::import(&f.ctx(), &estate).unwrap();
+    answers.push(("twin_import".to_owned(), answer(imported, &root)));
+    answers.push((
+        "twin_list".to_owned(),
+        answer(crate::twin::import::imported(&f.ctx()).unwrap(), &root),
+    ));
+    answers
 }

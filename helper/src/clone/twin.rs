@@ -79,6 +79,34 @@ pub fn check(identity: &Identity, certname: &str, family: Family) -> Result<()> 
     }
 }
 
+/// Whether a clone that is the twin of `was` (none: of no node) and has the certname
+/// `own` may become the twin of `identity` under the certname `named`. A certificate
+/// holds the extensions it was requested with, and the clone keeps its certificate for
+/// as long as it keeps its certname: a twin of another node under the same certname
+/// would go on showing the server its old node's `pp_role`.
+pub fn check_new_node(
+    was: Option<&TwinRecord>,
+    identity: &Identity,
+    own: &str,
+    named: &str,
+) -> Result<()> {
+    match was {
+        Some(was) if was.node != identity.node && own.eq_ignore_ascii_case(named) => {
+            Err(Error::InvalidArgument {
+                field: FIELD,
+                value: identity.node.clone(),
+                reason: format!(
+                    "the clone is the twin of {:?} under the certname {own:?}, whose certificate \
+                     holds that node's extensions; allowed: the twin of another node with a new \
+                     certname (--certname)",
+                    was.node
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// puppet.conf with the node's environment in `[agent]` (left as it is without one).
 pub fn puppet_conf_with(conf: &str, identity: &Identity) -> String {
     match &identity.environment {

@@ -32,6 +32,9 @@ pub struct Schema {
     pub report_formats: ReportFormats,
     /// Where the class installs the helper and the tasks run it.
     pub helper_path: &'static str,
+    /// Where `twin import` keeps the real nodes' records, one `<node>.json` each: what
+    /// `clone create --twin-file` is given for a clone of the class's fleet of twins.
+    pub twins_dir: String,
     pub capacity: Capacity,
     pub fact_cache: FactCache,
     pub waits: Waits,
@@ -44,6 +47,8 @@ pub struct NameRules {
     pub clone: NameRule,
     pub base: NameRule,
     pub hostname: NameRule,
+    /// A real node's certname, as a twin's node is named (`twin import` refuses others).
+    pub twin_node: NameRule,
 }
 
 /// A name's rule: an anchored regular expression in the syntax Ruby and most engines

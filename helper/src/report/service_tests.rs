@@ -349,7 +349,8 @@ fn a_twin_import_takes_the_nodes_of_puppetdbs_answer_and_refuses_an_error() {
     let root = tempfile::tempdir().unwrap();
     let systemd = RecordingSystemd::default();
     let ctx = Context::new(Layout::under(root.path()), &systemd);
-    let list = crate::twin::import::import_answer(&ctx, &answer, query).unwrap();
+    let list =
+        crate::twin::import::import_answer(&ctx, &answer, "https://puppetdb:8081", query).unwrap();
     assert_eq!(list.summary.by_role["web"], 1);
 
     let error = client.query("broken", GENEROUS, &deadline()).unwrap_err();

@@ -16,26 +16,43 @@ use super::list::{answer, entry};
 use super::read::{each_in_dir, Read};
 use super::Identity;
 use crate::context::Context;
-use crate::protocol::answers::{TwinEntry, TwinList};
+use crate::protocol::answers::{ImportSource, TwinEntry, TwinList};
 use crate::protocol::error::{Error, Result};
-use crate::sys::fsutil::{create_dir_all, remove_dir_all, write_atomic};
+use crate::sys::fsutil::{create_dir_all, read_optional, remove_dir_all, write_atomic};
 
 /// How long the PuppetDB query of `twin import --puppetdb` may take in all: an
 /// inventory of thousands of nodes is tens of megabytes.
+/// In the set's directory: what it was imported from, as JSON. A hidden file, so no
+/// reader takes it for a node's record.
+const SOURCE_FILE: &str = ".source";
+
+/// The most of [`SOURCE_FILE`] read back: a path and a query.
+const MAX_SOURCE_BYTES: usize = 1 << 20;
+
 pub const QUERY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Takes every node of `dir` (as `twin list` reads it) into the state directory,
 /// replacing the set there; what was taken, as `twin list` answers.
 pub fn import(ctx: &Context, dir: &Path) -> Result<TwinList> {
     let _lock = ctx.lock()?;
-    let mut set = NewSet::begin(ctx, "facts-dir")?;
+    let source = ImportSource {
+        facts_dir: Some(dir.display().to_string()),
+        puppetdb: None,
+        query: None,
+    };
+    let mut set = NewSet::begin(ctx, "facts-dir", source)?;
     let walked = each_in_dir(dir, |read| set.take(read));
     set.finish(walked)
 }
 
 /// Takes the nodes of a PuppetDB query's answer (an array of inventory or factset
 /// records) into the state directory, as [`import`] does a directory's.
-pub fn import_answer(ctx: &Context, answer: &Value, query: &str) -> Result<TwinList> {
+pub fn import_answer(
+    ctx: &Context,
+    answer: &Value,
+    puppetdb: &str,
+    query: &str,
+) -> Result<TwinList> {
     let refused = |reason: String| Error::InvalidArgument {
         field: "query",
         value: query.to_owned(),
@@ -49,7 +66,12 @@ pub fn import_answer(ctx: &Context, answer: &Value, query: &str) -> Result<TwinL
     }
     let identities = super::document::identities(answer).map_err(refused)?;
     let _lock = ctx.lock()?;
-    let mut set = NewSet::begin(ctx, "query")?;
+    let source = ImportSource {
+        facts_dir: None,
+        puppetdb: Some(puppetdb.to_owned()),
+        query: Some(query.to_owned()),
+    };
+    let mut set = NewSet::begin(ctx, "query", source)?;
     let walked = identities
         .into_iter()
         .enumerate()
@@ -70,11 +92,12 @@ struct NewSet {
     field: &'static str,
     seen: BTreeSet<String>,
     entries: Vec<TwinEntry>,
+    source: ImportSource,
 }
 
 impl NewSet {
     /// Under the caller's lock: the staging directory, empty.
-    fn begin(ctx: &Context, field: &'static str) -> Result<NewSet> {
+    fn begin(ctx: &Context, field: &'static str, source: ImportSource) -> Result<NewSet> {
         let twins = ctx.layout.fs(ctx.layout.twins_dir());
         let staging = twins.with_file_name(".twins.new");
         remove_dir_all(&staging)?;
@@ -85,6 +108,7 @@ impl NewSet {
             field,
             seen: BTreeSet::new(),
             entries: Vec::new(),
+            source,
         })
     }
 
@@ -124,7 +148,12 @@ impl NewSet {
             }
             Ok(())
         });
-        if let Err(e) = checked {
+        let recorded = checked.and_then(|()| {
+            let text = serde_json::to_string(&self.source)
+                .map_err(|e| Error::Internal(format!("the import's source as JSON: {e}")))?;
+            write_atomic(&self.staging.join(SOURCE_FILE), text.as_bytes(), 0o600)
+        });
+        if let Err(e) = recorded {
             remove_dir_all(&self.staging)?;
             return Err(e);
         }
@@ -137,7 +166,10 @@ impl NewSet {
         std::fs::rename(&self.staging, &self.twins)
             .map_err(|e| Error::io("put in place", &self.staging, e))?;
         remove_dir_all(&old)?;
-        Ok(answer(self.entries))
+        Ok(TwinList {
+            imported_from: Some(self.source),
+            ..answer(self.entries)
+        })
     }
 }
 
@@ -157,7 +189,19 @@ pub fn imported(ctx: &Context) -> Result<TwinList> {
     if !twins.is_dir() {
         return Ok(answer(Vec::new()));
     }
-    super::list::list(&twins)
+    Ok(TwinList {
+        imported_from: imported_from(&twins)?,
+        ..super::list::list(&twins)?
+    })
+}
+
+/// What the set in `twins` (root's alone, as the helper made it) was imported from;
+/// none for a set whose record is missing or not one this helper writes.
+fn imported_from(twins: &Path) -> Result<Option<ImportSource>> {
+    let text = read_optional(&twins.join(SOURCE_FILE))?;
+    Ok(text
+        .filter(|text| text.len() <= MAX_SOURCE_BYTES)
+        .and_then(|text| serde_json::from_str(&text).ok()))
 }
 
 #[cfg(test)]
@@ -202,15 +246,25 @@ mod tests {
         assert!(again.dropped.is_empty(), "{:?}", again.dropped);
         let listed = imported(&ctx).unwrap();
         assert_eq!(listed.summary.nodes, 2);
+        let from = listed.imported_from.unwrap();
+        assert_eq!(
+            from.facts_dir.as_deref(),
+            Some(source.path().to_str().unwrap())
+        );
+        assert_eq!(answer.imported_from, Some(from));
 
         // A new import replaces the set whole.
         let next = records(&[("one.json", r#"{"clientcert": "app01.example.com"}"#)]);
         import(&ctx, next.path()).unwrap();
-        let names: Vec<String> = fs::read_dir(&twins)
+        let mut names: Vec<String> = fs::read_dir(&twins)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["app01.example.com.json"]);
+        names.sort();
+        assert_eq!(names, [".source", "app01.example.com.json"]);
+        // A set whose record of its source is gone reads as one of no known source.
+        fs::remove_file(twins.join(".source")).unwrap();
+        assert_eq!(imported(&ctx).unwrap().imported_from, None);
     }
 
     #[test]
@@ -245,8 +299,15 @@ mod tests {
             {"certname": "web01.example.com", "environment": "production",
              "facts": {"os": {"family": "Debian"}}, "trusted": {"extensions": {"pp_role": "web"}}},
         ]);
-        let list = import_answer(&ctx, &answer, "inventory[] {}").unwrap();
+        let list = import_answer(&ctx, &answer, "https://db:8081", "inventory[] {}").unwrap();
         assert_eq!(list.identities[0].source, "puppetdb#0");
+        let source = ImportSource {
+            facts_dir: None,
+            puppetdb: Some("https://db:8081".into()),
+            query: Some("inventory[] {}".into()),
+        };
+        assert_eq!(list.imported_from.as_ref(), Some(&source));
+        assert_eq!(imported(&ctx).unwrap().imported_from, Some(source));
         assert_eq!(
             imported(&ctx).unwrap().identities[0].extensions["pp_role"],
             "web"
@@ -259,7 +320,7 @@ mod tests {
                 "needs facts",
             ),
         ] {
-            let error = import_answer(&ctx, &bad, "q").unwrap_err();
+            let error = import_answer(&ctx, &bad, "db", "q").unwrap_err();
             assert_eq!(error.field(), Some("query"), "{error}");
             assert!(error.to_string().contains(expected), "{error}");
         }

@@ -59,6 +59,7 @@ pub fn answer(identities: Vec<TwinEntry>) -> TwinList {
             by_role,
         },
         identities,
+        imported_from: None,
     }
 }
 

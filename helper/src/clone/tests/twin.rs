@@ -140,3 +140,37 @@ fn configure_makes_a_clone_the_twin_of_another_node_keeping_its_challenge_passwo
         .read(&format!("{config}/puppet.conf"))
         .contains("certname = c1.db01.load.example.com"));
 }
+
+#[test]
+fn a_twin_of_another_node_under_its_old_certname_is_refused_untouched() {
+    let f = Fixture::new();
+    let records = tempfile::tempdir().unwrap();
+    create(&f.ctx(), &twin_request("c1", records.path(), WEB01)).unwrap();
+    let db01 = WEB01
+        .replace("web01.prod", "db01.prod")
+        .replace("\"pp_role\": \"web\"", "\"pp_role\": \"db\"");
+    fs::write(records.path().join("db01.json"), &db01).unwrap();
+    let config = "/var/lib/puppet-clone-army/c1-config";
+    let before = f.read(&format!("{config}/csr_attributes.yaml"));
+
+    // Its certificate holds web01's pp_role: db01's twin needs another certname.
+    let keeping = crate::clone::ConfigureRequest {
+        name: "c1".into(),
+        twin_file: Some(records.path().join("db01.json")),
+        ..Default::default()
+    };
+    let error = crate::clone::configure(&f.ctx(), &keeping).unwrap_err();
+    assert_eq!(error.field(), Some("twin-file"));
+    assert!(
+        error.to_string().contains("web01.prod.example.com"),
+        "{error}"
+    );
+    assert_eq!(f.read(&format!("{config}/csr_attributes.yaml")), before);
+
+    // The same node again keeps its certname.
+    let again = crate::clone::ConfigureRequest {
+        twin_file: Some(records.path().join("c1.json")),
+        ..keeping
+    };
+    crate::clone::configure(&f.ctx(), &again).unwrap();
+}

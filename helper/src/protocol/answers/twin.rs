@@ -10,6 +10,21 @@ use serde::{Deserialize, Serialize};
 pub struct TwinList {
     pub identities: Vec<TwinEntry>,
     pub summary: TwinSummary,
+    /// Where the imported set was taken from (none for a directory listed as it is, and
+    /// before any import).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_from: Option<ImportSource>,
+}
+
+/// What `twin import` was given: a directory, or a PuppetDB and its query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportSource {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts_dir: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub puppetdb: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
 }
 
 /// One node, as its twin would take it.
