@@ -73,36 +73,108 @@ class clone_army::fleet (
   }
 
   # Integer[1, N] iterates 1..N; with N = 0 there is nothing to iterate.
-  if $num_clones > 0 {
-    Integer[1, $num_clones].each |Integer $index| {
-      $clone = "clone${index}"
-      clone_army_clone { $clone:
-        ensure             => $clone_army::clone_ensure,
-        base               => $base,
-        server             => $server,
-        server_port        => $server_port,
-        certname           => clone_army::clone_certname($clone, $trusted['certname']),
-        helper             => $helper,
-        root_password_hash => $clone_army::root_password_hash,
-        challenge_password => $clone_army::challenge_password,
-        run_mode           => $clone_army::run_mode,
-        apply_source       => $clone_army::apply_source,
-        agent_noop         => $clone_army::agent_noop,
-        runinterval        => $clone_army::runinterval,
-        splay              => $clone_army::splay,
-        # Clone i of N is phase i - 1 of N; the helper's phasing rule
-        # turns that into the offset of its runs in each interval.
-        phase_index        => $index - 1,
-        phase_count        => $num_clones,
-        phasing            => $clone_army::phasing,
-        memory_max         => $memory_max,
-        cpu_quota          => $cpu_quota,
-        tasks_max          => $tasks_max,
-        facts              => $clone_army::fleet_facts + $clone_army::clone_facts.get($clone, {}),
-        generated_facts    => $clone_army::generated_facts,
-        churn_percent      => $clone_army::churn_percent,
-        ramp_up            => $clone_army::ramp_up,
+  $clones = $num_clones ? {
+    0       => [],
+    default => Integer[1, $num_clones].map |Integer $index| { "clone${index}" },
+  }
+
+  # Twins are dealt the nodes the fact lists as imported from the source
+  # asked for; until then (the run that imports them) the fleet is left as
+  # it is, so that no clone is made a plain clone only to be made a twin
+  # at the next run.
+  $twins = $clone_army::twins
+  if $twins =~ NotUndef {
+    $twin_source = 'directory' in $twins ? {
+      true    => { 'facts_dir' => $twins['directory'] },
+      default => { 'puppetdb' => $twins['puppetdb'], 'query' => $twins['query'] },
+    }
+    clone_army_twins { 'clone_army':
+      source      => $twin_source,
+      ca_cert     => $twins['ca_cert'],
+      client_cert => $twins['client_cert'],
+      client_key  => $twins['client_key'],
+      helper      => $helper,
+    }
+    $imported = $facts.dig('clone_army', 'twins')
+    $twins_ready = $imported =~ Hash and $imported['imported_from'] == $twin_source
+    if $twins_ready {
+      $dealt = clone_army::twin_assignment(
+        $imported['nodes'], $clones, $trusted['certname'], $facts['os']['family'], $twins,
+      )
+      unless $dealt['other_family'].empty {
+        warning(@("MSG"/L))
+          clone_army: ${dealt['other_family'].length} imported nodes are of another OS family \
+          than the base's (${facts['os']['family']}) and get no twin, since their catalogs need \
+          their own family's providers: ${dealt['other_family'].sort[0, 10].join(', ')}
+          |- MSG
       }
+      if $dealt['twins'].empty and !$clones.empty {
+        fail(@("MSG"/L))
+          clone_army: none of the ${imported['total']} imported nodes is of the base's OS \
+          family (${facts['os']['family']}); twins of other families need a load host of theirs
+          |- MSG
+      }
+    } else {
+      warning(@("MSG"/L))
+        clone_army: the twins' nodes are imported in this run; the clones become their \
+        twins at the next run, and are left as they are until then
+        |- MSG
+    }
+    $twin_of = $twins_ready ? {
+      true    => $dealt['twins'],
+      default => undef,
+    }
+  } else {
+    $twin_of = {}
+  }
+
+  $declared = $twin_of ? {
+    undef   => [],
+    default => $clones,
+  }
+  $declared.each |Integer $position, String $clone| {
+    $index = $position + 1
+    $twin = $twin_of[$clone]
+    $certname = $twin ? {
+      undef   => clone_army::clone_certname($clone, $trusted['certname']),
+      default => $twin['certname'],
+    }
+    $node = $twin ? {
+      undef   => 'absent',
+      default => $twin['node'],
+    }
+    $imports = $twin ? {
+      undef   => [],
+      default => [Clone_army_twins['clone_army']],
+    }
+    clone_army_clone { $clone:
+      ensure             => $clone_army::clone_ensure,
+      base               => $base,
+      server             => $server,
+      server_port        => $server_port,
+      certname           => $certname,
+      twin               => $node,
+      require            => $imports,
+      helper             => $helper,
+      root_password_hash => $clone_army::root_password_hash,
+      challenge_password => $clone_army::challenge_password,
+      run_mode           => $clone_army::run_mode,
+      apply_source       => $clone_army::apply_source,
+      agent_noop         => $clone_army::agent_noop,
+      runinterval        => $clone_army::runinterval,
+      splay              => $clone_army::splay,
+      # Clone i of N is phase i - 1 of N; the helper's phasing rule
+      # turns that into the offset of its runs in each interval.
+      phase_index        => $index - 1,
+      phase_count        => $num_clones,
+      phasing            => $clone_army::phasing,
+      memory_max         => $memory_max,
+      cpu_quota          => $cpu_quota,
+      tasks_max          => $tasks_max,
+      facts              => $clone_army::fleet_facts + $clone_army::clone_facts.get($clone, {}),
+      generated_facts    => $clone_army::generated_facts,
+      churn_percent      => $clone_army::churn_percent,
+      ramp_up            => $clone_army::ramp_up,
     }
   }
 
@@ -115,7 +187,10 @@ class clone_army::fleet (
       clones beyond num_clones are not removed in this run
       |- MSG
   }
-  $listed = $facts.dig('clone_army', 'clones', 'names')
+  $listed = $twin_of ? {
+    undef   => undef,
+    default => $facts.dig('clone_army', 'clones', 'names'),
+  }
   $surplus = ($listed ? { Array => $listed, default => [] }).filter |$name| {
     $number = $name.match(/\Aclone([1-9][0-9]{0,8})\z/)
     $number =~ Array and Integer($number[1]) > $num_clones

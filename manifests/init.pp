@@ -221,7 +221,30 @@
 #   `clone-army report` shows such runs as `would-change` with the number of
 #   resources they would change. (Puppet's `noop` is a metaparameter of every
 #   resource, hence the name.) Reaches the clones at their next run; restarts
-#   nothing.
+#   nothing. Twins (see `twins`) require it unless waived.
+#
+# @param twins
+#   Make the clones twins of real nodes, so that the server compiles the
+#   estate's own catalogs: each clone takes one node's facts (as external
+#   facts that win over its own), its trusted extensions (`pp_role`, ...,
+#   as extension requests of its certificate) and its environment, never
+#   its certname. The nodes come from a directory of fact sets or a PuppetDB
+#   query (see Clone_army::Twins for every key), imported on this host by
+#   `clone_army_twins` (`clone-army twin import`); the clones become twins
+#   at the run after the one that imports them (the `clone_army` fact lists
+#   the imported nodes), and a new source is imported again. Only nodes of
+#   the base's OS family are dealt to clones (their catalogs need its
+#   providers); the others are named in a warning.
+#   Each twin's certname is `clone<N>.<node label>.<certname of this host>`,
+#   or, with `certnames => 'node_prefix'`, `<node label>-clone<N>.<certname
+#   of this host>` (`node /^web\d+/` matches it; an exact name or a domain
+#   pattern does not). Either changes when the clone's node does, since its
+#   certificate holds its node's extensions. Refused without `agent_noop =>
+#   true` unless `noop => 'waived'`, and without `exports`: see
+#   Clone_army::Twins. A twin also counts as a node wherever nodes are
+#   counted (PE licences, the console, reports). Undef: no twins (clones
+#   made twins before are created anew as plain clones).
+#   Example: `twins => { 'directory' => '/srv/estate-facts', 'exports' => 'isolated', 'assign' => 'mix' }`.
 #
 # @param runinterval
 #   Seconds between two runs of each clone's agent, 60 to 604800 (7 days).
@@ -387,6 +410,7 @@ class clone_army (
   Clone_army::Run_mode $run_mode = 'daemon',
   Clone_army::Apply_source $apply_source = undef,
   Boolean $agent_noop = false,
+  Optional[Clone_army::Twins] $twins = undef,
   Integer[60, 604800] $runinterval = 1800,
   Integer[0, 604800] $splay = 0,
   Clone_army::Phasing $phasing = 'prefix-even',
@@ -454,6 +478,47 @@ class clone_army (
       without `server` the clones ask no server; pass `server` as well, or leave \
       server_port out
       |- MSG
+  }
+
+  if $twins =~ NotUndef {
+    $by_directory = 'directory' in $twins
+    $by_puppetdb = 'puppetdb' in $twins and 'query' in $twins
+    if $by_directory == $by_puppetdb or ($by_directory and ('puppetdb' in $twins or 'query' in $twins)) {
+      fail(@("MSG"/L))
+        clone_army: twins takes its nodes from `directory`, or from `puppetdb` with `query`: \
+        give one of the two; got ${twins.keys.sort.join(', ')}
+        |- MSG
+    }
+    $tls_given = ['ca_cert', 'client_cert', 'client_key'].filter |$key| { $key in $twins }
+    if $by_directory and !$tls_given.empty {
+      fail("clone_army: twins' ${tls_given.join(', ')} are for `puppetdb` only; the nodes come from `directory`")
+    }
+    if $run_mode == 'apply' {
+      fail("clone_army: twins need a Puppet Server to compile their nodes' catalogs; run_mode is 'apply'")
+    }
+    if !$agent_noop and $twins['noop'] != 'waived' {
+      fail(@("MSG"/L))
+        clone_army: twins run their nodes' own catalogs, so they run in noop: set \
+        agent_noop => true, or twins' noop => 'waived' to let them apply those \
+        catalogs to the clones
+        |- MSG
+    }
+    # The PuppetDB the nodes come from stores the twins' exported resources
+    # too when the server under test is its server: not isolated.
+    $puppetdb_host = $by_puppetdb ? {
+      true    => downcase(regsubst($twins['puppetdb'], '\A(https://)?([^:/]+).*\z', '\2')),
+      default => undef,
+    }
+    if $twins['exports'] == 'isolated' and $puppetdb_host =~ NotUndef and $_server =~ NotUndef and
+      $puppetdb_host == downcase($_server) {
+      fail(@("MSG"/L))
+        clone_army: twins' exports => 'isolated' says no real node collects the twins' \
+        exported resources, but the twins' server ${_server} is the host of the PuppetDB \
+        the nodes come from, which stores them beside the real nodes' and hands them to \
+        their collectors (<<| |>>); point the twins at a server with a PuppetDB of its \
+        own, or say exports => 'shared'
+        |- MSG
+    }
   }
 
   # PE's servers add pe_serverversion to the server facts; PE infrastructure

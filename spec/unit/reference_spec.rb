@@ -45,7 +45,7 @@ describe 'REFERENCE.md' do
     expect(missing).to eq([])
   end
 
-  ['clone_army_base', 'clone_army_clone', 'clone_army_fleet'].each do |name|
+  ['clone_army_base', 'clone_army_clone', 'clone_army_fleet', 'clone_army_twins'].each do |name|
     it "documents every attribute of type #{name}" do
       type = Puppet::Type.type(name.to_sym)
       text = section.call(name)

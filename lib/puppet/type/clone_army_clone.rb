@@ -7,6 +7,7 @@ require_relative '../../puppet_x/clone_army/names'
 require_relative '../../puppet_x/clone_army/schema'
 require_relative '../../puppet_x/clone_army/secrets'
 require_relative '../../puppet_x/clone_army/shape'
+require_relative '../../puppet_x/clone_army/twins'
 
 Puppet::Type.newtype(:clone_army_clone) do
   @doc = <<-DOC
@@ -30,8 +31,9 @@ Puppet::Type.newtype(:clone_army_clone) do
     it is running; a stopped clone stays stopped.
 
     Autorequires the `clone_army_base` named by `base` (autobefore instead
-    when `ensure => absent`, so clones go before their base) and the `File`
-    of the helper.
+    when `ensure => absent`, so clones go before their base), the `File`
+    of the helper, and for a twin, the `clone_army_twins` that imports its
+    node.
 
     @example A clone pointed at a Puppet Server, started when created
       clone_army_clone { 'clone1':
@@ -57,6 +59,16 @@ Puppet::Type.newtype(:clone_army_clone) do
         facts           => { 'role' => 'web' },
         generated_facts => 500,
         churn_percent   => 15,
+      }
+
+    @example The twin of a real node imported by `clone-army twin import`, in noop
+      clone_army_clone { 'clone4':
+        ensure     => running,
+        base       => 'debian-12',
+        server     => 'puppet-test.example.com',
+        certname   => 'clone4.web01.loadhost.example.com',
+        twin       => 'web01.example.com',
+        agent_noop => true,
       }
 
     @example Making one clone from the command line (server and certname default as in the class)
@@ -359,6 +371,34 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
+  newproperty(:twin) do
+    desc <<-DOC
+      The real node this clone stands in for: its certname, whose record
+      `clone-army twin import` took into
+      `/var/lib/puppet-clone-army/.twins/<node>.json`. The clone gets the
+      node's facts (as external facts that win over its own), its environment
+      and its trusted extensions (as extension requests of its certificate),
+      never its certname: a clone whose `certname` is the node's is refused, as
+      is a node whose `os.family` is not the base's. `absent`: no twin (a node
+      named `absent` cannot have one).
+
+      The extensions reach the clone's certificate only when its certname has
+      none yet, so a clone made the twin of another node needs a new
+      `certname` with it: the helper refuses otherwise. Making a twin a clone
+      of no node again creates it anew (its upper layer is lost, as for a new
+      `base`). Twins should run with `agent_noop => true`: their catalogs are
+      the nodes' own.
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::Twins.validate_node('twin', value) unless value.to_s == 'absent'
+    end
+
+    munge do |value|
+      value.to_s == 'absent' ? :absent : value
+    end
+  end
+
   newproperty(:agent_noop) do
     desc <<-DOC
       Whether the clone's agent runs in noop: `noop = true` in its
@@ -581,6 +621,14 @@ Puppet::Type.newtype(:clone_army_clone) do
   # A clone needs its base first, and must be gone before its base can go.
   autorequire(:clone_army_base) do
     self[:ensure] == :absent ? [] : [self[:base]].compact
+  end
+
+  # A twin's node is imported before the twin is made of it.
+  autorequire(:clone_army_twins) do
+    twin = self[:twin]
+    next [] if twin.nil? || twin == :absent || catalog.nil?
+
+    catalog.resources.select { |resource| resource.type == :clone_army_twins }.map(&:title)
   end
 
   autobefore(:clone_army_base) do

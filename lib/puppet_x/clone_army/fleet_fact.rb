@@ -2,6 +2,7 @@
 
 require_relative 'capacity'
 require_relative 'helper'
+require_relative 'twins'
 
 module PuppetX
   module CloneArmy
@@ -15,6 +16,11 @@ module PuppetX
     #     'clones'   => { 'names' => ['clone1', 'clone2'],
     #                     'certnames' => { 'clone1' => 'clone1.load1.example.com', ... },
     #                     'total' => 2, 'running' => 1, 'stopped' => 1 },
+    #     'twins'    => { 'total' => 1,                      # only after `twin import`
+    #                     'nodes' => { 'web01.example.com' => { 'os_family' => 'Debian',
+    #                                                           'role' => 'web',
+    #                                                           'environment' => 'production' } },
+    #                     'imported_from' => { 'facts_dir' => '/srv/estate' } },
     #   }
     #
     # `certnames` is how `clone-army report --puppetdb` finds every load host's clones
@@ -28,7 +34,8 @@ module PuppetX
     # It is computed in Ruby, so it exists on the very first run,
     # before the helper is installed. `bases` and `clones` come from one
     # `clone-army base list` and one `clone-army clone list` when the helper
-    # is installed. When the helper fails they are left out and `error` says
+    # is installed, and `twins` (PuppetX::CloneArmy::Twins.fact) from one
+    # `clone-army twin list` once nodes were imported. When the helper fails they are left out and `error` says
     # why: a fact must not fail resolution, and the class must not take a
     # failed listing for "no clones".
     module FleetFact
@@ -57,10 +64,13 @@ module PuppetX
         begin
           bases = helper.base_list
           clones = helper.clone_list
+          twins = helper.twin_list
         rescue StandardError => e
           return { 'helper' => helper.path, 'error' => e.message }
         end
-        { 'helper' => helper.path, 'bases' => bases.map { |base| base['name'] }, 'clones' => clone_counts(clones) }
+        fact = { 'helper' => helper.path, 'bases' => bases.map { |base| base['name'] }, 'clones' => clone_counts(clones) }
+        fact['twins'] = Twins.fact(twins) unless twins['identities'].empty?
+        fact
       end
 
       def self.clone_counts(clones)

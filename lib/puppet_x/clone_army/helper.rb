@@ -164,11 +164,12 @@ module PuppetX
 
       # The arguments of `clone create` for one clone, its name last.
       def self.create_arguments(name, base:, server:, certname:, server_port: nil, start: false, shape: {},
-                                root_password_hash_file: nil, challenge_password_file: nil)
+                                root_password_hash_file: nil, challenge_password_file: nil, twin_file: nil)
         options = ['--base', base]
         options += ['--server', server] if server
         options += ['--server-port', server_port.to_s] if server_port
         options += ['--certname', certname]
+        options += ['--twin-file', twin_file] if twin_file
         options += shape_options(shape)
         options += ['--root-password-hash-file', root_password_hash_file] if root_password_hash_file
         options += ['--challenge-password-file', challenge_password_file] if challenge_password_file
@@ -177,11 +178,12 @@ module PuppetX
       end
 
       # As clone_create; only the settings given change.
-      def clone_configure(name, server: nil, server_port: nil, certname: nil, shape: {})
+      def clone_configure(name, server: nil, server_port: nil, certname: nil, twin_file: nil, shape: {})
         options = []
         options += ['--server', server] if server
         options += ['--server-port', server_port.to_s] if server_port
         options += ['--certname', certname] if certname
+        options += ['--twin-file', twin_file] if twin_file
         options += self.class.shape_options(shape)
         result = run('clone', 'configure', *options, '--', name)
         check_clone(entity(result, 'clone', name, ['clone', 'configure']), ['clone', 'configure'])
@@ -202,6 +204,36 @@ module PuppetX
 
       def clone_remove(*names)
         run('clone', 'remove', '--', *names)
+      end
+
+      # The imported real nodes twins are made from (`twin list`): { 'identities' =>
+      # [...], 'summary' => {...}, 'imported_from' => {...} }; no identities before an
+      # import.
+      def twin_list
+        twins_result(run('twin', 'list'), ['twin', 'list'])
+      end
+
+      # Replaces the imported set with the nodes of `source`: { 'facts_dir' => DIR } or
+      # { 'puppetdb' => URL, 'query' => PQL } with, optionally, 'ca_cert',
+      # 'client_cert' and 'client_key'; the set as twin_list reports it.
+      def twin_import(source)
+        twins_result(run('twin', 'import', *self.class.twin_import_options(source)), ['twin', 'import'])
+      end
+
+      TWIN_IMPORT_FLAGS = {
+        'facts_dir' => '--facts-dir',
+        'puppetdb' => '--puppetdb',
+        'query' => '--query',
+        'ca_cert' => '--ca-cert',
+        'client_cert' => '--client-cert',
+        'client_key' => '--client-key',
+      }.freeze
+
+      def self.twin_import_options(source)
+        unknown = source.keys - TWIN_IMPORT_FLAGS.keys
+        raise ArgumentError, "unknown twin import settings: #{unknown.join(', ')}" unless unknown.empty?
+
+        TWIN_IMPORT_FLAGS.flat_map { |key, flag| source[key].nil? ? [] : [flag, source[key].to_s] }
       end
 
       # Runs the helper with `args` and returns the `result` of its answer.
@@ -281,6 +313,15 @@ module PuppetX
 
       # `clone start|stop` answer with the clones, every name asked for among
       # them.
+      def twins_result(result, verb)
+        identities = result['identities']
+        unless identities.is_a?(Array) && identities.all? { |item| item.is_a?(Hash) && item['node'].is_a?(String) }
+          malformed([path, *verb], 0, '"result"."identities" is not a list of objects with a node')
+        end
+        malformed([path, *verb], 0, '"result"."summary" is not an object') unless result['summary'].is_a?(Hash)
+        result
+      end
+
       def clones_result(result, names, verb)
         clones = result['clones']
         malformed([path, *verb], 0, '"result"."clones" is not a list') unless clones.is_a?(Array)

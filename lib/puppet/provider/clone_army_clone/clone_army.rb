@@ -5,6 +5,7 @@ require_relative '../../../puppet_x/clone_army/batch'
 require_relative '../../../puppet_x/clone_army/helper'
 require_relative '../../../puppet_x/clone_army/secrets'
 require_relative '../../../puppet_x/clone_army/shape'
+require_relative '../../../puppet_x/clone_army/twins'
 
 Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   desc <<-DOC
@@ -30,7 +31,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
 
   # What `clone configure` sets in place.
   def self.configuration
-    [:server, :server_port, :certname] + PuppetX::CloneArmy::Shape::PROPERTIES
+    [:server, :server_port, :certname, :twin] + PuppetX::CloneArmy::Shape::PROPERTIES
   end
 
   # The properties whose change restarts a running clone (batched, after
@@ -59,6 +60,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
       name: clone['name'],
       ensure: incomplete ? :incomplete : clone['state'].to_sym,
     }.merge([:base, :server, :server_port, :certname].to_h { |property| [property, clone[property.to_s] || :absent] })
+      .merge(twin: clone['twin_of'] || :absent)
       .merge(PuppetX::CloneArmy::Shape.from_helper(clone))
   end
 
@@ -169,15 +171,16 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     flush_changes
   end
 
-  # Applies pending changes: a new base recreates the clone (started again
-  # if it was running and is not to be stopped); anything else is set in
-  # place with one `clone configure` carrying only the changed settings.
+  # Applies pending changes: a new base, or a twin made a clone of no node,
+  # recreates the clone (started again if it was running and is not to be
+  # stopped); anything else is set in place with one `clone configure`
+  # carrying only the changed settings.
   # Called from flush, and by start/stop so that a clone starts with its new
   # configuration.
   def flush_changes
     return if @property_flush.empty? || !exists?
 
-    if @property_flush.key?(:base)
+    if @property_flush.key?(:base) || @property_flush[:twin] == :absent
       recreate
     else
       changes = @property_flush.slice(*self.class.configuration)
@@ -268,7 +271,7 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   def creating
     @creating ||= {
       wanted: with_defaults({ base: resource[:base], server: resource[:server], server_port: resource[:server_port],
-                              certname: resource[:certname] }, resource[:run_mode]),
+                              certname: resource[:certname], twin_file: twin_file(resource[:twin]) }, resource[:run_mode]),
       shape: PuppetX::CloneArmy::Shape::PROPERTIES.to_h { |property| [property, resource[property]] }.compact,
     }
   end
@@ -282,8 +285,10 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
       changes[:phase_count] = kept(:phase_count)
     end
     shape = changes.slice(*PuppetX::CloneArmy::Shape::PROPERTIES)
+    settings = changes.slice(:server, :server_port, :certname)
+    settings[:twin_file] = twin_file(changes[:twin])
     clone = with_facts_file(shape) do |options|
-      helper.clone_configure(name, **changes.slice(:server, :server_port, :certname), shape: options)
+      helper.clone_configure(name, **settings.compact, shape: options)
     end
     @property_hash = self.class.from_helper(clone)
   end
@@ -307,8 +312,8 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
   # it gets the defaults a new clone gets.
   def recreate
     start_again = state == :running && resource[:ensure] != :stopped
-    wanted = with_defaults({ base: @property_flush[:base], server: kept(:server), server_port: kept(:server_port),
-                             certname: kept(:certname) }, kept(:run_mode))
+    wanted = with_defaults({ base: kept(:base), server: kept(:server), server_port: kept(:server_port),
+                             certname: kept(:certname), twin_file: twin_file(kept(:twin)) }, kept(:run_mode))
     shape = kept_shape
     helper.clone_remove(name)
     @property_hash = { name: name, ensure: :absent }
@@ -358,6 +363,12 @@ Puppet::Type.type(:clone_army_clone).provide(:clone_army) do
     PuppetX::CloneArmy::Secrets.with_files(facts: content) do |files|
       block.call(PuppetX::CloneArmy::Shape.for_helper(shape, files[:facts]))
     end
+  end
+
+  # The record of `node` that `clone create|configure --twin-file` is given;
+  # none for no twin.
+  def twin_file(node)
+    node.nil? || node == :absent ? nil : PuppetX::CloneArmy::Twins.file(node)
   end
 
   def file_key(kind)

@@ -258,6 +258,24 @@ describe Puppet::Type.type(:clone_army_clone) do
       expect { clone(phasing: 'even') }.to raise_error(Puppet::ResourceError, %r{Invalid value "even"})
     end
 
+    it 'takes twin as a node\'s certname, or absent for none' do
+      expect(clone(twin: 'web01.example.com')[:twin]).to eq('web01.example.com')
+      expect(clone(twin: 'absent')[:twin]).to eq(:absent)
+      ['Web01', '../etc/passwd', '-a', ''].each do |bad|
+        expect { clone(twin: bad) }.to raise_error(Puppet::ResourceError, %r{twin must be a certname: 1 to 250 characters})
+      end
+    end
+
+    it 'requires the import of a twin\'s node, and none for a plain clone' do
+      catalog = Puppet::Resource::Catalog.new
+      twins = Puppet::Type.type(:clone_army_twins).new(name: 'estate', source: { 'facts_dir' => '/srv/estate' })
+      twin = clone(twin: 'web01.example.com')
+      plain = Puppet::Type.type(:clone_army_clone).new(name: 'clone2', twin: 'absent')
+      [twins, twin, plain].each { |resource| catalog.add_resource(resource) }
+      expect(twin.autorequire.map { |edge| edge.source.to_s }).to include('Clone_army_twins[estate]')
+      expect(plain.autorequire.map { |edge| edge.source.to_s }).not_to include('Clone_army_twins[estate]')
+    end
+
     it 'takes agent_noop as a boolean, and nothing else' do
       expect(clone(agent_noop: true)[:agent_noop]).to eq(:true)
       expect(clone(agent_noop: false)[:agent_noop]).to eq(:false)

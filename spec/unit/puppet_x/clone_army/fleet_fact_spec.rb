@@ -13,6 +13,7 @@ describe PuppetX::CloneArmy::FleetFact do
       it 'adds the bases and the clones counted by state, from one base list and one clone list' do
         expect_helper(['base', 'list'], 'base_list.json')
         expect_helper(['clone', 'list'], 'clone_list.json')
+        expect_helper(['twin', 'list'], 'generated/twin_list_empty.json')
         expect(described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)).to eq(
           'capacity' => { 'daemon' => 225, 'timer' => 1080 },
           'capacity_bound' => { 'daemon' => 'memory', 'timer' => 'cpu' },
@@ -29,9 +30,21 @@ describe PuppetX::CloneArmy::FleetFact do
       it 'reports an empty fleet as such' do
         expect_helper(['base', 'list'], 'captured_base_list_empty.json')
         expect_helper(['clone', 'list'], 'captured_clone_list_empty.json')
+        expect_helper(['twin', 'list'], 'generated/twin_list_empty.json')
         fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
+        expect(fact).not_to include('twins')
         expect(fact['bases']).to eq([])
         expect(fact['clones']).to eq('names' => [], 'certnames' => {}, 'total' => 0, 'running' => 0, 'stopped' => 0)
+      end
+
+      it 'adds the imported nodes twins are made from, from one twin list' do
+        expect_helper(['base', 'list'], 'base_list.json')
+        expect_helper(['clone', 'list'], 'clone_list.json')
+        expect_helper(['twin', 'list'], 'generated/twin_list.json')
+        fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
+        expect(fact['twins']['total']).to eq(3)
+        expect(fact['twins']['nodes'].keys).to contain_exactly('web01.example.com', 'web02.example.com', 'db01.example.com')
+        expect(fact['twins']['imported_from']).to eq('facts_dir' => '/srv/estate')
       end
 
       it 'puts a helper failure into `error` instead of failing, and lists nothing' do

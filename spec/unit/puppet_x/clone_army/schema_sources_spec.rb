@@ -75,6 +75,7 @@ describe 'the Puppet code\'s ranges and patterns' do
   end
   schema_patterns = {
     'name' => anchored.call(schema.dig('names', 'clone', 'pattern')),
+    'twin_node' => anchored.call(schema.dig('names', 'twin_node', 'pattern')),
     'apply_source' => anchored.call(schema.dig('apply_source', 'pattern')),
     'crypt_hash' => anchored.call(schema.dig('crypt_hash', 'pattern')),
     'facts' => anchored.call(schema.dig('facts', 'name_pattern')),
@@ -120,6 +121,14 @@ describe 'the Puppet code\'s ranges and patterns' do
                                         "types/#{alias_name}.pp has a Pattern the schema does not hold"
       end
     end
+  end
+
+  it 'has Clone_army::Twins offer the ways of dealing and naming twins that PuppetX::CloneArmy::Twins knows' do
+    require_relative '../../../../lib/puppet_x/clone_army/twins'
+    body = File.read(File.join(root, 'types/twins.pp'))
+    enum = ->(key) { body[%r{'#{key}'\]\s*=> Enum\[([^\]]*)\]}, 1].scan(%r{'([^']*)'}).flatten }
+    expect(enum.call('assign')).to eq(PuppetX::CloneArmy::Twins::ASSIGNMENTS)
+    expect(enum.call('certnames')).to eq(PuppetX::CloneArmy::Twins::CERTNAME_SCHEMES)
   end
 
   it 'has the crypt hash alias take what the helper takes and refuse what it refuses' do

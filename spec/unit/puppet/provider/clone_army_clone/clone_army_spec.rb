@@ -487,6 +487,16 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect(resource.provider.phasing).to eq(:'fleet-even')
       end
 
+      it 'makes a twin from its node\'s imported record' do
+        resource = clone_resource('clone3', full.merge(ensure: 'stopped', twin: 'web01.example.com'))
+        expect_base_list
+        args = create_args('clone3', [])
+        args.insert(args.index('--certname') + 2, '--twin-file', '/var/lib/puppet-clone-army/.twins/web01.example.com.json')
+        expect_create_many([args])
+        resource.provider.create(start: false)
+        described_class.post_resource_eval
+      end
+
       it 'passes agent_noop as the flag the helper takes' do
         resource = clone_resource('clone3', full.merge(ensure: 'stopped', agent_noop: true))
         expect_base_list
@@ -571,6 +581,27 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
         expect { provider.flush }.to raise_error(Puppet::Error, %r{\[systemd\]})
         expect(File.exist?(seen[:file])).to be false
         expect(File.exist?(File.dirname(seen[:file]))).to be false
+      end
+
+      it 'makes the clone the twin of a node with its new certname in one call, restarting it for the certname' do
+        provider.certname = 'clone1.web01.loadhost.example.com'
+        provider.twin = 'web01.example.com'
+        expect_helper(['clone', 'configure', '--certname', 'clone1.web01.loadhost.example.com',
+                       '--twin-file', '/var/lib/puppet-clone-army/.twins/web01.example.com.json', '--', 'clone1'],
+                      'clone_configure.json')
+        provider.flush
+      end
+
+      it 'creates a twin made a plain clone anew, without its node' do
+        provider.instance_variable_get(:@property_hash)[:twin] = 'web01.example.com'
+        provider.twin = :absent
+        expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
+        expect(PuppetX::CloneArmy::Runner).to receive(:run).ordered do |argv, _options|
+          expect(argv).not_to include('--twin-file')
+          expect(argv.take(4)).to eq([helper_path, 'clone', 'create', '--base'])
+          helper_output('generated/clone_create_clone1.json')
+        end
+        provider.flush
       end
 
       it 'keeps the shape when a new base recreates the clone' do

@@ -1,0 +1,7 @@
+# @summary A real node's certname, as a twin's node is named.
+#
+# 1 to 250 characters of a-z, 0-9, `.`, `-` and `_`, not starting with `.` or `-`.
+#
+# @example
+#   'web01.example.com'
+type Clone_army::Twin_node = Pattern[/\A[a-z0-9_][a-z0-9._-]{0,249}\z/]
