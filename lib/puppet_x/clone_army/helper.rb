@@ -134,10 +134,16 @@ module PuppetX
       }.freeze
 
       def self.shape_options(shape)
-        unknown = shape.keys - SHAPE_FLAGS.keys
-        raise ArgumentError, "unknown load-shape settings: #{unknown.join(', ')}" unless unknown.empty?
+        flag_options(shape, SHAPE_FLAGS, 'load-shape')
+      end
 
-        SHAPE_FLAGS.flat_map { |key, flag| shape[key].nil? ? [] : [flag, shape[key].to_s] }
+      # The flags of the settings given (nil: not given), in `flags`' order,
+      # each followed by its value; a setting `flags` does not know is a bug.
+      def self.flag_options(settings, flags, what)
+        unknown = settings.keys - flags.keys
+        raise ArgumentError, "unknown #{what} settings: #{unknown.join(', ')}" unless unknown.empty?
+
+        flags.flat_map { |key, flag| settings[key].nil? ? [] : [flag, settings[key].to_s] }
       end
 
       # The clone as `clone list` reports it. The secrets are passed as paths of files
@@ -230,10 +236,7 @@ module PuppetX
       }.freeze
 
       def self.twin_import_options(source)
-        unknown = source.keys - TWIN_IMPORT_FLAGS.keys
-        raise ArgumentError, "unknown twin import settings: #{unknown.join(', ')}" unless unknown.empty?
-
-        TWIN_IMPORT_FLAGS.flat_map { |key, flag| source[key].nil? ? [] : [flag, source[key].to_s] }
+        flag_options(source, TWIN_IMPORT_FLAGS, 'twin import')
       end
 
       # Runs the helper with `args` and returns the `result` of its answer.
