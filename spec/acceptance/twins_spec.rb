@@ -8,9 +8,12 @@ require_relative 'spec_helper_acceptance'
 # clones become twins of that node. They get new certnames of their own that
 # the server signs, they run in noop with the node's facts, and the server
 # gets their reports. Where the suite has PuppetDB, it holds each twin's
-# factset with the node's facts. Then the class without twins makes them
-# plain clones again, as clone_army_spec.rb left them, for the specs after
-# this.
+# factset with the node's facts. There, the class then takes its node from
+# that PuppetDB with a query instead: `exports => 'isolated'` is refused (the
+# twins' server is the PuppetDB's host), and with `shared` the clones become
+# twins of a plain clone of the fleet, under new certnames. Then the class
+# without twins makes them plain clones again, as clone_army_spec.rb left
+# them, for the specs after this.
 RSpec.describe 'a fleet of twins on a sandbox host' do
   clones = ['clone1', 'clone2'].freeze
   estate = '/srv/clone-army-estate'
@@ -96,6 +99,61 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
       facts = facts['values'] if facts.key?('values')
       expect(facts['clone_army_twin_of']).to eq(node)
       expect(facts.dig('networking', 'fqdn')).to eq(@node), facts['networking'].inspect
+    end
+  end
+
+  context 'from the server\'s own PuppetDB' do
+    let(:pdb_node) { "clone2.#{host_certname}" }
+    let(:pdb_certnames) { clones.map { |clone| "#{clone}.clone2.#{host_certname}" } }
+
+    before(:all) do
+      skip 'the suite has no PuppetDB' unless puppetdb?
+
+      # A node of the estate: clone2 as it checked in before it became a twin.
+      node = "clone2.#{host_certname}"
+      @node_facts = puppetdb_query('factsets').find { |f| f['certname'] == node }
+      query = %(inventory[certname, environment, facts, trusted] { certname = "#{node}" })
+      # The server's own certificate, as puppetdb_query presents it: the host's
+      # ssldir holds more than one key by now, and the helper does not guess.
+      ssl = '/var/lib/puppet/ssl'
+      source = "'puppetdb' => 'https://#{SandboxHarness::SERVER}:8081', 'query' => '#{query}', " \
+               "'client_cert' => '#{ssl}/certs/#{SandboxHarness::SERVER}.pem', " \
+               "'client_key' => '#{ssl}/private_keys/#{SandboxHarness::SERVER}.pem'"
+      @isolated = SandboxHarness.apply(twins_manifest(clones.size, "{ #{source}, 'exports' => 'isolated' }"),
+                                       timeout: apply_timeout)
+      shared = twins_manifest(clones.size, "{ #{source}, 'exports' => 'shared' }")
+      @import_pdb = SandboxHarness.apply(shared, timeout: apply_timeout)
+      @since_pdb = sandbox_now
+      @twinned_pdb = SandboxHarness.apply(shared, timeout: apply_timeout)
+    end
+
+    it 'refuses isolated exports from the twins\' own server\'s PuppetDB, and changes nothing' do
+      expect(@isolated.exitstatus).to eq(1), @isolated.to_s
+      expect(@isolated.output).to match(%r{is the host of the PuppetDB the nodes come from}), @isolated.to_s
+    end
+
+    it 'imports the queried node, and makes the clones its twins at the next apply' do
+      expect(@import_pdb.exitstatus).to eq(2), @import_pdb.to_s
+      expect(@twinned_pdb.exitstatus).to eq(2), @twinned_pdb.to_s
+      listed = clone_list.to_h { |c| [c['name'], c] }
+      clones.zip(pdb_certnames).each do |clone, certname|
+        expect(listed[clone]).to include('twin_of' => pdb_node, 'certname' => certname),
+                                 "#{clone}: #{listed[clone].inspect}\n#{diagnostics}"
+      end
+    end
+
+    it 'has the twins check in with the queried node\'s facts' do
+      expect(@node_facts).not_to be_nil, "PuppetDB had no factset of #{pdb_node}"
+      missing = wait_for_checkins(pdb_certnames, @since_pdb, timeout: checkin_timeout)
+      expect(missing).to eq([]), "no signed certificate or report from #{missing.join(', ')}\n#{diagnostics}"
+      node_fqdn = @node_facts.dig('facts', 'data').find { |fact| fact['name'] == 'networking' }&.dig('value', 'fqdn')
+      factsets = puppetdb_query('factsets')
+      pdb_certnames.each do |certname|
+        facts = factsets.find { |f| f['certname'] == certname }&.dig('facts', 'data').to_a
+                        .to_h { |fact| [fact['name'], fact['value']] }
+        expect(facts['clone_army_twin_of']).to eq(pdb_node), "#{certname}: #{facts.keys.sort.inspect}"
+        expect(facts.dig('networking', 'fqdn')).to eq(node_fqdn)
+      end
     end
   end
 end
