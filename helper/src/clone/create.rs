@@ -41,6 +41,9 @@ pub struct CloneRequest {
     /// `--twin-file`: one real node's record; the clone becomes its twin (see
     /// [`super::twin`]).
     pub twin_file: Option<std::path::PathBuf>,
+    /// `--extension NAME=VALUE`: extension requests of a clone that is no twin (see
+    /// [`crate::twin::extensions::requested`]).
+    pub extensions: Vec<String>,
 }
 
 /// `clone create`.
@@ -132,6 +135,8 @@ struct Checked<'r> {
     plan: Option<super::shape::Plan>,
     secrets: secrets::CloneSecrets,
     twin: Option<crate::twin::Identity>,
+    /// What its certificate request asks for: its twin's node's extensions, or its own.
+    extensions: std::collections::BTreeMap<String, String>,
 }
 
 /// Everything that can be refused without the lock; nothing is written.
@@ -182,11 +187,24 @@ fn check<'r>(ctx: &Context, request: &'r CloneRequest) -> Result<Checked<'r>> {
         }
         None => None,
     };
+    let own = crate::twin::extensions::requested(&request.extensions)?;
+    let extensions = match &twin {
+        Some(_) if !own.is_empty() => return Err(Error::InvalidArgument {
+            field: crate::twin::extensions::FIELD,
+            value: request.extensions.join(" "),
+            reason:
+                "a twin asks for its node's extensions: give --twin-file or --extension, not both"
+                    .to_owned(),
+        }),
+        Some(identity) => identity.extensions.clone(),
+        None => own,
+    };
     Ok(Checked {
         request,
         plan,
         secrets,
         twin,
+        extensions,
     })
 }
 
@@ -272,8 +290,7 @@ fn write_clone(
         Some(identity) => twin::apply(&config, identity)?,
         None => twin::clear(&config)?,
     };
-    let extensions = twin::extension_requests(checked.twin.as_ref());
-    changed |= secrets::apply(&config, &checked.secrets, &extensions)?;
+    changed |= secrets::apply(&config, &checked.secrets, &checked.extensions)?;
     let (root_password, challenge_password) = secrets::report(&config)?;
     let current = nspawn_settings::read(layout, &config, &confdir)?;
     let mut settings = match &checked.plan {

@@ -210,11 +210,6 @@ pub fn clear(config: &CloneConfig) -> Result<bool> {
     Ok(facts || node)
 }
 
-/// The extension requests a twin asks for (none for a clone that is no twin).
-pub fn extension_requests(identity: Option<&Identity>) -> BTreeMap<String, String> {
-    identity.map(|i| i.extensions.clone()).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

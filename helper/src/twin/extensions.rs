@@ -15,12 +15,20 @@
 //! A record shows an extension by its short name where the server knows one and by its
 //! dotted OID otherwise; a registered OID is given back its short name, so that one
 //! extension has one key.
+//!
+//! A clone that is no twin may ask for extensions too (`clone create --extension
+//! pp_role=web`), by the same rules: a fleet classified by `$trusted['extensions']`
+//! without a real node to stand in for.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use super::Dropped;
+use crate::protocol::error::{Error, Result};
+
+/// The flag a clone that is no twin is given its extension requests by.
+pub const FIELD: &str = "extension";
 
 /// Puppet's registered extensions (`1.3.6.1.4.1.34380.1.1.N`) by short name, as Puppet's
 /// and Puppet Server's OID tables list them.
@@ -138,6 +146,47 @@ pub fn canonical(key: &str) -> Result<String, &'static str> {
     Err("a name Puppet does not know (the estate's own mapping): give its OID")
 }
 
+/// `--extension NAME=VALUE` flags as the extension requests a clone asks for, each by the
+/// rules a twin's follow; refused whole, naming the flag, on the first that breaks them.
+pub fn requested(flags: &[String]) -> Result<BTreeMap<String, String>> {
+    let refused = |flag: &str, reason: String| Error::InvalidArgument {
+        field: FIELD,
+        value: crate::sys::table::truncate(flag, 80),
+        reason,
+    };
+    if flags.len() > MAX_EXTENSIONS {
+        return Err(refused(
+            &flags[MAX_EXTENSIONS],
+            format!("at most {MAX_EXTENSIONS} extensions a clone"),
+        ));
+    }
+    let mut taken = BTreeMap::new();
+    for flag in flags {
+        let Some((key, value)) = flag.split_once('=') else {
+            return Err(refused(
+                flag,
+                "give it as NAME=VALUE, e.g. pp_role=web".to_owned(),
+            ));
+        };
+        let name = canonical(key).map_err(|why| {
+            refused(
+                flag,
+                format!("{why}; allowed: a registered name (pp_role, pp_environment, ...) but pp_preshared_key and the authorization ones, or a private OID 1.3.6.1.4.1.34380.1.2.N"),
+            )
+        })?;
+        if !acceptable_value(value) {
+            return Err(refused(
+                flag,
+                format!("the value must be 1 to {MAX_VALUE_CHARS} printable characters"),
+            ));
+        }
+        if taken.insert(name.clone(), value.to_owned()).is_some() {
+            return Err(refused(flag, format!("{name} is given twice")));
+        }
+    }
+    Ok(taken)
+}
+
 fn acceptable_value(text: &str) -> bool {
     let chars = text.chars().count();
     (1..=MAX_VALUE_CHARS).contains(&chars) && !text.chars().any(char::is_control)
@@ -152,6 +201,59 @@ mod tests {
         let mut dropped = Vec::new();
         let map = value.as_object().unwrap().clone();
         (take(&map, &mut dropped), dropped)
+    }
+
+    fn flags(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn extension_flags_are_taken_by_a_twins_rules_a_registered_oid_by_its_name() {
+        let taken = requested(&flags(&[
+            "pp_role=web",
+            "1.3.6.1.4.1.34380.1.1.12=production",
+            "1.3.6.1.4.1.34380.1.2.7=rack=4",
+        ]))
+        .unwrap();
+        assert_eq!(
+            taken,
+            BTreeMap::from([
+                ("pp_role".to_owned(), "web".to_owned()),
+                ("pp_environment".to_owned(), "production".to_owned()),
+                ("1.3.6.1.4.1.34380.1.2.7".to_owned(), "rack=4".to_owned()),
+            ])
+        );
+        assert!(requested(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn extension_flags_that_break_a_rule_are_refused_naming_the_flag_and_what_is_allowed() {
+        for (flag, says) in [
+            ("pp_role", "NAME=VALUE"),
+            ("pp_auth_role=compiler", "authorization"),
+            ("pp_preshared_key=s3cret", "secret"),
+            ("my_custom=x", "allowed: a registered name"),
+            ("pp_role=", "1 to 1024 printable"),
+            ("pp_role=a\nb", "printable"),
+        ] {
+            let err = requested(&[flag.to_owned()]).unwrap_err().to_string();
+            assert!(
+                err.contains("extension") && err.contains(says),
+                "{flag}: {err}"
+            );
+        }
+        let twice = requested(&flags(&["pp_role=web", "1.3.6.1.4.1.34380.1.1.13=db"]));
+        assert!(twice
+            .unwrap_err()
+            .to_string()
+            .contains("pp_role is given twice"));
+        let many: Vec<String> = (0..=MAX_EXTENSIONS)
+            .map(|i| format!("1.3.6.1.4.1.34380.1.2.{i}=x"))
+            .collect();
+        assert!(requested(&many)
+            .unwrap_err()
+            .to_string()
+            .contains("at most 64"));
     }
 
     #[test]

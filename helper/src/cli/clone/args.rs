@@ -33,6 +33,11 @@ pub struct CloneCreateArgs {
     /// its certname; refused unless the node's os.family is the base's.
     #[arg(long, value_name = "PATH")]
     pub twin_file: Option<std::path::PathBuf>,
+    /// A trusted extension the clone's certificate request asks for, as NAME=VALUE
+    /// (pp_role=web; a registered name or a private OID 1.3.6.1.4.1.34380.1.2.N), so that
+    /// classification by $trusted['extensions'] works; repeatable; not with --twin-file.
+    #[arg(long = "extension", value_name = "NAME=VALUE")]
+    pub extensions: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -118,6 +123,7 @@ impl CloneCreateArgs {
                 challenge_password_file: self.challenge_password_file,
             },
             twin_file: self.twin_file,
+            extensions: self.extensions,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod configure;
 mod create;
+mod extensions;
 mod lifecycle;
 mod list;
 mod remove;

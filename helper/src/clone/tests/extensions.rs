@@ -1,0 +1,78 @@
+//! A clone that is no twin, given extension requests of its own: the CA copies them into
+//! its certificate, so a fleet is classified by `$trusted['extensions']` as the estate is.
+
+use super::*;
+
+fn with_extensions(name: &str, flags: &[&str]) -> CloneRequest {
+    CloneRequest {
+        extensions: flags.iter().map(|f| (*f).to_owned()).collect(),
+        ..request(name)
+    }
+}
+
+#[test]
+fn extension_flags_become_the_clones_extension_requests_bound_into_it() {
+    let f = Fixture::new();
+    let created = create(
+        &f.ctx(),
+        &with_extensions(
+            "c1",
+            &["pp_role=web", "1.3.6.1.4.1.34380.1.1.12=production"],
+        ),
+    )
+    .unwrap();
+    assert!(created.changed);
+    assert!(!created.challenge_password);
+    let config = "/var/lib/puppet-clone-army/c1-config";
+    let csr = f.read(&format!("{config}/csr_attributes.yaml"));
+    assert!(
+        csr.ends_with(
+            "---\nextension_requests:\n  \"pp_environment\": \"production\"\n  \"pp_role\": \"web\"\n"
+        ),
+        "{csr}"
+    );
+    assert!(f.read("/etc/systemd/nspawn/c1.nspawn").contains(&format!(
+        "\nBindReadOnly={config}/csr_attributes.yaml:/etc/puppet/csr_attributes.yaml\n"
+    )));
+    assert!(!f.path(&format!("{config}/twin.json")).exists(), "no twin");
+}
+
+#[test]
+fn bad_extension_flags_and_flags_beside_a_twin_file_are_refused_untouched() {
+    let f = Fixture::new();
+    let records = tempfile::tempdir().unwrap();
+    let twin_file = records.path().join("web01.json");
+    fs::write(
+        &twin_file,
+        r#"{"certname": "web01.prod.example.com",
+            "facts": {"os": {"family": "Debian", "name": "Debian", "release": {"major": "12"}}},
+            "trusted": {"extensions": {"pp_role": "web"}}}"#,
+    )
+    .unwrap();
+    let cases = [
+        (
+            with_extensions("c1", &["pp_auth_role=compiler"]),
+            "authorization",
+        ),
+        (with_extensions("c2", &["pp_role"]), "NAME=VALUE"),
+        (
+            CloneRequest {
+                twin_file: Some(twin_file),
+                ..with_extensions("c3", &["pp_role=db"])
+            },
+            "not both",
+        ),
+    ];
+    for (request, expected) in cases {
+        let error = create(&f.ctx(), &request).unwrap_err();
+        assert_eq!(error.field(), Some("extension"), "{error}");
+        assert!(error.to_string().contains(expected), "{error}");
+        assert!(!f
+            .path(&format!(
+                "/var/lib/puppet-clone-army/{}-config",
+                request.name
+            ))
+            .exists());
+    }
+    assert!(f.systemd.calls().is_empty(), "{:?}", f.systemd.calls());
+}
