@@ -29,7 +29,7 @@ lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p clone-army
-	puppet-lint --fail-on-warnings manifests types
+	puppet-lint --fail-on-warnings manifests types sandbox/roles
 	rubocop lib spec tasks bench sandbox Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
 

@@ -21,6 +21,15 @@
 # server) and runs them with agent_noop => true: real catalogs, compiled and
 # evaluated, nothing changed in the clones.
 #
+# LAB_TWINS=1 makes the lab an estate and its fleet twins of it (Debian 13, whose
+# lab has PuppetDB): the server classifies by the role in each certificate
+# (sandbox/roles/estate.pp: web, lb and cache, from Debian's puppetlabs-apache,
+# puppetlabs-haproxy and saz-memcached packages, in sandbox/roles/lab_roles);
+# ESTATE_NODES "production" nodes (clones of their own, each asking for its
+# pp_role in its certificate request) check in first, and the class then imports
+# them from PuppetDB and makes its CLONES clones their twins in the estate's mix,
+# in noop. The report groups the runs by role.
+#
 # On a machine of two or more CPUs the lab's Puppet Server, PuppetDB and
 # PostgreSQL run on the first half of them and the clones on the rest
 # (sandbox.sh's SERVER_CPUS and CLONE_CPUS; LAB_SPLIT_CPUS=no runs everything
@@ -45,9 +54,19 @@ LAB_RUNINTERVAL=${LAB_RUNINTERVAL:-120}
 SERVER_NAME=${SERVER_NAME:-puppet}
 APPLY_TIMEOUT=${APPLY_TIMEOUT:-1800}
 LAB_ROLE=${LAB_ROLE:-}
+LAB_TWINS=${LAB_TWINS:-0}
+case $LAB_TWINS in
+  0 | 1) ;;
+  *) die "LAB_TWINS must be 0 or 1, not '$LAB_TWINS'" ;;
+esac
+# The estate's nodes, name=role, each certname <name>.$ESTATE_DOMAIN.
+ESTATE_NODES=${ESTATE_NODES:-web01=web web02=web lb01=lb cache01=cache}
+ESTATE_DOMAIN=prod.lab
+# The site of the lab's server: a role's, the estate's, or none.
+if [ "$LAB_TWINS" = 1 ]; then LAB_SITE=estate; else LAB_SITE=$LAB_ROLE; fi
 # A role's catalogs take the lab's one-JRuby server tens of seconds each to compile
 # on a 2-core machine, one at a time: the wait allows for it.
-if [ -n "$LAB_ROLE" ]; then per_clone=60; else per_clone=10; fi
+if [ -n "$LAB_SITE" ]; then per_clone=60; else per_clone=10; fi
 CHECKIN_TIMEOUT=${CHECKIN_TIMEOUT:-$((300 + per_clone * CLONES))}
 SIGNED_DIR=/etc/puppet/puppetserver/ca/signed
 LAB_RECORD_EVERY=${LAB_RECORD_EVERY:-5}
@@ -75,13 +94,17 @@ lab_cpus
 # The Debian packages of the modules each role uses (their dependencies come along).
 declare -A ROLE_PACKAGES=(
   [web]="puppet-module-puppetlabs-apache puppet-module-puppetlabs-apt puppet-module-aboe-chrony"
+  [estate]="puppet-module-puppetlabs-apache puppet-module-puppetlabs-apt puppet-module-aboe-chrony puppet-module-puppetlabs-haproxy puppet-module-saz-memcached"
 )
+# The role classes every site includes, a module of the server's environment.
+ROLES_MODULE=lab_roles
 SITE_PP=$SERVER_ENVIRONMENT/manifests/site.pp
 # Inside the sandbox (its /tmp is the sandbox's own tmpfs).
 RAMP_CLONE_LIST=/var/tmp/lab-ramp-clones.jsonl
 RAMP_BASELINE=/var/tmp/lab-ramp.json
 RAMP_TIMELINE=/var/tmp/lab-ramp.jsonl
 RAMP_PAGE=/var/tmp/lab-ramp.html
+ESTATE_LIST=/var/tmp/lab-estate.jsonl
 # Debian's Puppet Server logs every request here (its request-logging.xml).
 SERVER_ACCESS_LOG=/var/log/puppetserver/puppetserver-access.log
 
@@ -133,35 +156,110 @@ puppetdb_flag() {
 
 # The fleet report: every clone's last run, the fleet's p50/p95, the server's
 # own view and PuppetDB's command queue where the suite has PuppetDB, verified
-# against the lab server's CA. The sandbox host's agent certificate, which the
-# helper presents to PuppetDB, is the server's own (they share an ssldir).
+# against the lab server's CA; the estate's grouped by role. The sandbox host's
+# agent certificate, which the helper presents to PuppetDB, is the server's own
+# (they share an ssldir).
 print_report() {
-  local puppetdb
+  local puppetdb groups=()
   mapfile -t puppetdb < <(puppetdb_flag)
+  [ "$LAB_TWINS" != 1 ] || groups=(--group-by pp_role)
   echo
   inside clone-army report --interval "$LAB_RUNINTERVAL" \
     --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert "$SERVER_CA_CERT" \
-    --format table
+    "${groups[@]}" --format table
 }
 
-# LAB_ROLE's modules (Debian's packages, on the server's modulepath) and its
-# site.pp, which classifies the clones; nothing without a role.
+# LAB_SITE's modules (Debian's packages, on the server's modulepath), the role
+# classes and its site.pp, which classifies the clones; nothing without a site.
 check_role() {
+  if [ "$LAB_TWINS" = 1 ]; then
+    [ -z "$LAB_ROLE" ] || die "LAB_ROLE and LAB_TWINS=1 are two sites of the lab's server: give one"
+    [ "$SANDBOX_PUPPETDB" = yes ] ||
+      die "LAB_TWINS=1 imports the estate's nodes from PuppetDB, which the lab has on Debian 13 (SUITE=trixie), not on $SANDBOX_SUITE"
+    return 0
+  fi
   [ -n "$LAB_ROLE" ] || return 0
-  if [ -z "${ROLE_PACKAGES[$LAB_ROLE]:-}" ] || [ ! -f "$here/roles/$LAB_ROLE.pp" ]; then
-    die "LAB_ROLE must be one of: ${!ROLE_PACKAGES[*]} (or empty), not '$LAB_ROLE'"
+  if [ "$LAB_ROLE" = estate ] || [ -z "${ROLE_PACKAGES[$LAB_ROLE]:-}" ] || [ ! -f "$here/roles/$LAB_ROLE.pp" ]; then
+    die "LAB_ROLE must be web (or empty), not '$LAB_ROLE'"
   fi
 }
 
 install_role() {
-  [ -n "$LAB_ROLE" ] || return 0
-  log "role $LAB_ROLE: installing ${ROLE_PACKAGES[$LAB_ROLE]} on the lab's server"
+  [ -n "$LAB_SITE" ] || return 0
+  log "site $LAB_SITE: installing ${ROLE_PACKAGES[$LAB_SITE]} on the lab's server"
   # shellcheck disable=SC2086 # the list is words
   EXEC_TIMEOUT=600 inside env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    ${ROLE_PACKAGES[$LAB_ROLE]} >&2
-  inside mkdir -p "$(dirname "$SITE_PP")"
+    ${ROLE_PACKAGES[$LAB_SITE]} >&2
+  inside mkdir -p "$(dirname "$SITE_PP")" "$SERVER_ENVIRONMENT/modules"
   # shellcheck disable=SC2016 # $1 is the inner shell's
-  inside sh -c 'cat > "$1"' sh "$SITE_PP" <"$here/roles/$LAB_ROLE.pp"
+  tar -C "$here/roles" -cf - "$ROLES_MODULE" | inside sh -c 'rm -rf "$1/$2" && tar -C "$1" -xf -' sh "$SERVER_ENVIRONMENT/modules" "$ROLES_MODULE"
+  # shellcheck disable=SC2016 # $1 is the inner shell's
+  inside sh -c 'cat > "$1"' sh "$SITE_PP" <"$here/roles/$LAB_SITE.pp"
+}
+
+# The class applied on the sandbox host with the lab's settings and EXTRA ones.
+apply_class() {
+  local extra=$1 manifest rc=0
+  # Each clone first runs at its phase offset within the interval T (the class's
+  # phasing), so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every
+  # check-in.
+  local record="record => true, record_every => $LAB_RECORD_EVERY, record_access_log => '$SERVER_ACCESS_LOG'"
+  [ "$SANDBOX_PUPPETDB" != yes ] || record+=", record_puppetdb => 'https://$SERVER_NAME:$PUPPETDB_TLS_PORT'"
+  manifest="class { 'clone_army': server => '$SERVER_NAME', runinterval => $LAB_RUNINTERVAL, $record, $extra }"
+  log "puppet apply -e \"$manifest\" (up to ${APPLY_TIMEOUT}s)"
+  EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" || rc=$?
+  # --detailed-exitcodes: 0 no change, 2 changes; 4 and 6 are failures.
+  [ "$rc" = 0 ] || [ "$rc" = 2 ] || die "puppet apply failed (exit $rc)"
+}
+
+# The estate's "production" nodes: clones outside the fleet's clone<N> names, in
+# noop, each asking for its role in its certificate request, started and waited
+# for until each has checked in and PuppetDB holds its facts and extensions.
+make_estate() {
+  local listed base entry node role lines='' names=()
+  listed=$(EXEC_TIMEOUT=120 inside clone-army base list)
+  base=$(jq -er '.result.bases[0].name' <<<"$listed") || die "the class built no base"
+  for entry in $ESTATE_NODES; do
+    node=${entry%%=*} role=${entry#*=}
+    [[ $node =~ ^[a-z][a-z0-9-]{0,30}$ && $role =~ ^[a-z][a-z0-9_]{0,30}$ ]] ||
+      die "ESTATE_NODES takes name=role words (lowercase names), not '$entry'"
+    names+=("$node")
+    lines+=$(jq -cn --arg n "$node" --arg base "$base" --arg server "$SERVER_NAME" \
+      --arg c "$node.$ESTATE_DOMAIN" --arg interval "$LAB_RUNINTERVAL" --arg role "pp_role=$role" \
+      '[$n, "--base", $base, "--server", $server, "--certname", $c, "--run-mode", "timer",
+        "--runinterval", $interval, "--agent-noop", "true", "--extension", $role]')$'\n'
+  done
+  log "estate: ${names[*]} (roles $ESTATE_NODES) check in as $ESTATE_DOMAIN's production nodes"
+  # shellcheck disable=SC2016 # $1 is the inner shell's
+  inside sh -c 'cat > "$1"' sh "$ESTATE_LIST" <<<"$lines"
+  EXEC_TIMEOUT=600 inside clone-army clone create-many "$ESTATE_LIST" >/dev/null || die "the estate's nodes could not be made"
+  EXEC_TIMEOUT=600 inside clone-army clone start "${names[@]}" >/dev/null || die "the estate's nodes did not start"
+  estate_count=${#names[@]}
+  wait_until "$CHECKIN_TIMEOUT" 5 estate_checked_in || die "the estate's nodes did not check in within ${CHECKIN_TIMEOUT}s"
+  wait_until 300 5 estate_in_puppetdb || die "PuppetDB did not list the estate's $estate_count nodes within 300s"
+}
+
+# The PQL query that finds the estate's nodes, which the twins are made of.
+estate_query() {
+  printf 'inventory[certname, environment, facts, trusted] { certname ~ "[.]%s$" and trusted.extensions.pp_role ~ "." }' \
+    "${ESTATE_DOMAIN//./[.]}"
+}
+
+estate_checked_in() {
+  local rows ready
+  rows=$(fleet_rows 2>/dev/null) || return 1
+  ready=$(printf '%s\n' "$rows" | awk -F'\t' -v d=".$ESTATE_DOMAIN" \
+    'substr($3, length($3) - length(d) + 1) == d && $2 == "running" && $4 == "yes" && $7 == "yes"' | wc -l)
+  log "estate: $ready of $estate_count checked in"
+  ((ready >= estate_count))
+}
+
+# Asked on PuppetDB's port on the sandbox's loopback (plain HTTP there).
+estate_in_puppetdb() {
+  local found
+  found=$(EXEC_TIMEOUT=30 inside curl -fsG --max-time 20 "http://$SERVER_ADDR:$PUPPETDB_PORT/pdb/query/v4" \
+    --data-urlencode "query=$(estate_query)" 2>/dev/null | jq 'length') || return 1
+  ((found >= estate_count))
 }
 
 # The page of the run recorded so far, made inside the sandbox; prints where it
@@ -195,12 +293,13 @@ align_columns() {
             print line } }'
 }
 
-# Every one of CLONES clones listed, running, signed, and its last run a
-# successful one (the report's `succeeded`; a failed run is no check-in).
+# Every one of the fleet's CLONES clones (clone<N>; the estate's nodes are not
+# the fleet) listed, running, signed, and its last run a successful one (the
+# report's `succeeded`; a failed run is no check-in).
 all_checked_in() {
   local rows ready
   rows=$(fleet_rows 2>/dev/null) || return 1
-  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$2 == "running" && $4 == "yes" && $7 == "yes"' | wc -l)
+  ready=$(printf '%s\n' "$rows" | awk -F'\t' '$1 ~ /^clone[0-9]+$/ && $2 == "running" && $4 == "yes" && $7 == "yes"' | wc -l)
   log "checked in: $ready of $CLONES"
   ((ready >= CLONES))
 }
@@ -220,7 +319,7 @@ lab_failed() {
 }
 
 cmd_up() {
-  local started manifest rc
+  local started
   require_root
   [[ $CLONES =~ ^[0-9]+$ ]] || die "CLONES must be a number, not '$CLONES'"
   check_role
@@ -240,19 +339,23 @@ cmd_up() {
   sandbox server "$NAME"
   install_role
 
-  # Each clone first runs at its phase offset within the interval T (the class's
-  # phasing), so the lab's interval (LAB_RUNINTERVAL) bounds the wait for every
-  # check-in.
-  local record="record => true, record_every => $LAB_RECORD_EVERY, record_access_log => '$SERVER_ACCESS_LOG'"
-  [ "$SANDBOX_PUPPETDB" != yes ] || record+=", record_puppetdb => 'https://$SERVER_NAME:$PUPPETDB_TLS_PORT'"
-  local noop=''
-  [ -z "$LAB_ROLE" ] || noop=', agent_noop => true'
-  manifest="class { 'clone_army': server => '$SERVER_NAME', num_clones => $CLONES, runinterval => $LAB_RUNINTERVAL, $record$noop }"
-  log "puppet apply -e \"$manifest\" (up to ${APPLY_TIMEOUT}s)"
-  rc=0
-  EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" || rc=$?
-  # --detailed-exitcodes: 0 no change, 2 changes; 4 and 6 are failures.
-  [ "$rc" = 0 ] || [ "$rc" = 2 ] || die "puppet apply failed (exit $rc)"
+  if [ "$LAB_TWINS" = 1 ]; then
+    # The base first, then the estate from it, then the twins: the class imports
+    # the estate at one apply and makes its clones twins at the next, once its
+    # fact lists what was imported.
+    apply_class "num_clones => 0, agent_noop => true"
+    make_estate
+    local ssl=/var/lib/puppet/ssl twins
+    twins="{ 'puppetdb' => 'https://$SERVER_NAME:$PUPPETDB_TLS_PORT', 'query' => '$(estate_query)',"
+    twins+=" 'client_cert' => '$ssl/certs/$SERVER_NAME.pem', 'client_key' => '$ssl/private_keys/$SERVER_NAME.pem',"
+    twins+=" 'assign' => 'mix', 'exports' => 'shared' }"
+    apply_class "num_clones => $CLONES, agent_noop => true, twins => $twins"
+    apply_class "num_clones => $CLONES, agent_noop => true, twins => $twins"
+  elif [ -n "$LAB_ROLE" ]; then
+    apply_class "num_clones => $CLONES, agent_noop => true"
+  else
+    apply_class "num_clones => $CLONES"
+  fi
 
   log "waiting up to ${CHECKIN_TIMEOUT}s for $CLONES clones to check in"
   wait_until "$CHECKIN_TIMEOUT" 5 all_checked_in ||
