@@ -84,10 +84,7 @@ class clone_army::fleet (
   # at the next run.
   $twins = $clone_army::twins
   if $twins =~ NotUndef {
-    $twin_source = 'directory' in $twins ? {
-      true    => { 'facts_dir' => $twins['directory'] },
-      default => { 'puppetdb' => $twins['puppetdb'], 'query' => $twins['query'] },
-    }
+    $twin_source = $clone_army::twin_source
     clone_army_twins { 'clone_army':
       source      => $twin_source,
       ca_cert     => $twins['ca_cert'],

@@ -244,7 +244,7 @@
 #   Clone_army::Twins. A twin also counts as a node wherever nodes are
 #   counted (PE licences, the console, reports). Undef: no twins (clones
 #   made twins before are created anew as plain clones).
-#   Example: `twins => { 'directory' => '/srv/estate-facts', 'exports' => 'isolated', 'assign' => 'mix' }`.
+#   Example: `twins => { 'facts_dir' => '/srv/estate-facts', 'exports' => 'isolated', 'assign' => 'mix' }`.
 #
 # @param runinterval
 #   Seconds between two runs of each clone's agent, 60 to 604800 (7 days).
@@ -481,18 +481,6 @@ class clone_army (
   }
 
   if $twins =~ NotUndef {
-    $by_directory = 'directory' in $twins
-    $by_puppetdb = 'puppetdb' in $twins and 'query' in $twins
-    if $by_directory == $by_puppetdb or ($by_directory and ('puppetdb' in $twins or 'query' in $twins)) {
-      fail(@("MSG"/L))
-        clone_army: twins takes its nodes from `directory`, or from `puppetdb` with `query`: \
-        give one of the two; got ${twins.keys.sort.join(', ')}
-        |- MSG
-    }
-    $tls_given = ['ca_cert', 'client_cert', 'client_key'].filter |$key| { $key in $twins }
-    if $by_directory and !$tls_given.empty {
-      fail("clone_army: twins' ${tls_given.join(', ')} are for `puppetdb` only; the nodes come from `directory`")
-    }
     if $run_mode == 'apply' {
       fail("clone_army: twins need a Puppet Server to compile their nodes' catalogs; run_mode is 'apply'")
     }
@@ -503,22 +491,10 @@ class clone_army (
         catalogs to the clones
         |- MSG
     }
-    # The PuppetDB the nodes come from stores the twins' exported resources
-    # too when the server under test is its server: not isolated.
-    $puppetdb_host = $by_puppetdb ? {
-      true    => downcase(regsubst($twins['puppetdb'], '\A(https://)?([^:/]+).*\z', '\2')),
-      default => undef,
-    }
-    if $twins['exports'] == 'isolated' and $puppetdb_host =~ NotUndef and $_server =~ NotUndef and
-      $puppetdb_host == downcase($_server) {
-      fail(@("MSG"/L))
-        clone_army: twins' exports => 'isolated' says no real node collects the twins' \
-        exported resources, but the twins' server ${_server} is the host of the PuppetDB \
-        the nodes come from, which stores them beside the real nodes' and hands them to \
-        their collectors (<<| |>>); point the twins at a server with a PuppetDB of its \
-        own, or say exports => 'shared'
-        |- MSG
-    }
+    # One source, checked by the rule the type shares; the fleet imports it.
+    $twin_source = clone_army::twin_source($twins, $_server)
+  } else {
+    $twin_source = undef
   }
 
   # PE's servers add pe_serverversion to the server facts; PE infrastructure

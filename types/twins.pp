@@ -1,6 +1,6 @@
 # @summary Where a fleet of twins takes its nodes from, and how it uses them.
 #
-# * `directory`: a directory of `*.json` records on the load host (PuppetDB
+# * `facts_dir`: a directory of `*.json` records on the load host (PuppetDB
 #   inventory or factsets, `puppet facts show` or `puppet facts find`
 #   output, or bare facts); or
 # * `puppetdb` and `query`: a PuppetDB (`https://host:8081`; a bare host
@@ -24,9 +24,9 @@
 #   exported resources).
 #
 # @example
-#   { 'directory' => '/srv/estate-facts', 'exports' => 'isolated', 'assign' => 'mix' }
+#   { 'facts_dir' => '/srv/estate-facts', 'exports' => 'isolated', 'assign' => 'mix' }
 type Clone_army::Twins = Struct[{
-  Optional['directory']   => Clone_army::Absolutepath,
+  Optional['facts_dir']   => Clone_army::Absolutepath,
   Optional['puppetdb']    => Clone_army::Service_address,
   Optional['query']       => String[1],
   Optional['ca_cert']     => Clone_army::Absolutepath,

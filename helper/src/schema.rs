@@ -135,13 +135,17 @@ fn name_pattern() -> String {
 }
 
 pub fn schema() -> Schema {
-    let label = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+    let label = format!(
+        "[A-Za-z0-9]([A-Za-z0-9-]{{0,{}}}[A-Za-z0-9])?",
+        names::MAX_LABEL_LEN - 2
+    );
     Schema {
         names: NameRules {
             clone: NameRule {
                 pattern: name_pattern(),
                 max_length: names::MAX_NAME_LEN,
                 reserved_suffixes: Vec::new(),
+                label_max_length: None,
                 rule: names::NAME_RULE,
                 valid: NAME_EXAMPLES_VALID.to_vec(),
                 invalid: NAME_EXAMPLES_INVALID.to_vec(),
@@ -150,6 +154,7 @@ pub fn schema() -> Schema {
                 pattern: name_pattern(),
                 max_length: names::MAX_NAME_LEN,
                 reserved_suffixes: paths::CLONE_DIR_SUFFIXES.to_vec(),
+                label_max_length: None,
                 rule: names::NAME_RULE,
                 valid: NAME_EXAMPLES_VALID.to_vec(),
                 invalid: [NAME_EXAMPLES_INVALID, BASE_EXAMPLES_INVALID].concat(),
@@ -158,6 +163,7 @@ pub fn schema() -> Schema {
                 pattern: format!("^{label}(\\.{label})*$"),
                 max_length: names::MAX_HOSTNAME_LEN,
                 reserved_suffixes: Vec::new(),
+                label_max_length: Some(names::MAX_LABEL_LEN),
                 rule: names::HOSTNAME_RULE,
                 valid: HOSTNAME_EXAMPLES_VALID.to_vec(),
                 invalid: HOSTNAME_EXAMPLES_INVALID.to_vec(),
@@ -166,6 +172,7 @@ pub fn schema() -> Schema {
                 pattern: format!("^[a-z0-9_][a-z0-9._-]{{0,{}}}$", twin::MAX_NODE_NAME - 1),
                 max_length: twin::MAX_NODE_NAME,
                 reserved_suffixes: Vec::new(),
+                label_max_length: None,
                 rule: twin::NODE_RULE,
                 valid: TWIN_NODE_EXAMPLES_VALID.to_vec(),
                 invalid: TWIN_NODE_EXAMPLES_INVALID.to_vec(),
@@ -403,6 +410,9 @@ mod tests {
         for name in &rules.hostname.invalid {
             assert!(names::validate_hostname("server", name).is_err(), "{name}");
         }
+        let label = "a".repeat(rules.hostname.label_max_length.unwrap());
+        assert!(names::validate_hostname("server", &format!("{label}.example")).is_ok());
+        assert!(names::validate_hostname("server", &format!("{label}a.example")).is_err());
         for name in &rules.twin_node.valid {
             assert!(twin::is_node_name(name), "{name}");
         }

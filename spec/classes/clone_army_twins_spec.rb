@@ -32,7 +32,7 @@ describe 'clone_army' do
       clone_army: fleet_fact,
     }
   end
-  let(:twins) { { 'directory' => '/srv/estate', 'exports' => 'isolated' } }
+  let(:twins) { { 'facts_dir' => '/srv/estate', 'exports' => 'isolated' } }
   let(:params) { { server: 'puppet-test.example.com', num_clones: 4, agent_noop: true, twins: twins } }
 
   context 'with the nodes imported from the source asked for' do
@@ -113,12 +113,12 @@ describe 'clone_army' do
     {
       'twins without agent_noop' => [{ agent_noop: false }, %r{twins run their nodes' own catalogs, so they run in noop}],
       'twins from both a directory and a PuppetDB' => [
-        { twins: { 'directory' => '/srv/estate', 'puppetdb' => 'db', 'query' => 'q', 'exports' => 'shared' } },
+        { twins: { 'facts_dir' => '/srv/estate', 'puppetdb' => 'db', 'query' => 'q', 'exports' => 'shared' } },
         %r{give one of the two},
       ],
       'a PuppetDB without a query' => [{ twins: { 'puppetdb' => 'db', 'exports' => 'shared' } }, %r{give one of the two}],
       'TLS files for a directory' => [
-        { twins: { 'directory' => '/srv/estate', 'exports' => 'shared', 'client_key' => '/k.pem' } },
+        { twins: { 'facts_dir' => '/srv/estate', 'exports' => 'shared', 'client_key' => '/k.pem' } },
         %r{client_key are for `puppetdb` only},
       ],
       'twins in apply mode' => [
@@ -128,7 +128,7 @@ describe 'clone_army' do
         { twins: { 'puppetdb' => 'https://PUPPET-test.example.com:8081', 'query' => 'q', 'exports' => 'isolated' } },
         %r{is the host of the PuppetDB the nodes come from},
       ],
-      'twins without a word on exports' => [{ twins: { 'directory' => '/srv/estate' } }, %r{exports}],
+      'twins without a word on exports' => [{ twins: { 'facts_dir' => '/srv/estate' } }, %r{exports}],
     }.each do |what, (given, message)|
       context "with #{what}" do
         let(:params) { super().merge(given) }

@@ -61,6 +61,9 @@ pub struct NameRule {
     /// Endings a name may not have (a clone's own directories beside the bases).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reserved_suffixes: Vec<&'static str>,
+    /// The longest label between dots, for names made of labels (a hostname).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label_max_length: Option<usize>,
     pub rule: &'static str,
     pub valid: Vec<&'static str>,
     pub invalid: Vec<&'static str>,

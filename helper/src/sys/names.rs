@@ -15,6 +15,8 @@ pub const SERVER_PORTS: std::ops::RangeInclusive<u16> = 1..=u16::MAX;
 
 pub const MAX_NAME_LEN: usize = 64;
 pub const MAX_HOSTNAME_LEN: usize = 253;
+/// The longest label (the part between dots) of a hostname, as DNS has it.
+pub const MAX_LABEL_LEN: usize = 63;
 /// The longest hostname the kernel keeps for a UTS namespace (`HOST_NAME_MAX`): a
 /// certname may be longer than a machine's hostname can be.
 pub const MAX_KERNEL_HOSTNAME_LEN: usize = 64;
@@ -104,8 +106,10 @@ pub fn validate_hostname(field: &'static str, value: &str) -> Result<()> {
                 "it has an empty label (leading, trailing or double '.')",
             ));
         }
-        if label.len() > 63 {
-            return Err(invalid("a label is longer than 63 characters"));
+        if label.len() > MAX_LABEL_LEN {
+            return Err(invalid(&format!(
+                "a label is longer than {MAX_LABEL_LEN} characters"
+            )));
         }
         if label.starts_with('-') || label.ends_with('-') {
             return Err(invalid("a label starts or ends with '-'"));

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'uri'
 require_relative 'agent_defaults'
 require_relative 'schema'
 
@@ -27,7 +28,7 @@ module PuppetX
       CERTNAME_SCHEMES = ['clone', 'node_prefix'].freeze
 
       # A hostname's label is at most this long.
-      LABEL_MAX_LENGTH = 63
+      LABEL_MAX_LENGTH = Schema.fetch('names', 'hostname', 'label_max_length')
 
       def self.validate_node(attribute, value)
         return if node?(value)
@@ -53,6 +54,55 @@ module PuppetX
         return if settings.fetch('facts_dir', '/').start_with?('/')
 
         raise ArgumentError, "source's facts_dir must be an absolute path; got #{settings['facts_dir'].inspect}"
+      end
+
+      # The files a PuppetDB source is asked with, and no other takes.
+      TLS_FILES = ['ca_cert', 'client_cert', 'client_key'].freeze
+
+      # The source of the class's `twins` (its SOURCES keys), as
+      # `clone_army_twins` takes it, or why there is none: both sources or
+      # neither, TLS files beside a directory, or `exports => 'isolated'` when
+      # the twins' `server` is the host of the PuppetDB the nodes come from,
+      # which stores their exported resources beside the real nodes'.
+      def self.source_of(twins, server)
+        source = one_source(twins)
+        tls = TLS_FILES.select { |key| twins.key?(key) }
+        if source.key?('facts_dir') && !tls.empty?
+          raise ArgumentError, "twins' #{tls.join(', ')} are for `puppetdb` only; the nodes come from `facts_dir`"
+        end
+
+        validate_source(source)
+        return source unless twins['exports'] == 'isolated' && own_puppetdb?(source, server)
+
+        raise ArgumentError, "twins' exports => 'isolated' says no real node collects the twins' exported " \
+                             "resources, but the twins' server #{server} is the host of the PuppetDB the nodes " \
+                             'come from, which stores them beside the real nodes\' and hands them to their ' \
+                             'collectors (<<| |>>); point the twins at a server with a PuppetDB of its own, ' \
+                             "or say exports => 'shared'"
+      end
+
+      # The keys of the one source `twins` gives in full, or why not.
+      def self.one_source(twins)
+        given = SOURCES.select { |keys| keys.any? { |key| twins.key?(key) } }
+        return twins.slice(*given.first) if given.size == 1 && given.first.all? { |key| twins.key?(key) }
+
+        raise ArgumentError, 'twins takes its nodes from `facts_dir`, or from `puppetdb` with `query`: ' \
+                             "give one of the two; got #{twins.keys.sort.join(', ')}"
+      end
+      private_class_method :one_source
+
+      # Whether the nodes come from the PuppetDB on the twins' own server.
+      def self.own_puppetdb?(source, server)
+        !server.nil? && source.key?('puppetdb') && puppetdb_host(source['puppetdb']) == server.downcase
+      end
+      private_class_method :own_puppetdb?
+
+      # The host of a PuppetDB address (`https://host:8081`, or a bare host),
+      # lowercase; nil for what is no address.
+      def self.puppetdb_host(address)
+        URI.parse(address.include?('://') ? address : "https://#{address}").host&.downcase
+      rescue URI::InvalidURIError
+        nil
       end
 
       # The record `clone create --twin-file` is given for a twin of `node`.
@@ -113,7 +163,10 @@ module PuppetX
         when 'clone'
           "#{AgentDefaults.certname(clone, label)}.#{host_certname}"
         when 'node_prefix'
-          "#{label[0, LABEL_MAX_LENGTH - clone.length - 1]}-#{clone}.#{host_certname}"
+          room = LABEL_MAX_LENGTH - clone.length - 1
+          raise ArgumentError, "twins: clone name #{clone.inspect} leaves no room for a node's label" if room < 1
+
+          "#{label[0, room]}-#{clone}.#{host_certname}"
         else
           raise ArgumentError, "twins: certnames must be one of #{CERTNAME_SCHEMES.join(', ')}; got #{scheme.inspect}"
         end

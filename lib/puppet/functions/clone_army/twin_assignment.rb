@@ -27,7 +27,7 @@ Puppet::Functions.create_function(:'clone_army::twin_assignment') do
   # @example
   #   clone_army::twin_assignment(
   #     $facts['clone_army']['twins']['nodes'], ['clone1', 'clone2'], $trusted['certname'], 'Debian',
-  #     { 'directory' => '/srv/estate-facts', 'exports' => 'isolated', 'assign' => 'mix' },
+  #     { 'facts_dir' => '/srv/estate-facts', 'exports' => 'isolated', 'assign' => 'mix' },
   #   )
   dispatch :twin_assignment do
     param 'Hash[String, Hash]', :nodes

@@ -41,6 +41,40 @@ describe PuppetX::CloneArmy::Twins do
     end
   end
 
+  describe '.source_of' do
+    it 'is the facts_dir, or the PuppetDB and its query, without what else the class takes' do
+      expect(described_class.source_of({ 'facts_dir' => '/srv/estate', 'exports' => 'isolated', 'assign' => 'mix' }, 'test'))
+        .to eq('facts_dir' => '/srv/estate')
+      twins = { 'puppetdb' => 'db.example.com', 'query' => 'q', 'client_key' => '/k.pem', 'exports' => 'isolated' }
+      expect(described_class.source_of(twins, 'puppet-test.example.com')).to eq('puppetdb' => 'db.example.com', 'query' => 'q')
+    end
+
+    {
+      'both sources' => [{ 'facts_dir' => '/a', 'puppetdb' => 'db', 'query' => 'q' }, %r{give one of the two}],
+      'neither' => [{ 'exports' => 'shared' }, %r{give one of the two; got exports}],
+      'a PuppetDB without its query' => [{ 'puppetdb' => 'db' }, %r{give one of the two}],
+      'a query alone' => [{ 'query' => 'q' }, %r{give one of the two}],
+      'TLS files beside a directory' => [{ 'facts_dir' => '/a', 'ca_cert' => '/c', 'client_key' => '/k' },
+                                         %r{ca_cert, client_key are for `puppetdb` only}],
+      'a relative directory' => [{ 'facts_dir' => 'estate' }, %r{absolute path}],
+    }.each do |what, (twins, message)|
+      it "refuses #{what}" do
+        expect { described_class.source_of(twins.merge('exports' => 'shared'), 'test') }.to raise_error(ArgumentError, message)
+      end
+    end
+
+    it 'refuses isolated exports when the twins\' server is the PuppetDB\'s host, however the address is written' do
+      ['https://PuppetDB.example.com:8081', 'puppetdb.example.com', 'https://puppetdb.example.com/',
+       'puppetdb.example.com:8081'].each do |address|
+        twins = { 'puppetdb' => address, 'query' => 'q', 'exports' => 'isolated' }
+        expect { described_class.source_of(twins, 'puppetdb.EXAMPLE.com') }
+          .to raise_error(ArgumentError, %r{the twins' server puppetdb.EXAMPLE.com is the host of the PuppetDB}), address
+        expect(described_class.source_of(twins.merge('exports' => 'shared'), 'puppetdb.example.com')).to include('puppetdb' => address)
+        expect(described_class.source_of(twins, 'puppet-test.example.com')).to include('puppetdb' => address)
+      end
+    end
+  end
+
   describe '.fact' do
     it 'keeps of `twin list` what the class deals and checks the twins by' do
       list = JSON.parse(File.read(File.join(__dir__, '../../../fixtures/helper/generated/twin_list.json')))['result']
@@ -101,6 +135,15 @@ describe PuppetX::CloneArmy::Twins do
         end
       end
       expect(described_class.label('_db_1.example.com')).to eq('db-1')
+    end
+
+    it 'takes its label length from the schema\'s hostname rule' do
+      expect(described_class::LABEL_MAX_LENGTH).to eq(63)
+    end
+
+    it 'refuses a clone name that leaves no room for the node\'s label before it' do
+      expect { described_class.certname('c' * 62, 'web01.example.com', 'load.example.com', 'node_prefix') }
+        .to raise_error(ArgumentError, %r{leaves no room})
     end
 
     it 'refuses another scheme, naming the allowed ones' do
