@@ -36,17 +36,25 @@ pub fn key(key: &str) -> Result<String> {
     })
 }
 
+/// The group of `clone` by `key` (checked by [`key`]): the value its twin record holds,
+/// [`NONE`] without one.
+pub fn group_of(ctx: &Context, clone: &str, key: &str) -> Result<String> {
+    let record = twin::read_back(&CloneConfig::of(&ctx.layout, clone))?;
+    Ok(record
+        .as_ref()
+        .and_then(|r| r.value(key))
+        .unwrap_or(NONE)
+        .to_owned())
+}
+
 /// The clones' runs grouped by `key` (checked by [`key`]), a group a value in order.
 pub fn of(ctx: &Context, clones: &[CloneReport], key: &str, interval: u64) -> Result<ReportGroups> {
     let mut by_value: BTreeMap<String, Vec<&CloneReport>> = BTreeMap::new();
     for clone in clones {
-        let record = twin::read_back(&CloneConfig::of(&ctx.layout, &clone.name))?;
-        let value = record
-            .as_ref()
-            .and_then(|r| r.value(key))
-            .unwrap_or(NONE)
-            .to_owned();
-        by_value.entry(value).or_default().push(clone);
+        by_value
+            .entry(group_of(ctx, &clone.name, key)?)
+            .or_default()
+            .push(clone);
     }
     let groups = by_value
         .into_iter()
