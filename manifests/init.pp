@@ -57,6 +57,15 @@
 #     helper_checksum => '<the 64 hex digits of clone-army-0.4.0-x86_64-linux.sha256>',
 #   }
 #
+# @example A fleet of twins, recorded by role
+#   class { 'clone_army':
+#     server          => 'puppet.example.com',
+#     twins           => { 'directory' => '/srv/estate-facts', 'exports' => 'isolated', 'assign' => 'mix' },
+#     agent_noop      => true,
+#     record          => true,
+#     record_group_by => 'pp_role',
+#   }
+#
 # @param server
 #   The Puppet Server the clones run their agents against (`server` in each
 #   clone's `puppet.conf`). When undef and the catalog comes from a Puppet
@@ -390,6 +399,16 @@
 #   The log must be in Puppet Server's default pattern; a symlink or anything
 #   but a regular file is refused. Undef: no log is read.
 #
+# @param record_group_by
+#   Also count each sample's runs by what the clones' twins stand in for
+#   (`clone-army record --group-by`), as `clone-army report --group-by`
+#   groups the live fleet: `'pp_role'` (or another trusted extension a twin
+#   takes, by its `pp_*` name or OID), `'node'` or `'environment'`. Clones
+#   that are no twins are the group `-`. The run's page then has a section
+#   "By <key>": per group its runs, failed runs, run time and catalog
+#   retrieval p50 and p95, median catalog size and noop changes over the
+#   whole recording, and a chart of each group's run time. Undef: no groups.
+#
 class clone_army (
   Optional[Clone_army::Hostname] $server = undef,
   Optional[Clone_army::Hostname] $master = undef,
@@ -427,6 +446,7 @@ class clone_army (
   Optional[Integer[1]] $record_every = undef,
   Optional[Clone_army::Service_address] $record_puppetdb = undef,
   Optional[Clone_army::Timeline_path] $record_access_log = undef,
+  Optional[Clone_army::Group_key] $record_group_by = undef,
 ) {
   $given_server = clone_army::given_server($server, $master)
   # Only a catalog compiled by a Puppet Server for a remote agent has a server

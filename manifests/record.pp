@@ -72,8 +72,12 @@ class clone_army::record (
       undef   => [],
       default => ['--access-log', $clone_army::record_access_log],
     }
+    $group_by = $clone_army::record_group_by ? {
+      undef   => [],
+      default => ['--group-by', $clone_army::record_group_by],
+    }
     $argv = [$helper, 'record', '--output', $timeline, '--interval', String($clone_army::runinterval)] +
-      $every + $asked_server + $asked_puppetdb + $access_log
+      $every + $asked_server + $asked_puppetdb + $access_log + $group_by
 
     # Made when missing; an existing directory (`/var/log` itself, say) keeps
     # its owner and mode.

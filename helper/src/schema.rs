@@ -93,6 +93,29 @@ const MIRROR_EXAMPLES_INVALID: &[&str] = &[
     "http://m.example/\nx",
 ];
 
+const GROUP_KEY_EXAMPLES_VALID: &[&str] = &[
+    "pp_role",
+    "node",
+    "environment",
+    "pp_environment",
+    "1.3.6.1.4.1.34380.1.1.13",
+    "1.3.6.1.4.1.34380.1.2.1",
+    "1.3.6.1.4.1.34380.1.2.1.20",
+];
+const GROUP_KEY_EXAMPLES_INVALID: &[&str] = &[
+    "",
+    "role",
+    "Node",
+    "pp_preshared_key",
+    "1.3.6.1.4.1.34380.1.1.4",
+    "pp_authorization",
+    "1.3.6.1.4.1.34380.1.3.1",
+    "1.3.6.1.4.1.34380.1.2",
+    "1.3.6.1.4.1.34380.1.2.x",
+    "1.3.6.1.4.1.34380.1.2.1..2",
+    "pp_role\nExecStartPre=/bin/sh",
+];
+
 /// Examples of each family's releases, valid and invalid.
 fn release_examples(family: Family) -> (&'static [&'static str], &'static [&'static str]) {
     match family {
@@ -243,6 +266,12 @@ pub fn schema() -> Schema {
             live: format_names(Format::LIVE),
             recorded: format_names(Format::RECORDED),
             text: format_names(Format::TEXT),
+        },
+        group_key: PatternRule {
+            pattern: crate::report::groups::key_pattern(),
+            rule: crate::report::groups::KEY_RULE.to_owned(),
+            valid: GROUP_KEY_EXAMPLES_VALID.to_vec(),
+            invalid: GROUP_KEY_EXAMPLES_INVALID.to_vec(),
         },
         helper_path: paths::HELPER_PATH,
         twins_dir: format!("{}/{}", paths::STATE_DIR, paths::TWINS_DIR),
@@ -432,6 +461,17 @@ mod tests {
         }
         for hash in &rule.invalid {
             assert!(!secrets::is_crypt_hash(hash), "{hash:?}");
+        }
+    }
+
+    #[test]
+    fn the_group_key_check_agrees_with_its_examples() {
+        let rule = schema().group_key;
+        for key in &rule.valid {
+            assert!(crate::report::groups::key(key).is_ok(), "{key:?}");
+        }
+        for key in &rule.invalid {
+            assert!(crate::report::groups::key(key).is_err(), "{key:?}");
         }
     }
 

@@ -652,6 +652,30 @@ fn table() -> Vec<(Vec<String>, Expect)> {
             mentions: vec!["a character device"],
         },
     ));
+    // A group key is refused before anything is looked at: the timeline's directory
+    // does not even exist.
+    for key in [
+        "pp_authorization",
+        "pp_preshared_key",
+        "1.3.6.1.4.1.34380.1.2.x",
+        "role",
+    ] {
+        table.push((
+            strings(&[
+                "record",
+                "--output",
+                "/nonexistent/timeline.jsonl",
+                "--group-by",
+                key,
+            ]),
+            Expect {
+                kind: "invalid-argument",
+                exit: 2,
+                field: Some("group-by"),
+                mentions: vec!["allowed: node, environment, or a trusted extension"],
+            },
+        ));
+    }
     table
 }
 

@@ -16,7 +16,7 @@ use clone_army::protocol::record::{
     EndpointWindow, JrubyWindow, JvmWindow, PuppetdbWindow, ServerWindow,
 };
 use clone_army::protocol::record::{FleetSample, RunsSample, Sample, StepMark, TIMELINE_VERSION};
-use clone_army::protocol::record::{FleetShape, Versions};
+use clone_army::protocol::record::{FleetShape, GroupRuns, GroupsSample, Versions};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -156,6 +156,29 @@ fn sample(i: u64) -> Sample {
             recent_processing_ms: Some(12.0),
         }),
         access_log: Some(access_window(i)),
+        groups: Some(groups(i, hostile)),
+    }
+}
+
+/// Three groups' runs (of eight in all), each named by `name` of its number; the key too.
+fn groups(i: u64, name: fn(usize) -> String) -> GroupsSample {
+    let runs = |k: u64| {
+        let mut group = GroupRuns {
+            runs: 1,
+            failed: usize::from(k == 0),
+            total_time: Distribution::from_figures(1, Some(3.0), None, Some(3.0)),
+            config_retrieval_time: Distribution::from_figures(1, Some(1.0), None, Some(1.0)),
+            resources: BTreeMap::from([(1000 + k, 1)]),
+            would_change: k,
+            ..GroupRuns::default()
+        };
+        group.total_time_ms.record(3000 + k);
+        group.config_retrieval_ms.record(1000);
+        group
+    };
+    GroupsSample {
+        by: name(i as usize),
+        groups: (0..3).map(|k| (name((i + k) as usize), runs(k))).collect(),
     }
 }
 
@@ -263,6 +286,10 @@ fn benign(mut sample: Sample) -> Sample {
     if let Some(shape) = sample.shape.as_mut() {
         shape.run_modes = BTreeMap::from([("timer".to_owned(), 4)]);
     }
+    // As many groups as the hostile names make (they repeat every eight), under one key.
+    let mut groups = groups((sample.t / 10) % 8, |n| format!("group{}", n % 8));
+    groups.by = "pp_role".to_owned();
+    sample.groups = Some(groups);
     let plain_keys = |keys: &mut Vec<String>| {
         for key in keys.iter_mut().filter(|k| k.as_str() != "catalog") {
             *key = "report".to_owned();
@@ -407,7 +434,7 @@ fn a_timeline_of_hostile_strings_makes_a_page_that_runs_nothing_and_stays_small(
 
     // The test sees the page's own elements: it is not comparing two empty pages.
     let own: BTreeSet<String> = elements(&plain_dom).into_iter().collect();
-    for expected in ["table", "svg", "polyline", "title"] {
+    for expected in ["table", "svg", "polyline", "title", "h2"] {
         assert!(
             own.contains(expected),
             "no <{expected}> in the plain page: {own:?}"

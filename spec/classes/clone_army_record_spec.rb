@@ -68,6 +68,30 @@ describe 'clone_army' do
     end
   end
 
+  context 'with record_group_by' do
+    let(:params) { base_params.merge(record: true, record_group_by: 'pp_role') }
+
+    it 'has the recorder group each sample\'s runs by it' do
+      expect(exec_start).to end_with('"--server" "puppet.example.com" "--group-by" "pp_role"')
+    end
+  end
+
+  context 'with record_group_by as a private extension\'s OID' do
+    let(:params) { base_params.merge(record: true, record_group_by: '1.3.6.1.4.1.34380.1.2.1') }
+
+    it 'passes it on as it is' do
+      expect(exec_start).to end_with('"--group-by" "1.3.6.1.4.1.34380.1.2.1"')
+    end
+  end
+
+  context 'without record_group_by (the default)' do
+    let(:params) { base_params.merge(record: true) }
+
+    it 'records no groups' do
+      expect(exec_start).not_to include('--group-by')
+    end
+  end
+
   context 'with a server port' do
     let(:params) { base_params.merge(record: true, server_port: 8141) }
 
@@ -122,6 +146,10 @@ describe 'clone_army' do
     ['record_puppetdb', "puppetdb\nExecStartPre=/bin/sh"],
     ['record_access_log', "/var/log/access.log\nExecStartPre=/bin/sh"],
     ['record_access_log', 'access.log'],
+    ['record_group_by', 'role'],
+    ['record_group_by', 'pp_preshared_key'],
+    ['record_group_by', 'pp_authorization'],
+    ['record_group_by', "pp_role\nExecStartPre=/bin/sh"],
   ].each do |name, value|
     context "with #{name} => #{value.inspect}" do
       let(:params) { base_params.merge(record: true, name.to_sym => value) }

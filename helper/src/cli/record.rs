@@ -9,10 +9,17 @@ use super::answer::{json, on_host, Answer};
 use super::args::ViewArgs;
 use crate::protocol::error::Result;
 use crate::record;
+use crate::report;
 use crate::sys::clock::SystemClock;
 
 /// Runs `record`, until its duration, its count of samples, SIGTERM or SIGINT.
 pub fn run(args: RecordArgs) -> Result<Answer> {
+    // Checked before the host is asked anything, as `report --group-by` checks it.
+    let group_by = args
+        .group_by
+        .as_deref()
+        .map(report::groups::key)
+        .transpose()?;
     on_host(|ctx| {
         record::stop_on_signals()?;
         json(record::record(
@@ -26,6 +33,7 @@ pub fn run(args: RecordArgs) -> Result<Answer> {
                 keep: args.keep,
                 report: args.views.into_request(),
                 access_log: args.access_log,
+                group_by,
             },
             &SystemClock::new(),
             &record::STOP,
@@ -58,6 +66,11 @@ pub struct RecordArgs {
     /// symlink or any other file than a regular one is refused.
     #[arg(long, value_name = "PATH")]
     pub access_log: Option<PathBuf>,
+    /// Also count each sample's runs by what the clones' twins stand in for, as `report
+    /// --group-by` groups them: a trusted extension (pp_role, ...), node or environment;
+    /// clones that are no twins are the group -.
+    #[arg(long, value_name = "KEY")]
+    pub group_by: Option<String>,
     #[command(flatten)]
     pub views: ViewArgs,
 }

@@ -52,6 +52,10 @@ pub struct Sample {
     /// The server's access log since the sample before (`--access-log`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_log: Option<AccessWindow>,
+    /// This sample's runs by their clones' group (`record --group-by`); absent in a
+    /// recording without groups and in timelines of an older helper.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<GroupsSample>,
 }
 
 impl Sample {
@@ -91,6 +95,37 @@ pub struct RunsSample {
     /// 503) counts under each. Empty in timelines of an older helper.
     #[serde(default)]
     pub failed_by_kind: BTreeMap<FailureKind, usize>,
+}
+
+/// A sample's runs by the group of their clones: the value of `by` in each clone's twin
+/// record (`-` for a clone without one), as `report --group-by` groups them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupsSample {
+    /// The key, as the twin records hold it (`pp_role`, `node`, `environment`, ...).
+    pub by: String,
+    /// Only the groups that had runs in this sample.
+    pub groups: BTreeMap<String, GroupRuns>,
+}
+
+/// One group's runs that finished in a sample.
+///
+/// The times are there twice: as the sample's own figures ([`Distribution`], for a
+/// reader of one line), and as histograms in milliseconds ([`Latencies`]) that add up
+/// exactly over any number of samples, so that a whole recording's p50 and p95 per
+/// group are percentiles of its runs, not of the samples' figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupRuns {
+    pub runs: usize,
+    /// Runs whose status is `failed`.
+    pub failed: usize,
+    pub total_time: Distribution,
+    pub config_retrieval_time: Distribution,
+    pub total_time_ms: Latencies,
+    pub config_retrieval_ms: Latencies,
+    /// The runs whose report gave their catalog's size, by that size in resources.
+    pub resources: BTreeMap<u64, u64>,
+    /// The resources the group's noop runs would have changed, in all.
+    pub would_change: u64,
 }
 
 /// The host's figures in a sample.

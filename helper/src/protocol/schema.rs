@@ -30,6 +30,8 @@ pub struct Schema {
     pub crypt_hash: PatternRule,
     /// `report --format`'s values, live and of a recorded run.
     pub report_formats: ReportFormats,
+    /// What `report --group-by` and `record --group-by` take (`record_group_by`).
+    pub group_key: PatternRule,
     /// Where the class installs the helper and the tasks run it.
     pub helper_path: &'static str,
     /// Where `twin import` keeps the real nodes' records, one `<node>.json` each: what

@@ -273,6 +273,8 @@ fn merged_times(steps: &[&StepResult]) -> RunTimes {
         total_time: Some(total),
         config_retrieval_time: retrieval,
         failure_kinds: Vec::new(),
+        resources: None,
+        would_change: None,
     };
     let runs: Vec<NewRun> = steps
         .iter()

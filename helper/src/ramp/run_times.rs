@@ -82,6 +82,8 @@ mod tests {
             total_time: Some(total),
             config_retrieval_time: retrieval,
             failure_kinds: Vec::new(),
+            resources: None,
+            would_change: None,
         }
     }
 

@@ -489,6 +489,8 @@ mod tests {
             total_time: Some(seconds),
             config_retrieval_time: Some(seconds / 2.0),
             failure_kinds: Vec::new(),
+            resources: None,
+            would_change: None,
         }
     }
 

@@ -271,15 +271,14 @@ fn endpoint_series(points: impl Fn(&str) -> Vec<(u64, f64)>) -> Vec<Series> {
         .collect()
 }
 
-/// Every chart of the page, in order.
-pub fn charts(samples: &[Sample]) -> Vec<String> {
-    use series::*;
+/// What every chart of the page shares: the whole recording's time span, and where each
+/// step of a stepped load began, with its clones.
+fn span_and_marks(samples: &[Sample]) -> ((u64, u64), Vec<Mark>) {
     let span = (
         samples.first().map_or(0, |s| s.t),
         samples.last().map_or(0, |s| s.t),
     );
-    // Every chart marks where each step of a stepped load began, with its clones.
-    let marks: Vec<Mark> = step_starts(samples)
+    let marks = series::step_starts(samples)
         .into_iter()
         .map(|(t, mark)| Mark {
             t,
@@ -288,6 +287,13 @@ pub fn charts(samples: &[Sample]) -> Vec<String> {
             key: "ramp step began (its clones)",
         })
         .collect();
+    (span, marks)
+}
+
+/// Every chart of the page, in order.
+pub fn charts(samples: &[Sample]) -> Vec<String> {
+    use series::*;
+    let (span, marks) = span_and_marks(samples);
     let line_chart = |id: &str, title: &str, unit: &str, series: &[Series]| {
         line_chart(span, &marks, id, title, unit, series)
     };
@@ -482,7 +488,7 @@ pub fn page(recording: &Recording) -> String {
          figure{{margin:1.5em 0}}figcaption{{font-weight:600}}svg{{width:100%;height:auto}}\
          .legend span{{margin-right:1em}}.legend i{{display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle}}\
          .legend .mark-key i{{height:0}}\
-         .empty{{color:#656d76}}</style></head><body>"
+         .empty{{color:#656d76}}.few{{font-style:italic}}</style></head><body>"
     );
     let _ = writeln!(out, "<h1>{}</h1>", html_text(&title));
     let rows = summary_rows(&s);
@@ -496,6 +502,11 @@ pub fn page(recording: &Recording) -> String {
         );
     }
     let _ = writeln!(out, "</table>");
+    let (span, marks) = span_and_marks(&recording.samples);
+    let grouped = groups::section(&recording.samples, |id, title, unit, series| {
+        line_chart(span, &marks, id, title, unit, series)
+    });
+    out.push_str(&grouped.unwrap_or_default());
     for chart in charts(&recording.samples) {
         out.push_str(&chart);
     }
@@ -705,6 +716,8 @@ pub fn write_page(
 fn whole(value: Option<usize>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
+
+pub mod groups;
 
 #[cfg(test)]
 mod tests;

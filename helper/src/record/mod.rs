@@ -13,6 +13,7 @@
 
 pub mod access_log;
 pub mod chart;
+pub mod groups;
 pub mod host;
 pub mod html;
 pub mod read;
@@ -62,6 +63,9 @@ pub struct RecordRequest {
     pub report: ReportRequest,
     /// Puppet Server's access log, read as it grows (see [`access_log`]).
     pub access_log: Option<PathBuf>,
+    /// Each sample's runs also by this group key ([`groups`]), as
+    /// [`report::groups::key`] gives it.
+    pub group_by: Option<String>,
 }
 
 /// Set by SIGTERM and SIGINT.
@@ -140,6 +144,7 @@ pub fn record(
         .transpose()?;
     let mut timeline = timeline::Timeline::open(&request.output, request.max_bytes, request.keep)?;
     let mut sampling = Sampling::with_access_log(access_log);
+    sampling.group_by = request.group_by.clone();
     let started = clock.now();
     let mut taken = 0u64;
     let ended_by = loop {
@@ -191,6 +196,8 @@ pub struct Sampling {
     runs: RunCache,
     shapes: shape::ShapeSchedule,
     access_log: Option<access_log::AccessLog>,
+    /// The group key of `record --group-by`.
+    pub group_by: Option<String>,
 }
 
 impl Sampling {
@@ -238,6 +245,15 @@ impl Sampling {
             .access_log
             .as_mut()
             .and_then(access_log::AccessLog::read);
+        if let Some(key) = &self.group_by {
+            // A twin record that cannot be read (an I/O error, not a missing or malformed
+            // one, which is the group `-`) fails the sample, as it fails the report.
+            sample.groups = Some(groups::of_sample(
+                key,
+                self.sampler.latest_runs(),
+                |clone| report::groups::group_of(ctx, clone, key),
+            )?);
+        }
         let names = fleet.clones.iter().map(|c| c.name.clone()).collect();
         if self.shapes.take_if_due(now, names) {
             // A listing that fails (no system bus) leaves the shape out; the sample, which

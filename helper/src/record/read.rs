@@ -133,6 +133,53 @@ mod tests {
         assert_eq!(recording.skipped, 3);
     }
 
+    /// Groups came in a later helper as a field of their own, without a new timeline
+    /// version: a line written before (without the field) reads as a sample without
+    /// groups, a grouped line reads back whole, and a field a later helper may add is
+    /// passed over, so one timeline of both reads as one recording.
+    #[test]
+    fn lines_with_and_without_groups_read_as_one_recording() {
+        use crate::record::groups::of_sample;
+        use crate::record::sample::NewRun;
+        let none = r#"{"count":0}"#;
+        let old = format!(
+            r#"{{"timeline":1,"t":100,"at":"x","period":10,"fleet":{{"clones":0,"running":0,"stopped":0,"unknown":0,"silent":0,"by_status":{{}}}},"runs":{{"count":0,"by_status":{{}},"total_time":{none},"config_retrieval_time":{none}}},"server":null,"puppetdb":null,"host":{{"load1":null,"mem_total_bytes":null,"mem_available_bytes":null,"cpu_busy":null}}}}"#
+        );
+        let report = crate::record::sample::fixtures::report(110, vec![]);
+        let mut grouped = Sampler::default().sample(&report, Default::default(), 10);
+        let run = NewRun {
+            clone: "web1".to_owned(),
+            status: crate::protocol::answers::RunStatus::Changed,
+            total_time: Some(4.0),
+            config_retrieval_time: Some(2.0),
+            failure_kinds: Vec::new(),
+            resources: Some(1200),
+            would_change: None,
+        };
+        grouped.groups = Some(of_sample("pp_role", &[run], |_| Ok("web".to_owned())).unwrap());
+        let grouped_line = serde_json::to_string(&grouped).unwrap();
+        assert!(
+            grouped_line.contains(r#""groups":{"by":"pp_role""#),
+            "{grouped_line}"
+        );
+        assert!(
+            !line(90).contains("groups"),
+            "a sample without groups has no field"
+        );
+        let later = line(120).replacen('{', r#"{"a_later_field":[1,2],"#, 1);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, format!("{old}\n{grouped_line}\n{later}\n")).unwrap();
+        let recording = read(&path).unwrap();
+        assert_eq!(recording.skipped, 0);
+        assert_eq!(recording.samples.len(), 3);
+        assert_eq!(recording.samples[0].groups, None);
+        assert_eq!(recording.samples[0].runs.count, 0);
+        assert_eq!(recording.samples[1], grouped);
+        let groups = crate::record::groups::RecordingGroups::of(&recording.samples).unwrap();
+        assert_eq!(groups.groups["web"].runs, 1);
+    }
+
     /// The refusal `read` gave for `path`, within ten seconds: the field it names, and
     /// its message.
     fn refused(path: PathBuf) -> (Option<&'static str>, String) {

@@ -43,6 +43,10 @@ pub struct NewRun {
     pub config_retrieval_time: Option<f64>,
     /// Why it failed, by kind (empty when it did not).
     pub failure_kinds: Vec<FailureKind>,
+    /// Its catalog's size in resources, and what its noop run would have changed, where
+    /// its report said.
+    pub resources: Option<u64>,
+    pub would_change: Option<u64>,
 }
 
 /// A sample as its timeline line.
@@ -129,6 +133,8 @@ impl Sampler {
                 total_time: c.run.total_time,
                 config_retrieval_time: c.run.config_retrieval_time,
                 failure_kinds: c.failure_kinds.clone(),
+                resources: c.run.resources,
+                would_change: c.run.would_change,
             })
             .collect();
         let host = host::sample(&reading, self.previous_host.as_ref());
@@ -158,6 +164,7 @@ impl Sampler {
             server_window,
             puppetdb_window,
             access_log: None,
+            groups: None,
         }
     }
 

@@ -21,6 +21,7 @@ fn request(output: PathBuf) -> RecordRequest {
             client: None,
         },
         access_log: None,
+        group_by: None,
     }
 }
 

@@ -21,6 +21,29 @@ pub const NONE: &str = "-";
 /// What a group key may be besides an extension's name.
 pub const RECORD_KEYS: [&str; 2] = ["node", "environment"];
 
+/// What [`key`] takes, for people: the refusal's and the schema's words.
+pub const KEY_RULE: &str = "node, environment, or a trusted extension a twin takes (pp_role, pp_environment, ... or 1.3.6.1.4.1.34380.1.2.N)";
+
+/// What [`key`] takes as a pattern, for the Puppet side (`clone-army schema`): the record
+/// keys, Puppet's registered extensions but the secret one by name and by OID, and dotted
+/// OIDs of the private arc (whose length, at most 64 characters after the arc, the
+/// helper checks).
+pub fn key_pattern() -> String {
+    use crate::twin::extensions::{PRIVATE_ARC, REGISTERED, REGISTERED_ARC, SECRET};
+    let dotted = |arc: &str| arc.replace('.', "\\.");
+    let takes = REGISTERED.iter().filter(|(name, _)| *name != SECRET);
+    let names: Vec<&str> = takes.clone().map(|(name, _)| *name).collect();
+    let numbers: Vec<String> = takes.map(|(_, n)| n.to_string()).collect();
+    format!(
+        "^({}|{}|{}({})|{}[0-9]{{1,9}}(\\.[0-9]{{1,9}})*)$",
+        RECORD_KEYS.join("|"),
+        names.join("|"),
+        dotted(REGISTERED_ARC),
+        numbers.join("|"),
+        dotted(PRIVATE_ARC),
+    )
+}
+
 /// `key` as the twin records hold it (a registered extension's OID becomes its name), or
 /// the refusal naming what is allowed.
 pub fn key(key: &str) -> Result<String> {
@@ -30,23 +53,29 @@ pub fn key(key: &str) -> Result<String> {
     crate::twin::extensions::canonical(key).map_err(|why| Error::InvalidArgument {
         field: "group-by",
         value: key.to_owned(),
-        reason: format!(
-            "{why}; allowed: node, environment, or a trusted extension a twin takes (pp_role, pp_environment, ... or 1.3.6.1.4.1.34380.1.2.N)"
-        ),
+        reason: format!("{why}; allowed: {KEY_RULE}"),
     })
+}
+
+/// The group of `clone` by `key` (checked by [`key`]): the value its twin record holds,
+/// [`NONE`] without one.
+pub fn group_of(ctx: &Context, clone: &str, key: &str) -> Result<String> {
+    let record = twin::read_back(&CloneConfig::of(&ctx.layout, clone))?;
+    Ok(record
+        .as_ref()
+        .and_then(|r| r.value(key))
+        .unwrap_or(NONE)
+        .to_owned())
 }
 
 /// The clones' runs grouped by `key` (checked by [`key`]), a group a value in order.
 pub fn of(ctx: &Context, clones: &[CloneReport], key: &str, interval: u64) -> Result<ReportGroups> {
     let mut by_value: BTreeMap<String, Vec<&CloneReport>> = BTreeMap::new();
     for clone in clones {
-        let record = twin::read_back(&CloneConfig::of(&ctx.layout, &clone.name))?;
-        let value = record
-            .as_ref()
-            .and_then(|r| r.value(key))
-            .unwrap_or(NONE)
-            .to_owned();
-        by_value.entry(value).or_default().push(clone);
+        by_value
+            .entry(group_of(ctx, &clone.name, key)?)
+            .or_default()
+            .push(clone);
     }
     let groups = by_value
         .into_iter()

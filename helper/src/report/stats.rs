@@ -65,9 +65,28 @@ pub fn nearest_rank(sorted: &[f64], percent: u32) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }
-    let n = sorted.len();
-    let rank = (percent as usize * n).div_ceil(100).clamp(1, n);
-    Some(sorted[rank - 1])
+    Some(sorted[rank(sorted.len() as u64, percent) as usize - 1])
+}
+
+/// The 1-based nearest rank of `percent` among `n` values (`n` at least 1).
+fn rank(n: u64, percent: u32) -> u64 {
+    let rank = (u128::from(percent) * u128::from(n)).div_ceil(100);
+    u64::try_from(rank).unwrap_or(u64::MAX).clamp(1, n)
+}
+
+/// [`nearest_rank`] of values given counted (value → how many times it occurs), without
+/// laying them out: the counts are a file's to say, and may be as large as it likes.
+pub fn nearest_rank_counted(counted: &BTreeMap<u64, u64>, percent: u32) -> Option<u64> {
+    let n = counted.values().fold(0u64, |a, c| a.saturating_add(*c));
+    if n == 0 {
+        return None;
+    }
+    let rank = rank(n, percent);
+    let mut seen = 0u64;
+    counted.iter().find_map(|(value, count)| {
+        seen = seen.saturating_add(*count);
+        (seen >= rank).then_some(*value)
+    })
 }
 
 /// Whether a clone counts as silent: its last report is more than `2 × interval` old, or it

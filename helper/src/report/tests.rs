@@ -985,3 +985,54 @@ fn the_runs_are_grouped_by_the_role_their_twins_stand_in_for() {
     let error = super::groups::key("pp_authorization").unwrap_err();
     assert_eq!(error.field(), Some("group-by"));
 }
+
+/// `record --group-by pp_role`: a sample's new runs by the same records, looked up as the
+/// report looks them up.
+#[test]
+fn the_recorders_samples_count_their_runs_by_the_same_groups() {
+    let fleet = Fleet::new();
+    for name in ["web1", "web2", "plain"] {
+        fleet.clone(name, "active", Some(UNCHANGED));
+    }
+    let record = |name: &str, role: &str| {
+        let config = fleet.layout.fs(fleet.layout.config_dir(name));
+        fs::create_dir_all(&config).unwrap();
+        let text = serde_json::json!({"node": format!("{name}.example.com"), "extensions": {"pp_role": role}});
+        fs::write(config.join("twin.json"), text.to_string()).unwrap();
+    };
+    record("web1", "web");
+    record("web2", "web");
+    let request = ReportRequest {
+        interval: 1800,
+        server: None,
+        ca_cert: None,
+        puppetdb: None,
+        client: None,
+    };
+    let mut sampling = crate::record::Sampling::default();
+    sampling.group_by = Some(super::groups::key("1.3.6.1.4.1.34380.1.1.13").unwrap());
+    let sample = sampling.take(&fleet.ctx(), &request, 100, NOW).unwrap();
+    let groups = sample.groups.expect("groups");
+    assert_eq!(groups.by, "pp_role");
+    let runs: Vec<(&str, usize)> = groups
+        .groups
+        .iter()
+        .map(|(value, g)| (value.as_str(), g.runs))
+        .collect();
+    assert_eq!(runs, [("-", 1), ("web", 2)]);
+    assert_eq!(groups.groups["web"].total_time.count, 2);
+    // Nothing new in the next sample: the key, and no group.
+    let next = sampling
+        .take(&fleet.ctx(), &request, 100, NOW + 10)
+        .unwrap();
+    assert_eq!(
+        next.groups.map(|g| (g.by, g.groups.len())),
+        Some(("pp_role".to_owned(), 0))
+    );
+    // Without the key, no groups at all.
+    let mut plain = crate::record::Sampling::default();
+    assert_eq!(
+        plain.take(&fleet.ctx(), &request, 100, NOW).unwrap().groups,
+        None
+    );
+}

@@ -452,3 +452,175 @@ fn the_servers_windows_and_its_access_log_are_drawn_with_their_numbers() {
         "{page}"
     );
 }
+
+/// A recording of `samples` samples 30 s apart, each with one run of every group of
+/// `groups` (value, run time), grouped by `by`.
+fn grouped_recording(by: &str, groups: &[(&str, f64)], samples: u64) -> Recording {
+    use crate::record::groups::of_sample;
+    use crate::record::sample::NewRun;
+    let mut r = recording();
+    let template = r.samples[0].clone();
+    r.samples = (0..samples)
+        .map(|i| {
+            let runs: Vec<NewRun> = groups
+                .iter()
+                .map(|(value, seconds)| NewRun {
+                    clone: (*value).to_owned(),
+                    status: if i == 0 {
+                        RunStatus::Failed
+                    } else {
+                        RunStatus::Changed
+                    },
+                    total_time: Some(*seconds + i as f64 / 100.0),
+                    config_retrieval_time: Some(*seconds / 2.0),
+                    failure_kinds: Vec::new(),
+                    resources: Some(1200),
+                    would_change: None,
+                })
+                .collect();
+            let mut sample = template.clone();
+            sample.t = 1000 + 30 * i;
+            sample.groups = Some(of_sample(by, &runs, |clone| Ok(clone.to_owned())).unwrap());
+            sample
+        })
+        .collect();
+    r
+}
+
+/// The section's row of `value` (as the page writes it), cells as text.
+fn group_row(page: &str, value: &str) -> String {
+    let start = page
+        .find(&format!("<tr data-group=\"{value}\">"))
+        .unwrap_or_else(|| panic!("no row {value}: {page}"));
+    page[start..].split("</tr>").next().unwrap().to_owned()
+}
+
+#[test]
+fn a_grouped_recording_has_a_row_per_group_and_its_run_times_drawn() {
+    // 25 runs of web over the recording (enough for a p95), 25 of db; none has 20 in
+    // one sample.
+    let r = grouped_recording("pp_role", &[("web", 4.0), ("db", 10.0)], 25);
+    let page = page(&r);
+    assert!(
+        page.contains(r#"<h2 id="groups">By pp_role</h2>"#),
+        "{page}"
+    );
+    let web = group_row(&page, "web");
+    // Nearest rank of 4.00 .. 4.24 s: p50 the 13th (4.12), p95 the 24th (4.23), each
+    // as the upper end of its histogram bucket (4.096 .. 4.223 s), never above the max.
+    assert!(
+        web.contains("<td>25</td><td>1</td><td>4.22 s</td><td>4.24 s</td>"),
+        "{web}"
+    );
+    assert!(
+        web.contains("<td>2 s</td><td>2 s</td><td>1200</td><td>0</td>"),
+        "{web}"
+    );
+    let chart = page
+        .split(r#"<figure class="chart" id="group-run-time""#)
+        .nth(1)
+        .expect("the groups' chart");
+    let chart = chart.split("</figure>").next().unwrap();
+    assert!(
+        chart.contains(r#"data-series="web" data-points="25""#),
+        "{chart}"
+    );
+    assert!(
+        chart.contains(r#"data-series="db" data-points="25""#),
+        "{chart}"
+    );
+    assert!(!page.contains("groups-not-drawn"), "{page}");
+    // The section comes before the other charts, and a recording without groups has none.
+    assert!(page.find("group-run-time").unwrap() < page.find("runs-per-minute").unwrap());
+    assert!(!super::page(&recording()).contains("By "));
+}
+
+/// Fewer runs than a p95 needs: the max, said to be one, as the page says elsewhere.
+#[test]
+fn a_group_with_too_few_runs_shows_its_max_and_no_p95() {
+    let r = grouped_recording("node", &[("web01.example.com", 4.0)], 5);
+    let page = page(&r);
+    let row = group_row(&page, "web01.example.com");
+    assert!(
+        row.contains(r#"<span class="few" title="fewer than 20 runs: no p95">max 4.04 s</span>"#),
+        "{row}"
+    );
+    // The 3rd of 4.00 .. 4.04 s, as its bucket's upper end (3.968 .. 4.031 s).
+    assert!(row.contains("<td>5</td><td>1</td><td>4.03 s</td>"), "{row}");
+}
+
+/// Group values are real nodes' words: markup and control characters are text, and a
+/// key from the timeline too.
+#[test]
+fn group_values_and_the_key_are_text_in_the_page() {
+    let hostile = "</td></tr><script>alert(1)</script>\u{1b}[2J";
+    let r = grouped_recording("pp_role<b>", &[(hostile, 4.0), ("web", 2.0)], 3);
+    let page = page(&r);
+    assert!(!page.contains("<script") && !page.contains("<b>"), "{page}");
+    assert!(
+        !page.chars().any(|c| c.is_control() && c != '\n'),
+        "{page:?}"
+    );
+    assert!(page.contains("By pp_role&lt;b&gt;</h2>"), "{page}");
+    let escaped = "&lt;/td&gt;&lt;/tr&gt;&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[2J";
+    assert!(
+        page.contains(&format!("<tr data-group=\"{escaped}\">")),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!("data-series=\"{escaped}\"")),
+        "{page}"
+    );
+}
+
+/// Of many groups the chart draws the ones with the most runs and names the others.
+#[test]
+fn the_chart_draws_the_largest_groups_and_names_the_rest() {
+    use super::groups::{MAX_NAMED_OTHERS, MAX_SERIES};
+    let names: Vec<String> = (0..40).map(|i| format!("role{i:02}")).collect();
+    let groups: Vec<(&str, f64)> = names.iter().map(|n| (n.as_str(), 3.0)).collect();
+    let mut r = grouped_recording("pp_role", &groups, 2);
+    // role32 .. role39 run once more, in a last sample: they are the largest.
+    let last = r.samples.last().unwrap().clone();
+    let mut extra = last.clone();
+    extra.t += 30;
+    extra
+        .groups
+        .as_mut()
+        .unwrap()
+        .groups
+        .retain(|value, _| value.as_str() >= "role32");
+    r.samples.push(extra);
+    let page = page(&r);
+    assert_eq!(page.matches("<tr data-group=").count(), 40);
+    let chart = page
+        .split(r#"id="group-run-time""#)
+        .nth(1)
+        .unwrap()
+        .split("</figure>")
+        .next()
+        .unwrap();
+    assert_eq!(chart.matches("<polyline").count(), MAX_SERIES, "{chart}");
+    for drawn in 32..40 {
+        assert!(
+            chart.contains(&format!("data-series=\"role{drawn}\"")),
+            "{chart}"
+        );
+    }
+    let note = page
+        .split(r#"id="groups-not-drawn">"#)
+        .nth(1)
+        .unwrap()
+        .split("</p>")
+        .next()
+        .unwrap();
+    assert!(note.contains(": role00, role01, role02"), "{note}");
+    assert!(!note.contains("role32"), "{note}");
+    assert!(
+        note.ends_with(&format!(
+            " and {} more.",
+            40 - MAX_SERIES - MAX_NAMED_OTHERS
+        )),
+        "{note}"
+    );
+}

@@ -79,6 +79,7 @@ describe 'the Puppet code\'s ranges and patterns' do
     'apply_source' => anchored.call(schema.dig('apply_source', 'pattern')),
     'crypt_hash' => anchored.call(schema.dig('crypt_hash', 'pattern')),
     'facts' => anchored.call(schema.dig('facts', 'name_pattern')),
+    'group_key' => anchored.call(schema.dig('group_key', 'pattern')),
   }
   # Aliases whose pattern is checked on examples (the pattern is not the
   # schema's text): the hostname's adds the length look-ahead; the limits'
@@ -135,6 +136,12 @@ describe 'the Puppet code\'s ranges and patterns' do
     alias_pattern = Regexp.new(patterns.fetch('crypt_hash').first)
     schema.dig('crypt_hash', 'valid').each { |hash| expect(hash).to match(alias_pattern) }
     schema.dig('crypt_hash', 'invalid').each { |hash| expect(hash).not_to match(alias_pattern) }
+  end
+
+  it 'has the group key alias take what the helper takes and refuse what it refuses' do
+    alias_pattern = Regexp.new(patterns.fetch('group_key').first)
+    schema.dig('group_key', 'valid').each { |key| expect(key).to match(alias_pattern) }
+    schema.dig('group_key', 'invalid').each { |key| expect(key).not_to match(alias_pattern) }
   end
 
   it 'has the class install the helper where the tasks and providers run it' do
