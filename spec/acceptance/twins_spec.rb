@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require 'openssl'
 require_relative 'spec_helper_acceptance'
 
 # Twins, end to end, from a directory of fact sets: the estate is the sandbox
@@ -11,17 +12,35 @@ require_relative 'spec_helper_acceptance'
 # factset with the node's facts. There, the class then takes its node from
 # that PuppetDB with a query instead: `exports => 'isolated'` is refused (the
 # twins' server is the PuppetDB's host), and with `shared` the clones become
-# twins of a plain clone of the fleet, under new certnames. Then the class
-# without twins makes them plain clones again, as clone_army_spec.rb left
-# them, for the specs after this.
+# twins of a node with a role in its certificate: a clone outside the fleet
+# that asked for `pp_role` (`clone create --extension`), as a provisioned node
+# does, and whose certificate the CA signed with it, on every suite. The twins
+# ask for the same role, and PuppetDB shows it in their trusted data. Then the
+# class without twins makes them plain clones again, as clone_army_spec.rb
+# left them, for the specs after this, and the node is removed.
 RSpec.describe 'a fleet of twins on a sandbox host' do
   clones = ['clone1', 'clone2'].freeze
   estate = '/srv/clone-army-estate'
   apply_timeout = 600
   checkin_timeout = 420
+  role_node = 'prod1'
+  # Puppet's registered OID of pp_role.
+  pp_role_oid = '1.3.6.1.4.1.34380.1.1.13'
 
   let(:node) { @node }
   let(:twin_certnames) { clones.map { |clone| "#{clone}.#{@node_label}.#{host_certname}" } }
+
+  def role_certname
+    "#{role_node}.estate.#{host_certname}"
+  end
+
+  # The extension's value in a signed certificate on the server: Puppet encodes
+  # it as a DER UTF8String.
+  def extension_in_certificate(certname, oid)
+    pem = on_sandbox!('cat', "#{SandboxProbes::SIGNED_DIR}/#{certname}.pem", timeout: 30).stdout
+    extension = OpenSSL::X509::Certificate.new(pem).extensions.find { |e| e.oid == oid }
+    extension && OpenSSL::ASN1.decode(extension.value_der).value
+  end
 
   def twins_manifest(count, twins)
     "class { 'clone_army': server => '#{SandboxHarness::SERVER}', runinterval => #{SandboxHarness::RUNINTERVAL}, " \
@@ -40,16 +59,25 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
     facts = facts['values'] if facts.key?('values')
     @node = facts['clientcert'] || facts.dig('networking', 'fqdn')
     @node_label = @node.split('.').first
-    twins = "{ 'directory' => '#{estate}', 'exports' => 'isolated' }"
+    twins = "{ 'facts_dir' => '#{estate}', 'exports' => 'isolated' }"
     @import = SandboxHarness.apply(twins_manifest(clones.size, twins), timeout: apply_timeout)
     @imported = on_sandbox(SandboxHarness::HELPER, 'twin', 'list', timeout: 60)
     @since = sandbox_now
     @twinned = SandboxHarness.apply(twins_manifest(clones.size, twins), timeout: apply_timeout)
+
+    # The node with a role, run in noop: its catalog is the site's, its role a
+    # word in its certificate.
+    @role_since = sandbox_now
+    @role_created = on_sandbox(HELPER, 'clone', 'create', role_node, '--base', clone_list.first.fetch('base'),
+                               '--server', SandboxHarness::SERVER, '--certname', role_certname,
+                               '--run-mode', 'timer', '--runinterval', SandboxHarness::RUNINTERVAL.to_s,
+                               '--agent-noop', 'true', '--extension', 'pp_role=web', '--start', timeout: 300)
   end
 
   after(:all) do
-    # Back to the plain fleet clone_army_spec.rb left.
+    # Back to the plain fleet clone_army_spec.rb left, without the node.
     SandboxHarness.apply(class_manifest(num_clones: clones.size), timeout: apply_timeout)
+    on_sandbox(HELPER, 'clone', 'remove', role_node, timeout: 300)
     on_sandbox('rm', '-rf', estate, timeout: 60)
   end
 
@@ -102,16 +130,26 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
     end
   end
 
+  it 'has the CA sign a clone\'s requested role into its certificate' do
+    expect(@role_created.exitstatus).to eq(0), @role_created.to_s
+    missing = wait_for_checkins([role_certname], @role_since, timeout: checkin_timeout)
+    expect(missing).to eq([]), "no signed certificate or report from #{role_certname}\n#{diagnostics}"
+    expect(extension_in_certificate(role_certname, pp_role_oid)).to eq('web')
+  end
+
   context 'from the server\'s own PuppetDB' do
-    let(:pdb_node) { "clone2.#{host_certname}" }
-    let(:pdb_certnames) { clones.map { |clone| "#{clone}.clone2.#{host_certname}" } }
+    let(:pdb_node) { role_certname }
+    let(:pdb_certnames) { clones.map { |clone| "#{clone}.#{role_node}.#{host_certname}" } }
 
     before(:all) do
       skip 'the suite has no PuppetDB' unless puppetdb?
 
-      # A node of the estate: clone2 as it checked in before it became a twin.
-      node = "clone2.#{host_certname}"
-      @node_facts = puppetdb_query('factsets').find { |f| f['certname'] == node }
+      # A node of the estate: the node with a role, once it has checked in and
+      # PuppetDB holds its facts.
+      node = role_certname
+      wait_for(timeout: checkin_timeout, interval: 5) do
+        @node_facts = puppetdb_query('factsets').find { |f| f['certname'] == node }
+      end
       query = %(inventory[certname, environment, facts, trusted] { certname = "#{node}" })
       # The server's own certificate, as puppetdb_query presents it: the host's
       # ssldir holds more than one key by now, and the helper does not guess.
@@ -153,6 +191,18 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
                         .to_h { |fact| [fact['name'], fact['value']] }
         expect(facts['clone_army_twin_of']).to eq(pdb_node), "#{certname}: #{facts.keys.sort.inspect}"
         expect(facts.dig('networking', 'fqdn')).to eq(node_fqdn)
+      end
+    end
+
+    it 'gives the twins the node\'s role, through their certificates to PuppetDB' do
+      pdb_certnames.each do |certname|
+        expect(extension_in_certificate(certname, pp_role_oid)).to eq('web')
+      end
+      inventory = puppetdb_query('inventory').to_h { |node| [node['certname'], node] }
+      expect(inventory.dig(pdb_node, 'trusted', 'extensions', 'pp_role')).to eq('web')
+      pdb_certnames.each do |certname|
+        role = inventory.dig(certname, 'trusted', 'extensions', 'pp_role')
+        expect(role).to eq('web'), inventory[certname].inspect
       end
     end
   end
