@@ -28,7 +28,7 @@
 # ESTATE_NODES "production" nodes (clones of their own, each asking for its
 # pp_role in its certificate request) check in first, and the class then imports
 # them from PuppetDB and makes its CLONES clones their twins in the estate's mix,
-# in noop. The report groups the runs by role.
+# in noop. The report, the recording and its page group the runs by role.
 #
 # On a machine of two or more CPUs the lab's Puppet Server, PuppetDB and
 # PostgreSQL run on the first half of them and the clones on the rest
@@ -205,6 +205,7 @@ apply_class() {
   # check-in.
   local record="record => true, record_every => $LAB_RECORD_EVERY, record_access_log => '$SERVER_ACCESS_LOG'"
   [ "$SANDBOX_PUPPETDB" != yes ] || record+=", record_puppetdb => 'https://$SERVER_NAME:$PUPPETDB_TLS_PORT'"
+  [ "$LAB_TWINS" != 1 ] || record+=", record_group_by => 'pp_role'"
   manifest="class { 'clone_army': server => '$SERVER_NAME', runinterval => $LAB_RUNINTERVAL, $record, $extra }"
   log "puppet apply -e \"$manifest\" (up to ${APPLY_TIMEOUT}s)"
   EXEC_TIMEOUT=$APPLY_TIMEOUT inside puppet apply --detailed-exitcodes --color=false -e "$manifest" || rc=$?

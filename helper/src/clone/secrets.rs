@@ -264,16 +264,52 @@ fn challenge_password_in(yaml: &str) -> Option<Secret> {
         .lines()
         .find_map(|line| line.strip_prefix(&format!("  {CHALLENGE_PASSWORD_OID}: \"")))?
         .strip_suffix('"')?;
-    let mut password = String::with_capacity(quoted.len());
+    unquoted(quoted).map(Secret)
+}
+
+/// The inside of a YAML double-quoted string as [`yaml_quoted`] writes it, unescaped;
+/// none for one it did not write (a bare quote inside, a trailing backslash).
+fn unquoted(quoted: &str) -> Option<String> {
+    let mut text = String::with_capacity(quoted.len());
     let mut chars = quoted.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => password.push(chars.next()?),
+            '\\' => text.push(chars.next()?),
             '"' => return None,
-            c => password.push(c),
+            c => text.push(c),
         }
     }
-    Some(Secret(password))
+    Some(text)
+}
+
+/// The extension requests the clone's `csr_attributes.yaml` asks for, as
+/// [`csr_attributes`] writes them (a twin's or its own, `--extension`): what its first
+/// certificate under its certname was asked with. Lines this helper did not write, and
+/// extensions a twin may not ask for, are left out.
+pub fn extension_requests(config: &CloneConfig) -> Result<BTreeMap<String, String>> {
+    let Some(yaml) = config.read(CSR_ATTRIBUTES)? else {
+        return Ok(BTreeMap::new());
+    };
+    let mut requests = BTreeMap::new();
+    let section = yaml
+        .lines()
+        .skip_while(|line| *line != "extension_requests:")
+        .skip(1);
+    for line in section.take_while(|line| line.starts_with("  ")) {
+        let Some((name, value)) = line
+            .strip_prefix("  \"")
+            .and_then(|rest| rest.strip_suffix('"'))
+            .and_then(|rest| rest.split_once("\": \""))
+        else {
+            continue;
+        };
+        if let (Some(name), Some(value)) = (unquoted(name), unquoted(value)) {
+            if crate::twin::extensions::canonical(&name).as_deref() == Ok(name.as_str()) {
+                requests.insert(name, value);
+            }
+        }
+    }
+    Ok(requests)
 }
 
 /// `csr_attributes.yaml` with these extension requests (a twin's, for `clone configure`),

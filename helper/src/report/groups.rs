@@ -58,14 +58,22 @@ pub fn key(key: &str) -> Result<String> {
 }
 
 /// The group of `clone` by `key` (checked by [`key`]): the value its twin record holds,
-/// [`NONE`] without one.
+/// else, for an extension, the one its certificate request asks for (a clone made with
+/// `--extension`); [`NONE`] without either.
 pub fn group_of(ctx: &Context, clone: &str, key: &str) -> Result<String> {
-    let record = twin::read_back(&CloneConfig::of(&ctx.layout, clone))?;
-    Ok(record
+    let config = CloneConfig::of(&ctx.layout, clone);
+    if let Some(value) = twin::read_back(&config)?
         .as_ref()
         .and_then(|r| r.value(key))
-        .unwrap_or(NONE)
-        .to_owned())
+    {
+        return Ok(value.to_owned());
+    }
+    if RECORD_KEYS.contains(&key) {
+        return Ok(NONE.to_owned());
+    }
+    Ok(crate::clone::secrets::extension_requests(&config)?
+        .remove(key)
+        .unwrap_or_else(|| NONE.to_owned()))
 }
 
 /// The clones' runs grouped by `key` (checked by [`key`]), a group a value in order.

@@ -2,6 +2,7 @@
 //! its certificate, so a fleet is classified by `$trusted['extensions']` as the estate is.
 
 use super::*;
+use crate::clone::config::CloneConfig;
 
 fn with_extensions(name: &str, flags: &[&str]) -> CloneRequest {
     CloneRequest {
@@ -75,4 +76,45 @@ fn bad_extension_flags_and_flags_beside_a_twin_file_are_refused_untouched() {
             .exists());
     }
     assert!(f.systemd.calls().is_empty(), "{:?}", f.systemd.calls());
+}
+
+#[test]
+fn a_clones_own_extensions_are_read_back_and_group_its_runs() {
+    let f = Fixture::new();
+    create(
+        &f.ctx(),
+        &with_extensions("c1", &["pp_role=web \"front\"", "pp_zone=eu-1"]),
+    )
+    .unwrap();
+    create(&f.ctx(), &request("c2")).unwrap();
+    let config = CloneConfig::of(&f.ctx().layout, "c1");
+    let requests = crate::clone::secrets::extension_requests(&config).unwrap();
+    assert_eq!(requests["pp_role"], "web \"front\"");
+    assert_eq!(requests["pp_zone"], "eu-1");
+    let group =
+        |clone: &str, key: &str| crate::report::groups::group_of(&f.ctx(), clone, key).unwrap();
+    assert_eq!(group("c1", "pp_role"), "web \"front\"");
+    assert_eq!(group("c1", "node"), "-", "no twin: no node");
+    assert_eq!(group("c2", "pp_role"), "-");
+}
+
+#[test]
+fn lines_the_helper_did_not_write_are_no_extension_requests() {
+    let f = Fixture::new();
+    create(&f.ctx(), &request("c1")).unwrap();
+    let config = "/var/lib/puppet-clone-army/c1-config";
+    fs::write(
+        f.path(&format!("{config}/csr_attributes.yaml")),
+        "---\nextension_requests:\n  \"pp_role\": \"web\"\n  pp_zone: bare\n  \"pp_preshared_key\": \"s\"\n  \"pp_owner\": \"a\"b\"\n  \"pp_region\": \"eu\"\nother:\n  \"pp_cluster\": \"c\"\n",
+    )
+    .unwrap();
+    let requests =
+        crate::clone::secrets::extension_requests(&CloneConfig::of(&f.ctx().layout, "c1")).unwrap();
+    assert_eq!(
+        requests,
+        std::collections::BTreeMap::from([
+            ("pp_region".to_owned(), "eu".to_owned()),
+            ("pp_role".to_owned(), "web".to_owned()),
+        ])
+    );
 }
