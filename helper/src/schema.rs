@@ -101,6 +101,9 @@ const GROUP_KEY_EXAMPLES_VALID: &[&str] = &[
     "1.3.6.1.4.1.34380.1.1.13",
     "1.3.6.1.4.1.34380.1.2.1",
     "1.3.6.1.4.1.34380.1.2.1.20",
+    "facts.os.family",
+    "facts.role_fact",
+    "facts.networking.interfaces.eth-0.mtu",
 ];
 const GROUP_KEY_EXAMPLES_INVALID: &[&str] = &[
     "",
@@ -114,6 +117,12 @@ const GROUP_KEY_EXAMPLES_INVALID: &[&str] = &[
     "1.3.6.1.4.1.34380.1.2.x",
     "1.3.6.1.4.1.34380.1.2.1..2",
     "pp_role\nExecStartPre=/bin/sh",
+    "facts.",
+    "facts",
+    "facts.os..family",
+    "facts.os family",
+    "facts.a.b.c.d.e.f.g.h.i",
+    "Facts.os",
 ];
 
 /// Examples of each family's releases, valid and invalid.
