@@ -68,7 +68,7 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
     # The node with a role, run in noop: its catalog is the site's, its role a
     # word in its certificate.
     @role_since = sandbox_now
-    @role_created = on_sandbox(HELPER, 'clone', 'create', role_node, '--base', clone_list.first.fetch('base'),
+    @role_created = on_sandbox(SandboxHarness::HELPER, 'clone', 'create', role_node, '--base', clone_list.first.fetch('base'),
                                '--server', SandboxHarness::SERVER, '--certname', role_certname,
                                '--run-mode', 'timer', '--runinterval', SandboxHarness::RUNINTERVAL.to_s,
                                '--agent-noop', 'true', '--extension', 'pp_role=web', '--start', timeout: 300)
@@ -77,7 +77,7 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
   after(:all) do
     # Back to the plain fleet clone_army_spec.rb left, without the node.
     SandboxHarness.apply(class_manifest(num_clones: clones.size), timeout: apply_timeout)
-    on_sandbox(HELPER, 'clone', 'remove', role_node, timeout: 300)
+    on_sandbox(SandboxHarness::HELPER, 'clone', 'remove', role_node, timeout: 300)
     on_sandbox('rm', '-rf', estate, timeout: 60)
   end
 
