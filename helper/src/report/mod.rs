@@ -29,6 +29,7 @@ pub mod run_cache;
 pub mod server;
 pub mod stats;
 pub mod summary;
+pub mod textfile;
 #[cfg(test)]
 pub(crate) mod test_tls;
 pub mod yaml;
