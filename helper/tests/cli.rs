@@ -527,7 +527,10 @@ fn report_prometheus_output_puts_the_textfile_in_place() {
         assert_eq!(result.textfile, textfile.to_str().unwrap());
         let text = std::fs::read_to_string(&textfile).unwrap();
         assert_eq!(result.bytes, text.len());
-        assert!(text.starts_with("# clone-army report --format prometheus"), "{text}");
+        assert!(
+            text.starts_with("# clone-army report --format prometheus"),
+            "{text}"
+        );
         assert!(text.contains("clone_army_fleet_clones 2\n"), "{text}");
     }
     let names: Vec<_> = std::fs::read_dir(collector.path()).unwrap().collect();
@@ -561,7 +564,11 @@ fn report_output_of_json_or_table_is_refused_naming_what_it_is_for() {
         assert_eq!(output.status.code(), Some(2), "{format}");
         let error = failure(&output);
         assert_eq!(error.kind, "usage");
-        assert!(error.message.contains("--format prometheus"), "{}", error.message);
+        assert!(
+            error.message.contains("--format prometheus"),
+            "{}",
+            error.message
+        );
     }
 }
 

@@ -29,9 +29,9 @@ pub mod run_cache;
 pub mod server;
 pub mod stats;
 pub mod summary;
-pub mod textfile;
 #[cfg(test)]
 pub(crate) mod test_tls;
+pub mod textfile;
 pub mod yaml;
 
 use std::collections::BTreeMap;

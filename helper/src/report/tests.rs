@@ -660,8 +660,8 @@ fn table_snapshot() {
 fn prometheus_snapshot() {
     // The format's rules are held in render's own tests; this is the whole file, to
     // review as a whole when it changes.
-    let text = render::prometheus(&sample_with_server())
-        .replace(env!("CARGO_PKG_VERSION"), "[version]");
+    let text =
+        render::prometheus(&sample_with_server()).replace(env!("CARGO_PKG_VERSION"), "[version]");
     insta::assert_snapshot!(text);
 }
 

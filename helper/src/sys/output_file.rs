@@ -76,7 +76,10 @@ mod tests {
         std::fs::write(&path, "node_load1 3\n").unwrap();
         let (field, message) = refused(&path);
         assert_eq!(field, Some("output"), "{message}");
-        assert!(message.contains("not a textfile clone-army wrote"), "{message}");
+        assert!(
+            message.contains("not a textfile clone-army wrote"),
+            "{message}"
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "node_load1 3\n");
     }
 

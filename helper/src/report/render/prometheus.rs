@@ -137,7 +137,8 @@ fn distribution_gauges<T>(
     labels: impl Fn(&T) -> Vec<(&str, &str)>,
     pick: impl Fn(&T) -> &Distribution,
 ) {
-    let figures: [(&str, &str, fn(&Distribution) -> Option<f64>); 3] = [
+    type Figure = fn(&Distribution) -> Option<f64>;
+    let figures: [(&str, &str, Figure); 3] = [
         ("p50", "Median (nearest rank)", |d| d.p50),
         (
             "p95",

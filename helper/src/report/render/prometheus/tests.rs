@@ -26,7 +26,7 @@ struct Parsed {
 /// with `\\`, `\"` and `\n` escapes in values, a space, a value. Panics on anything else.
 fn sample_line(line: &str) -> Sample {
     let name_end = line
-        .find(|c: char| c == '{' || c == ' ')
+        .find(['{', ' '])
         .unwrap_or_else(|| panic!("no value: {line:?}"));
     let name = &line[..name_end];
     assert!(
