@@ -19,6 +19,15 @@ describe 'examples/grafana-dashboard.json' do
   # A family with no sample in the snapshot (a figure no clone there has) is
   # still written, with its # TYPE line.
   exposition.scan(%r{^# TYPE (clone_army_\w+) }) { |(name)| written[name] |= [] }
+  # A p95 is written only over 20 values or more, which the snapshot's fleets
+  # have not: it carries the labels of the p50 beside it.
+  written.keys.grep(%r{_p95_seconds$}).each do |name|
+    written[name] |= written.fetch(name.sub(%r{_p95_seconds$}, '_p50_seconds'), [])
+  end
+  # metric name => its # TYPE (gauge, counter)
+  types = exposition.scan(%r{^# TYPE (clone_army_\w+) (\w+)$}).to_h
+  # Grafana's unit ids the panels may use: one per panel, for what its series measure.
+  units = ['s', 'short', 'none', 'ops', 'opm', 'percent', 'percentunit', 'bytes']
   panels = dashboard['panels']
   queries = panels.flat_map { |panel| panel.fetch('targets', []) }
 
@@ -41,6 +50,33 @@ describe 'examples/grafana-dashboard.json' do
       (used.uniq - carried).map { |label| "#{q['expr']}: #{label}" }
     end
     expect(wrong).to eq([])
+  end
+
+  it 'reads the helper\'s counters, and only those, through rate() or increase()' do
+    counters = types.select { |_, type| type == 'counter' }.keys
+    expect(counters).to include('clone_army_server_compiles_total', 'clone_army_puppetdb_commands_processed_total')
+    expect(counters).to all(end_with('_total'))
+    misread = queries.flat_map do |q|
+      q['expr'].to_enum(:scan, %r{\b(clone_army_\w+)}).map do
+        name = Regexp.last_match(1)
+        through_rate = q['expr'][0...Regexp.last_match.begin(0)].match?(%r{\b(?:rate|increase)\($})
+        next if counters.include?(name) == through_rate
+
+        "#{q['expr']}: #{name} is a #{types[name]}"
+      end.compact
+    end
+    expect(misread).to eq([])
+    expect(queries.map { |q| q['expr'] }).to all(satisfy { |expr| !expr.match?(%r{\b(?:deriv|irate)\(}) })
+  end
+
+  it 'gives every panel one unit for what its series measure' do
+    graphs = panels.reject { |p| p['type'] == 'row' }
+    expect(graphs.map { |p| [p['title'], p.dig('fieldConfig', 'defaults', 'unit')] }).to all(satisfy { |_, unit| units.include?(unit) })
+    expect(graphs.flat_map { |p| p.dig('fieldConfig', 'overrides') || [] }).to eq([])
+    seconds = graphs.select { |p| p.dig('fieldConfig', 'defaults', 'unit') == 's' }
+    expect(seconds.flat_map { |p| p['targets'] }.map { |q| q['expr'] }).to all(match(%r{_seconds\{}))
+    rates = graphs.select { |p| p.dig('fieldConfig', 'defaults', 'unit') == 'ops' }
+    expect(rates.flat_map { |p| p['targets'] }.map { |q| q['expr'] }).to all(match(%r{\brate\(}))
   end
 
   it 'takes its Prometheus and load hosts from variables, the hosts from a metric the helper writes' do

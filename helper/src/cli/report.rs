@@ -1,5 +1,6 @@
 //! `report`: every clone's last run and the fleet's figures, live (as JSON, a table or a
-//! Prometheus textfile) or of a recorded run (`--from`: its summary or its page).
+//! Prometheus textfile, printed or put in place with `--output`) or of a recorded run
+//! (`--from`: its summary or its page).
 
 use clap::Args;
 
@@ -27,10 +28,12 @@ pub struct ReportArgs {
     /// envelope.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
-    /// With --format html: write the page to this file and answer the JSON envelope with its
-    /// path, instead of printing the page. Its directory must exist; only a missing file or
-    /// an earlier page is replaced (whole), never a symlink or any other file.
-    #[arg(long, value_name = "PAGE", requires = "from")]
+    /// With --format prometheus: write the textfile to this file (node_exporter's textfile
+    /// directory) and answer the JSON envelope with its path; with --from --format html,
+    /// the page. Written whole through a temporary file beside it renamed over it. Its
+    /// directory must exist; only a missing file or one clone-army wrote of the same kind
+    /// is replaced, never a symlink or any other file.
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Group the clones' runs by what their twins stand in for: a trusted extension
     /// (pp_role, ...), node or environment; clones that are no twins are the group -.
@@ -75,6 +78,13 @@ pub fn run(args: &ReportArgs) -> i32 {
     if let Some(from) = &args.from {
         return run_recorded_report(from, args.format, args.output.as_deref());
     }
+    if args.output.is_some() && args.format != Format::Prometheus {
+        return fail(&Error::Usage(format!(
+            "--output is where --format prometheus writes the textfile (and, with --from, \
+             --format html the page); --format {} is printed",
+            args.format.name()
+        )));
+    }
     let print: fn(&Report) = match args.format {
         Format::Html => {
             return fail(&Error::Usage(format!(
@@ -110,11 +120,14 @@ pub fn run(args: &ReportArgs) -> i32 {
         }
         Ok(report)
     });
-    match result {
-        Ok(report) => {
+    match (result, &args.output) {
+        (Ok(report), Some(textfile)) => {
+            answer(json(report::textfile::write_textfile(&report, textfile)))
+        }
+        (Ok(report), None) => {
             print(&report);
             0
         }
-        Err(e) => fail(&e),
+        (Err(e), _) => fail(&e),
     }
 }

@@ -15,7 +15,6 @@ use crate::record::read::Recording;
 use crate::record::server_window::WindowTotals;
 use crate::record::shape::counted;
 use crate::report::endpoints;
-use crate::sys::confined::{HostFile, HostFileError};
 use crate::sys::table::truncate;
 use crate::sys::time::rfc3339_utc;
 
@@ -679,32 +678,20 @@ pub fn summary_table(recording: &Recording) -> String {
     out
 }
 
-/// Writes the page to `path` whole (a temporary file beside it renamed over it, so a reader
-/// never sees half a page), mode 0644.
+/// Writes the page to `path` whole, mode 0644, as [`output_file::replace_own`] does: only
+/// over nothing or a page this helper wrote (a regular file that begins with
+/// [`PAGE_MARKER`]), never over a symlink or any other file.
 ///
 /// The path is the caller's (`--output`, which the `clone_army::report` task passes on as
-/// root), so it is a [`HostFile`]: its directory must exist (none is made), and what is at
-/// `path` must be nothing or a page this helper wrote (a regular file that begins with
-/// [`PAGE_MARKER`]). A symlink, a FIFO, a device or any other file is refused naming
-/// `output`, and stays as it is.
+/// root).
+///
+/// [`output_file::replace_own`]: crate::sys::output_file::replace_own
 pub fn write_page(
     recording: &Recording,
     path: &std::path::Path,
 ) -> crate::protocol::error::Result<PageWritten> {
-    let refused = |e: HostFileError| e.into_error("output", path);
-    let target = HostFile::at(path).map_err(refused)?;
-    let existing = target.head(PAGE_MARKER.len() as u64).map_err(refused)?;
-    if existing.is_some_and(|head| head != PAGE_MARKER.as_bytes()) {
-        return Err(crate::protocol::error::Error::InvalidArgument {
-            field: "output",
-            value: path.display().to_string(),
-            reason: "it is not a page clone-army wrote (it does not begin with the page's \
-                     marker); a page replaces only an earlier page, never another file"
-                .to_owned(),
-        });
-    }
     let page = page(recording);
-    target.replace(page.as_bytes(), 0o644).map_err(refused)?;
+    crate::sys::output_file::replace_own(path, PAGE_MARKER, "page", page.as_bytes())?;
     Ok(PageWritten {
         page: path.display().to_string(),
         bytes: page.len(),

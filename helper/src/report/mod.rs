@@ -31,6 +31,7 @@ pub mod stats;
 pub mod summary;
 #[cfg(test)]
 pub(crate) mod test_tls;
+pub mod textfile;
 pub mod yaml;
 
 use std::collections::BTreeMap;

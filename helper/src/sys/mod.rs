@@ -1,5 +1,5 @@
 //! Low-level host plumbing with no knowledge of clones or bases: file writes that never
-//! follow a link ([`fsutil`], [`confined`]), mounts, the lock, the on-disk layout
+//! follow a link ([`fsutil`], [`confined`], [`output_file`]), mounts, the lock, the on-disk layout
 //! ([`paths`]), names, escaping for terminals and the tables people read ([`table`]), fault injection points, leftovers of
 //! killed runs, time and the [`clock`], and whether a host directory is root's alone all the way up
 //! ([`trusted`]).
@@ -13,6 +13,7 @@ pub mod leftovers;
 pub mod lock;
 pub mod mounts;
 pub mod names;
+pub mod output_file;
 pub mod paths;
 pub mod reload;
 pub mod table;

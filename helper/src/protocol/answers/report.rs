@@ -33,6 +33,14 @@ pub struct Report {
     pub groups: Option<ReportGroups>,
 }
 
+/// What `report --format prometheus --output FILE` answers: the textfile it put in place.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextfileWritten {
+    /// The textfile, as given.
+    pub textfile: String,
+    pub bytes: usize,
+}
+
 /// The clones' runs by one value of their twins (`pp_role`, an extension, `node` or
 /// `environment`): which kind of node costs the server most.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ mod figures;
 mod prometheus;
 mod table;
 
-pub use prometheus::prometheus;
+pub use prometheus::{prometheus, TEXTFILE_MARKER};
 pub use table::table;
 
 /// Output format of `report`.

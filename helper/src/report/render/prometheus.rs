@@ -1,11 +1,21 @@
-//! `report --format prometheus`: node_exporter's textfile, per-clone gauges, fleet
-//! gauges, and the server's and PuppetDB's figures; label values of others' text escaped.
+//! `report --format prometheus`: node_exporter's textfile, in the exposition format's
+//! conventions: a value that only grows while its source runs (a count since Puppet
+//! Server or PuppetDB started) is a `counter` named `..._total`, for `rate()` and
+//! `increase()`; a current level is a `gauge`; times are in seconds (`_seconds`); every
+//! family has `# HELP` and `# TYPE`; label values of others' text are escaped.
+//!
+//! No figure here is a `summary`: a summary's `_sum` and `_count` are counters over every
+//! observation, and neither is to be had honestly. The fleet's distributions are of the
+//! clones' last runs now (their count falls when a clone goes), and the servers' means,
+//! p95s and maxima are Dropwizard reservoirs (a decaying sample, see
+//! [`crate::report::server`]) whose mean times the count sums nothing. So each quantile
+//! is its own gauge, `..._p50_seconds`, `..._p95_seconds`, `..._max_seconds`.
 
 use std::fmt::Write;
 
 use crate::protocol::answers::{
     FleetReport, PuppetdbCloneRun, PuppetdbFleet, Report, RunReport, UntrustedClaim,
-    UntrustedProblem,
+    UntrustedProblem, PROTOCOL_VERSION,
 };
 use crate::report::puppetdb::PuppetdbView;
 use crate::report::server::ServerView;
@@ -15,11 +25,23 @@ use crate::sys::escape::visible;
 
 use super::figures::{float, ms_to_s};
 
+/// The textfile's first line: a comment (the format reads a `#` line whose first word is
+/// not `HELP` or `TYPE` as nothing), by which `--output` knows a file this helper wrote and
+/// may replace.
+pub const TEXTFILE_MARKER: &str = "# clone-army report --format prometheus: a node_exporter textfile; `--output` replaces only a file that begins so\n";
+
 /// A label value in the exposition format: control characters (newlines too) made
 /// visible as in a table, since clone names and PuppetDB's certnames are others' text and
-/// the file is read by people too; then `\` and `"` escaped.
+/// the file is read by people too; then `\` and `"` escaped. No raw newline is left, so a
+/// value never ends its line.
 fn label(value: &str) -> String {
     visible(value).replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// A `# HELP` text: `\` and newlines escaped as the format asks (the texts are this
+/// file's own, so this only keeps a future one from breaking its line).
+fn help_text(help: &str) -> String {
+    help.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
 /// A sample value: Prometheus takes Go's float syntax; integers print as integers.
@@ -31,19 +53,44 @@ fn number(value: f64) -> String {
     }
 }
 
-struct Family<'a> {
-    out: &'a mut String,
+/// A family's type, as `# TYPE` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A level now: it may go up and down.
+    Gauge,
+    /// A count since its source started: it only grows, and falls to zero only when the
+    /// source restarts (which `rate()` takes as a reset). Its name ends in `_total`.
+    Counter,
 }
 
-impl Family<'_> {
-    fn start<'o>(out: &'o mut String, name: &str, kind: &str, help: &str) -> Family<'o> {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        Family { out }
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+        }
+    }
+}
+
+struct Family<'a> {
+    out: &'a mut String,
+    name: &'a str,
+}
+
+impl<'a> Family<'a> {
+    fn start(out: &'a mut String, name: &'a str, kind: Kind, help: &str) -> Family<'a> {
+        debug_assert_eq!(
+            kind == Kind::Counter,
+            name.ends_with("_total"),
+            "{name}: a counter, and only a counter, ends in _total"
+        );
+        let _ = writeln!(out, "# HELP {name} {}", help_text(help));
+        let _ = writeln!(out, "# TYPE {name} {}", kind.as_str());
+        Family { out, name }
     }
 
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
-        let _ = write!(self.out, "{name}");
+    fn sample(&mut self, labels: &[(&str, &str)], value: f64) {
+        let _ = write!(self.out, "{}", self.name);
         if !labels.is_empty() {
             let inner: Vec<String> = labels
                 .iter()
@@ -55,6 +102,14 @@ impl Family<'_> {
     }
 }
 
+/// One family of one unlabelled sample, left out whole when the source did not give the
+/// figure (a family without samples would say nothing either).
+fn single(out: &mut String, name: &str, kind: Kind, help: &str, value: Option<f64>) {
+    if let Some(v) = value {
+        Family::start(out, name, kind, help).sample(&[], v);
+    }
+}
+
 fn per_clone(
     out: &mut String,
     report: &Report,
@@ -62,33 +117,72 @@ fn per_clone(
     help: &str,
     value: impl Fn(&RunReport) -> Option<f64>,
 ) {
-    let mut family = Family::start(out, name, "gauge", help);
+    let mut family = Family::start(out, name, Kind::Gauge, help);
     for c in &report.clones {
         if let Some(v) = value(&c.run) {
-            family.sample(name, &[("clone", c.name.as_str())], v);
+            family.sample(&[("clone", c.name.as_str())], v);
         }
     }
 }
 
-fn quantiles(out: &mut String, name: &str, help: &str, d: &Distribution) {
-    let mut family = Family::start(out, name, "gauge", help);
-    quantile_samples(&mut family, name, &[], d);
-}
-
-/// A distribution's p50, p95 and max as samples labelled `quantile` (and `labels`).
-fn quantile_samples(family: &mut Family, name: &str, labels: &[(&str, &str)], d: &Distribution) {
-    for (q, v) in [("0.5", d.p50), ("0.95", d.p95), ("1", d.max)] {
-        if let Some(v) = v {
-            let mut all = labels.to_vec();
-            all.push(("quantile", q));
-            family.sample(name, &all, v);
+/// The three gauges of a distribution, `<stem>_p50_seconds`, `<stem>_p95_seconds` and
+/// `<stem>_max_seconds`, each with a sample per item (labelled by `labels`) that has the
+/// figure: a p95 of fewer than [`crate::report::stats::P95_MIN_VALUES`] values is none,
+/// so it is left out rather than passing the maximum off as a percentile.
+fn distribution_gauges<T>(
+    out: &mut String,
+    stem: &str,
+    what: &str,
+    items: &[T],
+    labels: impl Fn(&T) -> Vec<(&str, &str)>,
+    pick: impl Fn(&T) -> &Distribution,
+) {
+    type Figure = fn(&Distribution) -> Option<f64>;
+    let figures: [(&str, &str, Figure); 3] = [
+        ("p50", "Median (nearest rank)", |d| d.p50),
+        (
+            "p95",
+            "95th percentile (nearest rank; none below 20 values)",
+            |d| d.p95,
+        ),
+        ("max", "Maximum", |d| d.max),
+    ];
+    for (suffix, figure, value) in figures {
+        let name = format!("{stem}_{suffix}_seconds");
+        let help = format!("{figure} of {what}, seconds.");
+        let mut family = Family::start(out, &name, Kind::Gauge, &help);
+        for item in items {
+            if let Some(v) = value(pick(item)) {
+                family.sample(&labels(item), v);
+            }
         }
     }
 }
 
-/// The node_exporter textfile: per-clone gauges, fleet gauges, and the server's figures.
+/// What built the file: the helper's version and the protocol of its JSON answers, as
+/// an info metric (always 1) to join on or alert on a mixed fleet.
+fn build_info(out: &mut String) {
+    let protocol = PROTOCOL_VERSION.to_string();
+    Family::start(
+        out,
+        "clone_army_build_info",
+        Kind::Gauge,
+        "The clone-army helper that wrote this file: its version and its JSON protocol; always 1.",
+    )
+    .sample(
+        &[
+            ("version", env!("CARGO_PKG_VERSION")),
+            ("protocol", protocol.as_str()),
+        ],
+        1.0,
+    );
+}
+
+/// The node_exporter textfile: the marker, what built it, per-clone gauges, fleet gauges,
+/// and the server's and PuppetDB's figures.
 pub fn prometheus(report: &Report) -> String {
-    let mut out = String::new();
+    let mut out = String::from(TEXTFILE_MARKER);
+    build_info(&mut out);
     per_clone(
         &mut out,
         report,
@@ -146,18 +240,16 @@ pub fn prometheus(report: &Report) -> String {
         |c| Some(if c.silent { 1.0 } else { 0.0 }),
     );
     {
-        let name = "clone_army_clone_status";
         let mut family = Family::start(
             &mut out,
-            name,
-            "gauge",
+            "clone_army_clone_status",
+            Kind::Gauge,
             "Status of the clone's last Puppet run: 1 for the status it has, 0 for the others.",
         );
         for c in &report.clones {
             for status in RunStatus::ALL {
                 let value = if c.run.status == status { 1.0 } else { 0.0 };
                 family.sample(
-                    name,
                     &[("clone", c.name.as_str()), ("status", status.as_str())],
                     value,
                 );
@@ -165,183 +257,203 @@ pub fn prometheus(report: &Report) -> String {
         }
     }
     let fleet = &report.fleet;
+    single(
+        &mut out,
+        "clone_army_fleet_clones",
+        Kind::Gauge,
+        "Clones on this host.",
+        Some(fleet.clones as f64),
+    );
     {
-        let name = "clone_army_fleet_clones";
-        let mut family = Family::start(&mut out, name, "gauge", "Clones on this host.");
-        family.sample(name, &[], fleet.clones as f64);
-    }
-    {
-        let name = "clone_army_fleet_clones_by_status";
         let mut family = Family::start(
             &mut out,
-            name,
-            "gauge",
+            "clone_army_fleet_clones_by_status",
+            Kind::Gauge,
             "Clones by the status of their last Puppet run.",
         );
         for (status, n) in &fleet.by_status {
-            family.sample(name, &[("status", status.as_str())], *n as f64);
+            family.sample(&[("status", status.as_str())], *n as f64);
         }
     }
-    quantiles(
+    let fleets = std::slice::from_ref(fleet);
+    distribution_gauges(
         &mut out,
-        "clone_army_fleet_run_seconds",
-        "Nearest-rank quantiles of the clones' last run durations, seconds (quantile 1 is the max).",
-        &fleet.total_time,
+        "clone_army_fleet_run",
+        "the clones' last run durations",
+        fleets,
+        |_| Vec::new(),
+        |f| &f.total_time,
     );
-    quantiles(
+    distribution_gauges(
         &mut out,
-        "clone_army_fleet_config_retrieval_seconds",
-        "Nearest-rank quantiles of the clones' last catalog retrieval times, seconds (quantile 1 is the max).",
-        &fleet.config_retrieval_time,
+        "clone_army_fleet_config_retrieval",
+        "the clones' last catalog retrieval times",
+        fleets,
+        |_| Vec::new(),
+        |f| &f.config_retrieval_time,
     );
-    {
-        let name = "clone_army_fleet_silent_clones";
-        let mut family = Family::start(
-            &mut out,
-            name,
-            "gauge",
-            "Clones that have not reported for more than two run intervals.",
-        );
-        family.sample(name, &[], fleet.silent.len() as f64);
-    }
+    single(
+        &mut out,
+        "clone_army_fleet_silent_clones",
+        Kind::Gauge,
+        "Clones that have not reported for more than two run intervals.",
+        Some(fleet.silent.len() as f64),
+    );
     if let Some(server) = &report.server {
         server_metrics(&mut out, server);
     }
     if let Some(puppetdb) = &report.puppetdb {
         puppetdb_metrics(&mut out, puppetdb);
     }
-    {
-        let name = "clone_army_report_timestamp_seconds";
-        let mut family = Family::start(
-            &mut out,
-            name,
-            "gauge",
-            "When clone-army made this report, seconds since the epoch.",
-        );
-        family.sample(name, &[], report.now as f64);
-    }
+    single(
+        &mut out,
+        "clone_army_report_timestamp_seconds",
+        Kind::Gauge,
+        "When clone-army made this report, seconds since the epoch.",
+        Some(report.now as f64),
+    );
     out
 }
 
+/// Puppet Server's figures. Its counts are since it started (counters); its means are
+/// of Dropwizard's decaying reservoir, about the last five minutes (gauges).
 fn server_metrics(out: &mut String, server: &ServerView) {
-    {
-        let name = "clone_army_server_up";
-        let mut family = Family::start(
-            out,
-            name,
-            "gauge",
-            "1 when Puppet Server's status API answered with JSON.",
-        );
-        family.sample(name, &[], if server.ok { 1.0 } else { 0.0 });
-    }
-    let mut gauge = |name: &str, help: &str, value: Option<f64>| {
-        if let Some(v) = value {
-            Family::start(out, name, "gauge", help).sample(name, &[], v);
-        }
-    };
+    single(
+        out,
+        "clone_army_server_up",
+        Kind::Gauge,
+        "1 when Puppet Server's status API answered with JSON.",
+        Some(if server.ok { 1.0 } else { 0.0 }),
+    );
     if let Some(j) = &server.jruby {
-        gauge(
+        single(
+            out,
             "clone_army_server_jrubies",
+            Kind::Gauge,
             "JRuby instances in Puppet Server's pool.",
             float(&j.num_jrubies),
         );
-        gauge(
+        single(
+            out,
             "clone_army_server_free_jrubies",
+            Kind::Gauge,
             "Free JRuby instances in Puppet Server's pool.",
             float(&j.num_free_jrubies),
         );
-        gauge(
-            "clone_army_server_jruby_borrows",
-            "JRuby borrows since Puppet Server started.",
+        single(
+            out,
+            "clone_army_server_jruby_borrows_total",
+            Kind::Counter,
+            "JRuby borrows since Puppet Server started (borrow-count).",
             float(&j.borrow_count),
         );
-        gauge(
-            "clone_army_server_jruby_borrow_timeouts",
-            "JRuby borrows that timed out since Puppet Server started.",
+        single(
+            out,
+            "clone_army_server_jruby_borrow_timeouts_total",
+            Kind::Counter,
+            "JRuby borrows that timed out since Puppet Server started (borrow-timeout-count).",
             float(&j.borrow_timeout_count),
         );
-        gauge(
+        single(
+            out,
             "clone_army_server_jruby_average_borrow_seconds",
-            "Average time a JRuby instance is borrowed, seconds.",
+            Kind::Gauge,
+            "Average time a JRuby instance is borrowed, over Puppet Server's decaying sample (about the last five minutes), seconds.",
             ms_to_s(&j.average_borrow_time_ms),
         );
-        gauge(
+        single(
+            out,
             "clone_army_server_jruby_average_wait_seconds",
-            "Average wait for a JRuby instance, seconds.",
+            Kind::Gauge,
+            "Average wait for a JRuby instance, over Puppet Server's decaying sample (about the last five minutes), seconds.",
             ms_to_s(&j.average_wait_time_ms),
         );
     }
     if let Some(t) = &server.compile {
-        gauge(
-            "clone_army_server_compiles",
+        single(
+            out,
+            "clone_army_server_compiles_total",
+            Kind::Counter,
             "Catalog compiles since Puppet Server started.",
             float(&t.count),
         );
-        gauge(
+        single(
+            out,
             "clone_army_server_compile_mean_seconds",
-            "Mean catalog compile time since Puppet Server started, seconds.",
+            Kind::Gauge,
+            "Mean catalog compile time over Puppet Server's decaying sample (about the last five minutes), seconds.",
             ms_to_s(&t.mean_ms),
         );
     }
     if let Some(t) = &server.catalog_requests {
-        gauge(
-            "clone_army_server_catalog_requests",
+        single(
+            out,
+            "clone_army_server_catalog_requests_total",
+            Kind::Counter,
             "Catalog requests since Puppet Server started.",
             float(&t.count),
         );
-        gauge(
+        single(
+            out,
             "clone_army_server_catalog_request_mean_seconds",
-            "Mean catalog request time since Puppet Server started, seconds.",
+            Kind::Gauge,
+            "Mean catalog request time over Puppet Server's decaying sample (about the last five minutes), seconds.",
             ms_to_s(&t.mean_ms),
         );
     }
 }
 
+/// PuppetDB's figures: its processed commands are a meter's count since it started (a
+/// counter), its rate and processing times a meter's and a timer's current figures.
 fn puppetdb_metrics(out: &mut String, puppetdb: &PuppetdbView) {
-    {
-        let name = "clone_army_puppetdb_up";
-        let mut family = Family::start(
-            out,
-            name,
-            "gauge",
-            "1 when PuppetDB's status API answered with JSON.",
-        );
-        family.sample(name, &[], if puppetdb.ok { 1.0 } else { 0.0 });
-    }
-    let mut gauge = |name: &str, help: &str, value: Option<f64>| {
-        if let Some(v) = value {
-            Family::start(out, name, "gauge", help).sample(name, &[], v);
-        }
-    };
-    gauge(
+    single(
+        out,
+        "clone_army_puppetdb_up",
+        Kind::Gauge,
+        "1 when PuppetDB's status API answered with JSON.",
+        Some(if puppetdb.ok { 1.0 } else { 0.0 }),
+    );
+    single(
+        out,
         "clone_army_puppetdb_queue_depth",
+        Kind::Gauge,
         "Commands PuppetDB has received and not yet processed.",
         float(&puppetdb.queue_depth),
     );
     if let Some(c) = &puppetdb.commands {
-        gauge(
-            "clone_army_puppetdb_commands_processed",
+        single(
+            out,
+            "clone_army_puppetdb_commands_processed_total",
+            Kind::Counter,
             "Commands PuppetDB processed since it started.",
             float(&c.processed),
         );
-        gauge(
+        single(
+            out,
             "clone_army_puppetdb_commands_per_second",
-            "Commands PuppetDB processed per second, over the last minute.",
+            Kind::Gauge,
+            "Commands PuppetDB processed per second, PuppetDB's own one-minute rate.",
             float(&c.processed_per_second),
         );
-        gauge(
+        single(
+            out,
             "clone_army_puppetdb_command_processing_mean_seconds",
-            "Mean time PuppetDB took to process a command since it started, seconds.",
+            Kind::Gauge,
+            "Mean time PuppetDB took to process a command, over its decaying sample, seconds.",
             ms_to_s(&c.processing_mean_ms),
         );
-        gauge(
+        single(
+            out,
             "clone_army_puppetdb_command_processing_p95_seconds",
-            "95th percentile of PuppetDB's command processing time, seconds.",
+            Kind::Gauge,
+            "95th percentile of PuppetDB's command processing time, over its decaying sample, seconds.",
             ms_to_s(&c.processing_p95_ms),
         );
-        gauge(
+        single(
+            out,
             "clone_army_puppetdb_command_processing_max_seconds",
-            "Longest command processing time PuppetDB holds, seconds.",
+            Kind::Gauge,
+            "Longest command processing time in PuppetDB's decaying sample, seconds.",
             ms_to_s(&c.processing_max_ms),
         );
     }
@@ -357,9 +469,9 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
     let hosts = &fleet.hosts;
     let per_host =
         |out: &mut String, name: &str, help: &str, value: &dyn Fn(&FleetReport) -> f64| {
-            let mut family = Family::start(out, name, "gauge", help);
+            let mut family = Family::start(out, name, Kind::Gauge, help);
             for h in hosts {
-                family.sample(name, &[("host", h.host.as_str())], value(&h.fleet));
+                family.sample(&[("host", h.host.as_str())], value(&h.fleet));
             }
         };
     per_host(
@@ -375,47 +487,44 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
         &|f| f.silent.len() as f64,
     );
     {
-        let name = "clone_army_puppetdb_fleet_clones_by_status";
         let mut family = Family::start(
             out,
-            name,
-            "gauge",
+            "clone_army_puppetdb_fleet_clones_by_status",
+            Kind::Gauge,
             "The load host's clones by the status of their latest report in PuppetDB.",
         );
         for h in hosts {
             for (status, n) in &h.fleet.by_status {
                 family.sample(
-                    name,
                     &[("host", h.host.as_str()), ("status", status.as_str())],
                     *n as f64,
                 );
             }
         }
     }
-    for (name, help, pick) in [
-        (
-            "clone_army_puppetdb_fleet_run_seconds",
-            "Nearest-rank quantiles of the load host's clones' latest run durations in PuppetDB, seconds (quantile 1 is the max).",
-            (|f: &FleetReport| &f.total_time) as fn(&FleetReport) -> &Distribution,
-        ),
-        (
-            "clone_army_puppetdb_fleet_config_retrieval_seconds",
-            "Nearest-rank quantiles of the load host's clones' latest catalog retrieval times in PuppetDB, seconds (quantile 1 is the max).",
-            |f: &FleetReport| &f.config_retrieval_time,
-        ),
-    ] {
-        let mut family = Family::start(out, name, "gauge", help);
-        for h in hosts {
-            quantile_samples(&mut family, name, &[("host", h.host.as_str())], pick(&h.fleet));
-        }
-    }
+    distribution_gauges(
+        out,
+        "clone_army_puppetdb_fleet_run",
+        "the load host's clones' latest run durations in PuppetDB",
+        hosts,
+        |h| vec![("host", h.host.as_str())],
+        |h| &h.fleet.total_time,
+    );
+    distribution_gauges(
+        out,
+        "clone_army_puppetdb_fleet_config_retrieval",
+        "the load host's clones' latest catalog retrieval times in PuppetDB",
+        hosts,
+        |h| vec![("host", h.host.as_str())],
+        |h| &h.fleet.config_retrieval_time,
+    );
     let per_clone =
         |out: &mut String, name: &str, help: &str, value: &dyn Fn(&RunReport) -> Option<f64>| {
-            let mut family = Family::start(out, name, "gauge", help);
+            let mut family = Family::start(out, name, Kind::Gauge, help);
             for h in hosts {
                 for c in &h.clones {
                     if let Some(v) = value(&c.run) {
-                        family.sample(name, &clone_labels(&h.host, c), v);
+                        family.sample(&clone_labels(&h.host, c), v);
                     }
                 }
             }
@@ -439,11 +548,10 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
         &|c| c.age.map(|a| a as f64),
     );
     {
-        let name = "clone_army_puppetdb_clone_status";
         let mut family = Family::start(
             out,
-            name,
-            "gauge",
+            "clone_army_puppetdb_clone_status",
+            Kind::Gauge,
             "Status of the clone's latest report in PuppetDB: 1 for the status it has, 0 for the others.",
         );
         for h in hosts {
@@ -451,11 +559,7 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
                 for status in RunStatus::ALL {
                     let mut labels = clone_labels(&h.host, c);
                     labels.push(("status", status.as_str()));
-                    family.sample(
-                        name,
-                        &labels,
-                        if c.run.status == status { 1.0 } else { 0.0 },
-                    );
+                    family.sample(&labels, if c.run.status == status { 1.0 } else { 0.0 });
                 }
             }
         }
@@ -465,16 +569,15 @@ fn puppetdb_fleet_metrics(out: &mut String, fleet: &PuppetdbFleet) {
 /// The claims of nodes' facts not trusted, by problem (every problem, 0 included, so that
 /// an alert can watch one).
 fn untrusted_metrics(out: &mut String, untrusted: &[UntrustedClaim]) {
-    let name = "clone_army_puppetdb_fleet_untrusted_claims";
     let mut family = Family::start(
         out,
-        name,
-        "gauge",
+        "clone_army_puppetdb_fleet_untrusted_claims",
+        Kind::Gauge,
         "Claims of nodes' clone_army facts in PuppetDB not trusted, so not asked for, by problem.",
     );
     for problem in UntrustedProblem::ALL {
         let n = untrusted.iter().filter(|c| c.problem == problem).count();
-        family.sample(name, &[("problem", problem.as_str())], n as f64);
+        family.sample(&[("problem", problem.as_str())], n as f64);
     }
 }
 
@@ -487,17 +590,4 @@ fn clone_labels<'a>(host: &'a str, c: &'a PuppetdbCloneRun) -> Vec<(&'a str, &'a
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn label_values_are_escaped() {
-        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\\\x0ad");
-    }
-
-    #[test]
-    fn numbers() {
-        assert_eq!(number(3.0), "3");
-        assert_eq!(number(0.25), "0.25");
-    }
-}
+mod tests;
