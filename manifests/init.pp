@@ -329,6 +329,18 @@
 #   new fleet's boots, certificate requests and first runs do not hit the
 #   server at once. 0: all at once, with one `clone-army clone start`.
 #
+# @param manage_packages
+#   Install the packages the helper runs on this host (`package` resources,
+#   before the helper and anything that uses it): `systemd-container`
+#   (`systemd-nspawn` and `machinectl`) on every OS family, on Debian and
+#   Ubuntu `debootstrap` (which builds their bases), and `curl` where the
+#   base's agent is downloaded on the host (`puppet_source` `puppet`,
+#   `openvox` or `pe` on Debian, Ubuntu and SUSE; a RHEL-family host has
+#   curl). The list is `clone_army::host_packages`'s. `false`: nothing is
+#   installed, the packages are left to you (e.g. when another module
+#   declares them).
+#   Example: `manage_packages => false`.
+#
 # @param helper_path
 #   Where the `clone-army` helper binary is installed. The types' providers
 #   run it from there. The `clone_army` fact looks for it only at the default
@@ -447,6 +459,7 @@ class clone_army (
   Optional[Clone_army::Service_address] $record_puppetdb = undef,
   Optional[Clone_army::Timeline_path] $record_access_log = undef,
   Optional[Clone_army::Group_key] $record_group_by = undef,
+  Boolean $manage_packages = true,
 ) {
   $given_server = clone_army::given_server($server, $master)
   # Only a catalog compiled by a Puppet Server for a remote agent has a server
@@ -594,6 +607,16 @@ class clone_army (
       (${fleet_capacity['reason']}; ${other_bound}). Lower num_clones, or set \
       force_num_clones => true to run ${_num_clones} clones anyway.
       |- MSG
+  }
+
+  # The packages come first: the base build runs debootstrap and
+  # systemd-nspawn, and the clones' units run systemd-nspawn.
+  if $manage_packages {
+    class { 'clone_army::packages':
+      puppet_source => $_puppet_source,
+    }
+    contain clone_army::packages
+    Class['clone_army::packages'] -> Class['clone_army::install']
   }
 
   contain clone_army::install
