@@ -65,7 +65,7 @@ describe 'clone_army' do
 
       it 'installs systemd-container before the helper, and no debootstrap' do
         is_expected.to contain_package('systemd-container').with_ensure('installed')
-          .that_comes_before('Class[clone_army::install]')
+        is_expected.to contain_package('systemd-container').that_comes_before('Class[clone_army::install]')
         is_expected.not_to contain_package('debootstrap')
       end
 
