@@ -15,8 +15,13 @@
 # `<clone>.<certname of this host>`, so one class on many load hosts gives
 # unique certnames.
 #
-# @example Classified through a Puppet Server (the clones use the server this host's agent uses)
+# @example Classified through a Puppet Server (the clones use the server this host's agent uses, as many as the host holds)
 #   include clone_army
+#
+# @example The same, sized: ten clones to start with
+#   class { 'clone_army':
+#     num_clones => 10,
+#   }
 #
 # @example With Bolt or `puppet apply` (no Puppet Server facts: `server` is required)
 #   class { 'clone_army':
@@ -116,6 +121,11 @@
 #   A 2-core, 24 GiB host gets 225 daemon-mode clones (memory) or 1080
 #   timer-mode clones at 1800 s (CPU; memory holds 1126), and 360 timer-mode
 #   clones at 600 s; a host with 2 GiB or less gets none.
+#
+#   Left undef on a host that is a Puppet Server itself (it has PE's
+#   `pe_server_version` fact, or the clones' server is its certname or fqdn),
+#   the catalog fails instead: a fleet sized to the whole host would take the
+#   memory and CPU the server runs on. Give `num_clones` there to run one.
 #
 #   A count beyond the capacity fails the catalog, naming the bound, unless
 #   `force_num_clones` is true. Lowering the count removes the surplus clones completely: every
@@ -594,6 +604,28 @@ class clone_army (
       default => "the CPU bound is ${fleet_capacity['cpu']}",
     },
     default  => "the memory bound is ${fleet_capacity['memory']}",
+  }
+
+  # The default fills the host's memory but 2 GiB: on a host that is a
+  # Puppet Server itself (a bare include classified onto the server, say) the
+  # clones would take what the server and PuppetDB run on. Such a fleet is
+  # sized by hand or not at all.
+  $this_host = [$trusted['certname'], $facts.dig('networking', 'fqdn')].filter |$name| { $name =~ NotUndef }
+  $server_here = $facts['pe_server_version'] ? {
+    undef   => ($_server =~ NotUndef and $_server in $this_host) ? {
+      true    => "the clones' server, ${_server}, is this host",
+      default => undef,
+    },
+    default => "it is PE infrastructure: pe_server_version is ${facts['pe_server_version']}",
+  }
+  if $num_clones =~ Undef and $server_here =~ NotUndef and $capacity > 0 {
+    fail(@("MSG"/L))
+      clone_army: this host is a Puppet Server (${server_here}), and without num_clones \
+      the class runs as many clones as the whole host holds (${capacity}, bound by \
+      ${fleet_capacity['bound']}), taking the memory and CPU the server runs on. \
+      Give num_clones (e.g. num_clones => 10) to run a fleet here anyway, or classify \
+      a load host of its own
+      |- MSG
   }
 
   $_num_clones = $num_clones ? {
