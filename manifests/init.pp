@@ -346,9 +346,10 @@
 #   Ubuntu `debootstrap` (which builds their bases), and `curl` where the
 #   base's agent is downloaded on the host (`puppet_source` `puppet`,
 #   `openvox` or `pe` on Debian, Ubuntu and SUSE; a RHEL-family host has
-#   curl). The list is `clone_army::host_packages`'s. `false`: nothing is
+#   curl). The list is `clone_army::host_packages`'s. A package another
+#   class declared before this one is left to it; `false`: nothing is
 #   installed, the packages are left to you (e.g. when another module
-#   declares them).
+#   declares them later, which would be a duplicate declaration).
 #   Example: `manage_packages => false`.
 #
 # @param helper_path

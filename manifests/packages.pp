@@ -6,7 +6,8 @@
 # (`systemd-nspawn`, `machinectl`), and on Debian and Ubuntu `debootstrap`
 # (which builds their bases), plus `curl` where the base's agent is
 # downloaded on the host. On an OS family the helper builds no base for,
-# nothing is installed and a warning says what to install.
+# nothing is installed and a warning says what to install. A package some
+# other class has declared before this one is left to that declaration.
 #
 # @param puppet_source
 #   Where the base's agent comes from (already resolved by the class).
@@ -23,8 +24,14 @@ class clone_army::packages (
       (systemd-container) and what builds a base yourself, or set manage_packages => false
       |- MSG
   } else {
-    package { $packages:
-      ensure => installed,
+    # A package another class declared first (curl, often) is left to it
+    # rather than declared twice, which would fail the catalog.
+    $packages.each |String $package| {
+      unless defined(Package[$package]) {
+        package { $package:
+          ensure => installed,
+        }
+      }
     }
   }
 }

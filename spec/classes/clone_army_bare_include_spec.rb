@@ -65,7 +65,9 @@ describe 'clone_army' do
   end
 
   context 'on a host whose memory holds no clone' do
-    let(:facts) { super().merge(clone_army_agent_server: 'loadhost.example.com', memory: { 'system' => { 'total_bytes' => 2 * 1024 * 1024 * 1024 } }) }
+    let(:facts) do
+      super().merge(clone_army_agent_server: 'loadhost.example.com', memory: { 'system' => { 'total_bytes' => 2 * 1024 * 1024 * 1024 } })
+    end
 
     # A fleet of none takes nothing from the server.
     it { is_expected.to have_clone_army_clone_resource_count(0) }

@@ -45,6 +45,15 @@ describe 'clone_army' do
         let(:params) { super().merge(puppet_source: 'openvox') }
 
         it { is_expected.to contain_package('curl').with_ensure('installed') }
+
+        context 'and curl declared by another class first' do
+          let(:pre_condition) { "package { 'curl': ensure => latest }" }
+
+          it 'leaves it to that declaration' do
+            is_expected.to compile.with_all_deps
+            is_expected.to contain_package('curl').with_ensure('latest')
+          end
+        end
       end
 
       context 'with manage_packages => false' do
