@@ -15,8 +15,13 @@
 # `<clone>.<certname of this host>`, so one class on many load hosts gives
 # unique certnames.
 #
-# @example Classified through a Puppet Server (the clones use the server this host's agent uses)
+# @example Classified through a Puppet Server (the clones use the server this host's agent uses, as many as the host holds)
 #   include clone_army
+#
+# @example The same, sized: ten clones to start with
+#   class { 'clone_army':
+#     num_clones => 10,
+#   }
 #
 # @example With Bolt or `puppet apply` (no Puppet Server facts: `server` is required)
 #   class { 'clone_army':
@@ -116,6 +121,11 @@
 #   A 2-core, 24 GiB host gets 225 daemon-mode clones (memory) or 1080
 #   timer-mode clones at 1800 s (CPU; memory holds 1126), and 360 timer-mode
 #   clones at 600 s; a host with 2 GiB or less gets none.
+#
+#   Left undef on a host that is a Puppet Server itself (it has PE's
+#   `pe_server_version` fact, or the clones' server is its certname or fqdn),
+#   the catalog fails instead: a fleet sized to the whole host would take the
+#   memory and CPU the server runs on. Give `num_clones` there to run one.
 #
 #   A count beyond the capacity fails the catalog, naming the bound, unless
 #   `force_num_clones` is true. Lowering the count removes the surplus clones completely: every
@@ -329,6 +339,19 @@
 #   new fleet's boots, certificate requests and first runs do not hit the
 #   server at once. 0: all at once, with one `clone-army clone start`.
 #
+# @param manage_packages
+#   Install the packages the helper runs on this host (`package` resources,
+#   before the helper and anything that uses it): `systemd-container`
+#   (`systemd-nspawn` and `machinectl`) on every OS family, on Debian and
+#   Ubuntu `debootstrap` (which builds their bases), and `curl` where the
+#   base's agent is downloaded on the host (`puppet_source` `puppet`,
+#   `openvox` or `pe` on Debian, Ubuntu and SUSE; a RHEL-family host has
+#   curl). The list is `clone_army::host_packages`'s. A package another
+#   class declared before this one is left to it; `false`: nothing is
+#   installed, the packages are left to you (e.g. when another module
+#   declares them later, which would be a duplicate declaration).
+#   Example: `manage_packages => false`.
+#
 # @param helper_path
 #   Where the `clone-army` helper binary is installed. The types' providers
 #   run it from there. The `clone_army` fact looks for it only at the default
@@ -447,6 +470,7 @@ class clone_army (
   Optional[Clone_army::Service_address] $record_puppetdb = undef,
   Optional[Clone_army::Timeline_path] $record_access_log = undef,
   Optional[Clone_army::Group_key] $record_group_by = undef,
+  Boolean $manage_packages = true,
 ) {
   $given_server = clone_army::given_server($server, $master)
   # Only a catalog compiled by a Puppet Server for a remote agent has a server
@@ -583,6 +607,28 @@ class clone_army (
     default  => "the memory bound is ${fleet_capacity['memory']}",
   }
 
+  # The default fills the host's memory but 2 GiB: on a host that is a
+  # Puppet Server itself (a bare include classified onto the server, say) the
+  # clones would take what the server and PuppetDB run on. Such a fleet is
+  # sized by hand or not at all.
+  $this_host = [$trusted['certname'], $facts.dig('networking', 'fqdn')].filter |$name| { $name =~ NotUndef }
+  $server_here = $facts['pe_server_version'] ? {
+    undef   => ($_server =~ NotUndef and $_server in $this_host) ? {
+      true    => "the clones' server, ${_server}, is this host",
+      default => undef,
+    },
+    default => "it is PE infrastructure: pe_server_version is ${facts['pe_server_version']}",
+  }
+  if $num_clones =~ Undef and $server_here =~ NotUndef and $capacity > 0 {
+    fail(@("MSG"/L))
+      clone_army: this host is a Puppet Server (${server_here}), and without num_clones \
+      the class runs as many clones as the whole host holds (${capacity}, bound by \
+      ${fleet_capacity['bound']}), taking the memory and CPU the server runs on. \
+      Give num_clones (e.g. num_clones => 10) to run a fleet here anyway, or classify \
+      a load host of its own
+      |- MSG
+  }
+
   $_num_clones = $num_clones ? {
     undef   => $capacity,
     default => $num_clones,
@@ -594,6 +640,16 @@ class clone_army (
       (${fleet_capacity['reason']}; ${other_bound}). Lower num_clones, or set \
       force_num_clones => true to run ${_num_clones} clones anyway.
       |- MSG
+  }
+
+  # The packages come first: the base build runs debootstrap and
+  # systemd-nspawn, and the clones' units run systemd-nspawn.
+  if $manage_packages {
+    class { 'clone_army::packages':
+      puppet_source => $_puppet_source,
+    }
+    contain clone_army::packages
+    Class['clone_army::packages'] -> Class['clone_army::install']
   }
 
   contain clone_army::install

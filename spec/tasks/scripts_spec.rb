@@ -58,7 +58,8 @@ describe 'the Bolt tasks' do
 
       it 'has metadata with stdin input, its shared file, and a description and valid Puppet type per parameter' do
         expect(metadata['input_method']).to eq('stdin')
-        shared = ['task.rb', 'task_io.rb', 'answer.rb', 'call_limits.rb', 'runner.rb', 'record_dir.rb', 'schema.rb', 'schema.json']
+        shared = ['task.rb', 'task_io.rb', 'answer.rb', 'call_limits.rb', 'runner.rb', 'record_dir.rb', 'schema.rb', 'schema.json',
+                  'service_address.rb']
         expect(metadata['files']).to eq(shared.map { |f| "clone_army/lib/puppet_x/clone_army/#{f}" })
         metadata['files'].each { |file| expect(File.file?(File.join(root, file.delete_prefix('clone_army/')))).to be true }
         metadata['parameters'].each do |name, parameter|
@@ -96,6 +97,8 @@ describe 'the Bolt tasks' do
                            'client_cert' => '/etc/puppetlabs/puppet/ssl/certs/l.pem',
                            'client_key' => '/etc/puppetlabs/puppet/ssl/private_keys/l.pem')
     expect(parameter_type('report', 'puppetdb').instance?('http://puppetdb:8080')).to be false
+    # Hosts and host:port too, as the class takes them.
+    expect_valid('report', 'server' => 'puppet.example.com', 'puppetdb' => 'puppetdb.example.com:8081')
     expect_valid('fleet', 'action' => 'stop')
   end
 

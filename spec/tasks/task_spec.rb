@@ -78,7 +78,39 @@ describe PuppetX::CloneArmy::Task do
       expect { described_class.report_args('client_cert' => '/x/cert.pem') }
         .to raise_error(PuppetX::CloneArmy::Task::ParameterError, %r{client_cert and client_key go together})
       expect { described_class.report_args('puppetdb' => 'http://puppetdb:8080') }
-        .to raise_error(PuppetX::CloneArmy::Task::ParameterError, %r{puppetdb must be an https:// URL})
+        .to raise_error(PuppetX::CloneArmy::Task::ParameterError, %r{puppetdb must be a host name, host:port or an https:// URL})
+    end
+
+    # As class clone_army takes `server` and `record_puppetdb`: the helper
+    # makes https://host:8140 (8081 for PuppetDB) of a bare host.
+    {
+      'a host' => ['puppet.example.com', 'puppetdb.example.com'],
+      'a host:port' => ['puppet.example.com:8141', 'puppetdb.example.com:8081'],
+      'an https URL' => ['https://puppet.example.com:8140', 'https://puppetdb.example.com:8081/'],
+    }.each do |form, (server, puppetdb)|
+      it "hands server and puppetdb given as #{form} to the helper as they are" do
+        expect(described_class.report_args('server' => server, 'puppetdb' => puppetdb))
+          .to eq(['report', '--server', server, '--puppetdb', puppetdb])
+      end
+    end
+
+    [
+      'http://puppet.example.com:8140', 'https://puppet.example.com:8140/status/v1/services', 'ftp://puppet',
+      'puppet example', '-puppet', 'puppet:', 'https://', '', 'puppet.example.com;reboot', "puppet\nx", 8140
+    ].each do |bad|
+      it "refuses server #{bad.inspect}, naming the parameter and the forms it takes" do
+        expect(described_class).not_to receive(:run)
+        result, status = run_task(:report, 'server' => bad)
+        expect(status).to eq(1)
+        expect(result['_error']).to include('kind' => 'clone_army/invalid-parameter', 'details' => { 'field' => 'server' })
+        expect(result['_error']['msg']).to include('server must be a host name, host:port or an https:// URL of a host and port',
+                                                   'https://puppet.example.com:8140', "got #{bad.inspect}")
+      end
+    end
+
+    it 'names PuppetDB\'s own port in the forms puppetdb takes' do
+      expect { described_class.report_args('puppetdb' => 'puppetdb example') }
+        .to raise_error(PuppetX::CloneArmy::Task::ParameterError, %r{puppetdb must be .*https://puppetdb\.example\.com:8081})
     end
 
     it 'passes table and prometheus text through as it is' do
@@ -241,7 +273,7 @@ describe PuppetX::CloneArmy::Task do
     end
 
     {
-      'interval' => 0, 'server' => 'puppet.example.com', 'ca_cert' => 'ca.pem', 'format' => 'yaml', 'from' => '/etc/shadow'
+      'interval' => 0, 'server' => 'http://puppet.example.com', 'ca_cert' => 'ca.pem', 'format' => 'yaml', 'from' => '/etc/shadow'
     }.each do |key, bad|
       it "refuses #{key} #{bad.inspect} without running anything" do
         expect(described_class).not_to receive(:run)

@@ -6,6 +6,7 @@ require_relative 'call_limits'
 require_relative 'record_dir'
 require_relative 'runner'
 require_relative 'schema'
+require_relative 'service_address'
 require_relative 'task_io'
 
 module PuppetX
@@ -73,13 +74,13 @@ module PuppetX
         live_report_args(params)
       end
 
-      # clone-army report [--interval S] [--server URL] [--puppetdb URL] [--ca-cert PATH]
+      # clone-army report [--interval S] [--server ADDRESS] [--puppetdb ADDRESS] [--ca-cert PATH]
       #                    [--client-cert PATH --client-key PATH] [--format F]
       def live_report_args(params)
         args = ['report']
         args += ['--interval', positive_integer(params, 'interval').to_s] if given?(params, 'interval')
-        args += ['--server', https_url(params, 'server')] if given?(params, 'server')
-        args += ['--puppetdb', https_url(params, 'puppetdb')] if given?(params, 'puppetdb')
+        args += ['--server', service_address(params, 'server')] if given?(params, 'server')
+        args += ['--puppetdb', service_address(params, 'puppetdb')] if given?(params, 'puppetdb')
         args += ['--ca-cert', absolute_path(params, 'ca_cert')] if given?(params, 'ca_cert')
         args += client_cert_args(params)
         args += ['--format', one_of(params, 'format', REPORT_FORMATS)] if given?(params, 'format')
@@ -297,10 +298,11 @@ module PuppetX
         check(key, value, value.is_a?(Integer) && value.positive?, 'a positive integer')
       end
 
-      # The helper speaks only TLS to the server and PuppetDB.
-      def https_url(params, key)
+      # A host, host:port or https:// URL, as the class takes it
+      # (ServiceAddress); the helper makes the URL of a host, over TLS only.
+      def service_address(params, key)
         value = params[key]
-        check(key, value, value.is_a?(String) && value.match?(%r{\Ahttps://\S+\z}), 'an https:// URL')
+        check(key, value, ServiceAddress.valid?(value), ServiceAddress.forms(key))
       end
 
       # Both or neither: a certificate without its key cannot be presented.

@@ -102,7 +102,8 @@ describe 'the Puppet code\'s ranges and patterns' do
     'helper_source' => 'where Puppet fetches the helper from, before there is one',
     'sha256' => 'the checksum Puppet verifies the fetched helper against',
     'selinux_context' => 'the file context Puppet gives the helper',
-    'service_address' => 'an address the class hands on; the helper\'s own URL rule checks it again',
+    'service_address' => 'an address the class and the report task hand on (PuppetX::CloneArmy::ServiceAddress holds ' \
+                         'them to it); the helper\'s own URL rule checks it again',
     'timeline_path' => 'the recorder\'s file, created by Puppet before the helper writes it',
   }
 
