@@ -23,12 +23,16 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
   estate = '/srv/clone-army-estate'
   apply_timeout = 600
   checkin_timeout = 420
-  role_node = 'prod1'
   # Puppet's registered OID of pp_role.
   pp_role_oid = '1.3.6.1.4.1.34380.1.1.13'
 
   let(:node) { @node }
   let(:twin_certnames) { clones.map { |clone| "#{clone}.#{@node_label}.#{host_certname}" } }
+
+  # A node of the estate with a role, outside the fleet's clone<N> names.
+  def role_node
+    'prod1'
+  end
 
   def role_certname
     "#{role_node}.estate.#{host_certname}"
