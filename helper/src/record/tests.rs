@@ -1,9 +1,11 @@
 //! The recorder's loop over a temporary root with no clones and a clock the test drives.
 
 use super::*;
+use crate::report::tests::{Fleet, NOW, UNCHANGED};
 use crate::sys::paths::Layout;
 use crate::sys::test_clock::clock;
 use crate::systemd::RecordingSystemd;
+use std::fs;
 
 fn request(output: PathBuf) -> RecordRequest {
     RecordRequest {
@@ -141,4 +143,57 @@ fn the_fleet_s_shape_comes_every_five_minutes_and_the_versions_every_time() {
     assert_eq!(with_shape, [0, 30]);
     assert_eq!(taken[0].shape.as_ref().unwrap().clones, 0);
     assert!(taken.iter().all(|s| s.versions.is_some()));
+}
+
+/// `record --group-by pp_role`: a sample's new runs by the same records, looked up as the
+/// report looks them up.
+#[test]
+fn the_recorders_samples_count_their_runs_by_the_same_groups() {
+    let fleet = Fleet::new();
+    for name in ["web1", "web2", "plain"] {
+        fleet.clone(name, "active", Some(UNCHANGED));
+    }
+    let record = |name: &str, role: &str| {
+        let config = fleet.layout.fs(fleet.layout.config_dir(name));
+        fs::create_dir_all(&config).unwrap();
+        let text = serde_json::json!({"node": format!("{name}.example.com"), "extensions": {"pp_role": role}});
+        fs::write(config.join("twin.json"), text.to_string()).unwrap();
+    };
+    record("web1", "web");
+    record("web2", "web");
+    let request = ReportRequest {
+        interval: 1800,
+        server: None,
+        ca_cert: None,
+        puppetdb: None,
+        client: None,
+    };
+    let mut sampling = Sampling {
+        group_by: Some(crate::report::groups::key("1.3.6.1.4.1.34380.1.1.13").unwrap()),
+        ..Sampling::default()
+    };
+    let sample = sampling.take(&fleet.ctx(), &request, 100, NOW).unwrap();
+    let groups = sample.groups.expect("groups");
+    assert_eq!(groups.by, "pp_role");
+    let runs: Vec<(&str, usize)> = groups
+        .groups
+        .iter()
+        .map(|(value, g)| (value.as_str(), g.runs))
+        .collect();
+    assert_eq!(runs, [("-", 1), ("web", 2)]);
+    assert_eq!(groups.groups["web"].total_time.count, 2);
+    // Nothing new in the next sample: the key, and no group.
+    let next = sampling
+        .take(&fleet.ctx(), &request, 100, NOW + 10)
+        .unwrap();
+    assert_eq!(
+        next.groups.map(|g| (g.by, g.groups.len())),
+        Some(("pp_role".to_owned(), 0))
+    );
+    // Without the key, no groups at all.
+    let mut plain = Sampling::default();
+    assert_eq!(
+        plain.take(&fleet.ctx(), &request, 100, NOW).unwrap().groups,
+        None
+    );
 }

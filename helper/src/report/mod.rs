@@ -320,4 +320,4 @@ fn clone_report(
 #[cfg(test)]
 mod service_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

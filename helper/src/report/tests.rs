@@ -12,17 +12,18 @@ use crate::systemd::units::clone_mount;
 use crate::systemd::RecordingSystemd;
 
 /// A little after the fixtures' runs (1795318947 .. 1795318974).
-const NOW: u64 = 1_795_319_000;
+pub(crate) const NOW: u64 = 1_795_319_000;
 
-struct Fleet {
+/// A temporary fleet on disk, which the recorder's tests share.
+pub(crate) struct Fleet {
     _dir: tempfile::TempDir,
     root: PathBuf,
-    layout: Layout,
+    pub(crate) layout: Layout,
     systemd: RecordingSystemd,
 }
 
 impl Fleet {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_owned();
         // A base without base.json: its confdir is taken to be Debian's, so the summary
@@ -37,12 +38,12 @@ impl Fleet {
         }
     }
 
-    fn ctx(&self) -> Context<'_> {
+    pub(crate) fn ctx(&self) -> Context<'_> {
         Context::new(self.layout.clone(), &self.systemd)
     }
 
     /// A clone as `clone create` leaves it on disk, with `summary` as its agent's last run.
-    fn clone(&self, name: &str, state: &str, summary: Option<&str>) {
+    pub(crate) fn clone(&self, name: &str, state: &str, summary: Option<&str>) {
         let unit = self
             .layout
             .fs(self.layout.unit_path(&self.layout.mount_unit_name(name)));
@@ -133,7 +134,7 @@ impl Fleet {
     }
 }
 
-const UNCHANGED: &str = include_str!("fixtures/unchanged.yaml");
+pub(crate) const UNCHANGED: &str = include_str!("fixtures/unchanged.yaml");
 const CHANGED: &str = include_str!("fixtures/changed.yaml");
 const FAILED: &str = include_str!("fixtures/failed.yaml");
 const UNREACHABLE: &str = include_str!("fixtures/unreachable.yaml");
@@ -980,53 +981,56 @@ fn the_runs_are_grouped_by_the_role_their_twins_stand_in_for() {
     assert_eq!(error.field(), Some("group-by"));
 }
 
-/// `record --group-by pp_role`: a sample's new runs by the same records, looked up as the
-/// report looks them up.
+/// `report --group-by facts.<path>`: a twin's value from its node's facts on the host, a
+/// scalar only; `--group-by pp_role` of a clone that is no twin: the extension its own
+/// certificate request asks for (`clone create --extension`).
 #[test]
-fn the_recorders_samples_count_their_runs_by_the_same_groups() {
+fn clones_are_grouped_by_their_twins_facts_and_by_their_own_extensions() {
     let fleet = Fleet::new();
-    for name in ["web1", "web2", "plain"] {
+    for name in ["twin1", "own1", "plain"] {
         fleet.clone(name, "active", Some(UNCHANGED));
     }
-    let record = |name: &str, role: &str| {
-        let config = fleet.layout.fs(fleet.layout.config_dir(name));
-        fs::create_dir_all(&config).unwrap();
-        let text = serde_json::json!({"node": format!("{name}.example.com"), "extensions": {"pp_role": role}});
-        fs::write(config.join("twin.json"), text.to_string()).unwrap();
+    let config = |name: &str| {
+        let dir = fleet.layout.fs(fleet.layout.config_dir(name));
+        fs::create_dir_all(dir.join("facts.d")).unwrap();
+        dir
     };
-    record("web1", "web");
-    record("web2", "web");
-    let request = ReportRequest {
-        interval: 1800,
-        server: None,
-        ca_cert: None,
-        puppetdb: None,
-        client: None,
+    let twin = config("twin1");
+    fs::write(
+        twin.join("twin.json"),
+        serde_json::json!({"node": "web01.example.com", "extensions": {"pp_role": "web"}})
+            .to_string(),
+    )
+    .unwrap();
+    fs::write(
+        twin.join("facts.d/clone_army_twin.json"),
+        serde_json::json!({"os": {"family": "Debian", "release": {"major": "12"}},
+                           "is_virtual": true, "role_fact": "web"})
+        .to_string(),
+    )
+    .unwrap();
+    fs::write(
+        config("own1").join("csr_attributes.yaml"),
+        "---\nextension_requests:\n  \"pp_role\": \"cache\"\n",
+    )
+    .unwrap();
+    let group = |clone: &str, key: &str| {
+        let key = super::groups::key(key).unwrap();
+        super::groups::group_of(&fleet.ctx(), clone, &key).unwrap()
     };
-    let mut sampling = crate::record::Sampling::default();
-    sampling.group_by = Some(super::groups::key("1.3.6.1.4.1.34380.1.1.13").unwrap());
-    let sample = sampling.take(&fleet.ctx(), &request, 100, NOW).unwrap();
-    let groups = sample.groups.expect("groups");
-    assert_eq!(groups.by, "pp_role");
-    let runs: Vec<(&str, usize)> = groups
-        .groups
-        .iter()
-        .map(|(value, g)| (value.as_str(), g.runs))
-        .collect();
-    assert_eq!(runs, [("-", 1), ("web", 2)]);
-    assert_eq!(groups.groups["web"].total_time.count, 2);
-    // Nothing new in the next sample: the key, and no group.
-    let next = sampling
-        .take(&fleet.ctx(), &request, 100, NOW + 10)
-        .unwrap();
+    assert_eq!(group("twin1", "facts.os.family"), "Debian");
+    assert_eq!(group("twin1", "facts.os.release.major"), "12");
+    assert_eq!(group("twin1", "facts.is_virtual"), "true");
+    assert_eq!(group("twin1", "facts.os"), "-", "a structure is no group");
+    assert_eq!(group("twin1", "facts.nothing.here"), "-");
     assert_eq!(
-        next.groups.map(|g| (g.by, g.groups.len())),
-        Some(("pp_role".to_owned(), 0))
+        group("own1", "facts.os.family"),
+        "-",
+        "no twin: no node's facts"
     );
-    // Without the key, no groups at all.
-    let mut plain = crate::record::Sampling::default();
-    assert_eq!(
-        plain.take(&fleet.ctx(), &request, 100, NOW).unwrap().groups,
-        None
-    );
+    assert_eq!(group("twin1", "pp_role"), "web");
+    assert_eq!(group("own1", "pp_role"), "cache");
+    assert_eq!(group("own1", "node"), "-", "no twin: no node");
+    assert_eq!(group("plain", "pp_role"), "-");
+    assert!(super::groups::key("facts.os family").is_err());
 }

@@ -79,7 +79,7 @@ fn bad_extension_flags_and_flags_beside_a_twin_file_are_refused_untouched() {
 }
 
 #[test]
-fn a_clones_own_extensions_are_read_back_and_group_its_runs() {
+fn a_clones_own_extensions_are_read_back_from_its_certificate_request() {
     let f = Fixture::new();
     create(
         &f.ctx(),
@@ -91,11 +91,10 @@ fn a_clones_own_extensions_are_read_back_and_group_its_runs() {
     let requests = crate::clone::secrets::extension_requests(&config).unwrap();
     assert_eq!(requests["pp_role"], "web \"front\"");
     assert_eq!(requests["pp_zone"], "eu-1");
-    let group =
-        |clone: &str, key: &str| crate::report::groups::group_of(&f.ctx(), clone, key).unwrap();
-    assert_eq!(group("c1", "pp_role"), "web \"front\"");
-    assert_eq!(group("c1", "node"), "-", "no twin: no node");
-    assert_eq!(group("c2", "pp_role"), "-");
+    let plain = CloneConfig::of(&f.ctx().layout, "c2");
+    assert!(crate::clone::secrets::extension_requests(&plain)
+        .unwrap()
+        .is_empty());
 }
 
 #[test]

@@ -174,27 +174,3 @@ fn a_twin_of_another_node_under_its_old_certname_is_refused_untouched() {
     };
     crate::clone::configure(&f.ctx(), &again).unwrap();
 }
-
-#[test]
-fn a_twins_runs_are_grouped_by_its_nodes_facts_read_on_the_host() {
-    let f = Fixture::new();
-    let records = tempfile::tempdir().unwrap();
-    create(&f.ctx(), &twin_request("c1", records.path(), WEB01)).unwrap();
-    create(&f.ctx(), &request("c2")).unwrap();
-    let group = |clone: &str, key: &str| {
-        let key = crate::report::groups::key(key).unwrap();
-        crate::report::groups::group_of(&f.ctx(), clone, &key).unwrap()
-    };
-    assert_eq!(group("c1", "facts.role_fact"), "web");
-    assert_eq!(group("c1", "facts.os.family"), "Debian");
-    assert_eq!(group("c1", "facts.os.release.major"), "12");
-    assert_eq!(group("c1", "facts.os"), "-", "a structure is no group");
-    assert_eq!(group("c1", "facts.db_password"), "-", "what no twin takes");
-    assert_eq!(group("c1", "facts.nothing.here"), "-");
-    assert_eq!(
-        group("c2", "facts.os.family"),
-        "-",
-        "no twin: no node's facts"
-    );
-    assert!(crate::report::groups::key("facts.os family").is_err());
-}
