@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::args::ListFormat;
+use super::format::Chosen;
 use crate::context::Context;
 use crate::protocol::answers;
 use crate::protocol::answers::Envelope;
@@ -72,13 +73,14 @@ pub fn json<T: Serialize>(result: Result<T>) -> Result<Answer> {
         .map_err(|e| Error::Internal(e.to_string()))
 }
 
-/// A listing as the envelope or, with `--format table`, as the table for people.
+/// A listing as the envelope or, with `--format table` (or `auto` on a terminal), as the
+/// table for people.
 pub fn listing<T: Serialize>(
     result: Result<T>,
-    format: ListFormat,
+    format: Chosen<ListFormat>,
     table: fn(&T) -> String,
 ) -> Result<Answer> {
-    match format {
+    match format.resolve(ListFormat::Table, ListFormat::Json) {
         ListFormat::Json => json(result),
         ListFormat::Table => result.map(|list| Answer::Text(table(&list))),
     }

@@ -1,7 +1,7 @@
 //! From a parsed command line to one answer: the verb group it names runs it (the root
 //! check is theirs: the rules, the documents and what reads only its own inputs need
 //! none), and exactly one JSON document is printed on stdout (or, for `report --format
-//! table|prometheus`, the listings' `--format table`, `man` and `completions`, their
+//! table|prometheus`, the listings' `--format table` (`auto` on a terminal), `man` and `completions`, their
 //! text), with the exit code PROTOCOL.md gives for the outcome. Errors are always the
 //! JSON envelope.
 

@@ -58,9 +58,12 @@ It failed; the JSON envelope on stdout says why (\fBerror.kind\fR, \fBerror.mess
 Bad input or usage: an argument out of range or of the wrong form, named in \fBerror.field\fR.
 .SH OUTPUT
 Every verb answers with one JSON document on stdout (protocol in \fIPROTOCOL.md\fR), also on
-failure; progress and warnings go to stderr. \fBclone list\fR, \fBbase list\fR and \fBexec\fR
-take \fB\-\-format table\fR and \fBreport\fR \fB\-\-format table|prometheus\fR for people and
-monitoring; \fBman\fR and \fBcompletions\fR print their text. Errors are always the envelope.
+failure; progress and warnings go to stderr. \fBclone list\fR, \fBbase list\fR, \fBexec\fR,
+\fBreport\fR and \fBramp report\fR take \fB\-\-format auto|json|table\fR (\fBreport\fR also
+\fBprometheus\fR, for monitoring): \fBauto\fR, the default, is a table when stdout is a terminal
+and the JSON document otherwise; scripts that parse the answer pass \fB\-\-format json\fR.
+\fBman\fR and \fBcompletions\fR print their text. Errors of a verb that ran are always the
+envelope.
 .SH FILES
 .TP
 \fI/var/lib/puppet\-clone\-army\fR

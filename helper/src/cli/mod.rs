@@ -1,7 +1,8 @@
 //! The command line, as PROTOCOL.md documents it ([`Cli`]), one file per verb group with
 //! its arguments and its `run` ([`base`], [`clone`], [`exec`], [`host`], [`ssl`],
 //! [`report`], [`record`], [`ramp`], [`twin`]), their dispatch ([`dispatch`]), what a verb answers
-//! ([`answer`]), and the man page and shell completions made from it ([`docs`]).
+//! ([`answer`]) and in which `--format` ([`format`]), and the man page and shell completions
+//! made from it ([`docs`]).
 
 pub mod answer;
 pub mod args;
@@ -10,6 +11,7 @@ pub mod clone;
 pub mod dispatch;
 pub mod docs;
 pub mod exec;
+pub mod format;
 pub mod host;
 pub mod ramp;
 pub mod record;

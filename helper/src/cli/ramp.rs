@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::answer::{json, listing, on_host, Answer};
 use super::args::{ListFormat, ViewArgs};
+use super::format::{self, Chosen};
 use crate::protocol::error::Result;
 use crate::sys::clock::SystemClock;
 use crate::{ramp, record};
@@ -155,9 +156,10 @@ pub struct RampReportArgs {
     /// An earlier baseline to lay it beside, step by step.
     #[arg(long, value_name = "BASELINE")]
     pub against: Option<PathBuf>,
-    /// json: the JSON envelope; table: for people. Errors always come as the JSON envelope.
-    #[arg(long, value_enum, default_value_t = ListFormat::Json)]
-    pub format: ListFormat,
+    /// auto: a table on a terminal, json otherwise; json: the JSON envelope; table: for
+    /// people. Errors always come as the JSON envelope.
+    #[arg(long, value_parser = format::parser::<ListFormat>(), default_value = format::AUTO)]
+    pub format: Chosen<ListFormat>,
 }
 
 impl RampArgs {
