@@ -66,7 +66,8 @@ describe PuppetX::CloneArmy::Task do
     it 'passes puppetdb and a client certificate with its key as flags' do
       expect_run([helper, 'report', '--puppetdb', 'https://puppetdb.example.com:8081',
                   '--client-cert', '/etc/puppetlabs/puppet/ssl/certs/load1.pem',
-                  '--client-key', '/etc/puppetlabs/puppet/ssl/private_keys/load1.pem', '--format', 'json'], '{"protocol":2,"ok":true,"result":{}}')
+                  '--client-key', '/etc/puppetlabs/puppet/ssl/private_keys/load1.pem', '--format', 'json'],
+                 '{"protocol":2,"ok":true,"result":{}}')
       _, status = run_task(:report, 'puppetdb' => 'https://puppetdb.example.com:8081',
                                     'client_cert' => '/etc/puppetlabs/puppet/ssl/certs/load1.pem',
                                     'client_key' => '/etc/puppetlabs/puppet/ssl/private_keys/load1.pem')
@@ -255,7 +256,8 @@ describe PuppetX::CloneArmy::Task do
 
   describe 'clone_army::exec' do
     it 'runs the command in every clone when no clones are given, as argv after --' do
-      expect_run([helper, 'exec', '--all', '--format', 'json', '--', 'puppet', 'agent', '-t'], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
+      expect_run([helper, 'exec', '--all', '--format', 'json', '--', 'puppet', 'agent', '-t'],
+                 '{"protocol":2,"ok":true,"result":{"clones":[]}}')
       expect(run_task(:exec, 'command' => ['puppet', 'agent', '-t']).last).to eq(0)
     end
 
