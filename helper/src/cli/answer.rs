@@ -93,37 +93,3 @@ pub fn on_host<T>(verb: impl FnOnce(&Context) -> Result<T>) -> Result<T> {
     let ctx = Context::new(Layout::from_env(), systemd.as_ref());
     verb(&ctx)
 }
-
-/// clap's rendered error as one line for the envelope's `message`: the error itself
-/// with what is allowed (clap puts possible values, missing arguments and the usage on
-/// lines of their own), without the tips and the pointer to `--help`.
-pub fn usage_message(rendered: &str) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for raw in rendered.lines() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with("tip:") || line.starts_with("For more information") {
-            continue;
-        }
-        let line = line.strip_prefix("error: ").unwrap_or(line);
-        match parts.last_mut() {
-            // An indented line belongs to the line before it.
-            Some(last) if raw.starts_with(' ') => {
-                let separator = if last.ends_with(':') {
-                    " "
-                } else if last.ends_with('>') || last.ends_with(']') {
-                    ", "
-                } else {
-                    " "
-                };
-                last.push_str(separator);
-                last.push_str(line);
-            }
-            _ => parts.push(line.to_owned()),
-        }
-    }
-    if parts.is_empty() {
-        "invalid usage".to_owned()
-    } else {
-        parts.join("; ")
-    }
-}

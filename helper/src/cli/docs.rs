@@ -56,6 +56,8 @@ It failed; the JSON envelope on stdout says why (\fBerror.kind\fR, \fBerror.mess
 .TP
 \fB2\fR
 Bad input or usage: an argument out of range or of the wrong form, named in \fBerror.field\fR.
+A command line the parser refuses (an unknown verb or flag, a missing argument, a value
+outside a flag's set) runs no verb: one line on stderr says why, nothing goes to stdout.
 .SH OUTPUT
 Every verb answers with one JSON document on stdout (protocol in \fIPROTOCOL.md\fR), also on
 failure; progress and warnings go to stderr. \fBclone list\fR, \fBbase list\fR, \fBexec\fR,

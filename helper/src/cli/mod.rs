@@ -1,8 +1,8 @@
 //! The command line, as PROTOCOL.md documents it ([`Cli`]), one file per verb group with
 //! its arguments and its `run` ([`base`], [`clone`], [`exec`], [`host`], [`ssl`],
 //! [`report`], [`record`], [`ramp`], [`twin`]), their dispatch ([`dispatch`]), what a verb answers
-//! ([`answer`]) and in which `--format` ([`format`]), and the man page and shell completions
-//! made from it ([`docs`]).
+//! ([`answer`]) and in which `--format` ([`format`]), what a refused command line gets
+//! ([`usage`]), and the man page and shell completions made from it ([`docs`]).
 
 pub mod answer;
 pub mod args;
@@ -18,6 +18,7 @@ pub mod record;
 pub mod report;
 pub mod ssl;
 pub mod twin;
+pub mod usage;
 
 use clap::{Parser, Subcommand};
 
@@ -110,7 +111,7 @@ pub enum CompletionShell {
 
 #[cfg(test)]
 mod tests {
-    use super::answer::usage_message;
+    use super::usage::usage_message;
     use super::*;
     use clap::CommandFactory;
 
@@ -357,7 +358,7 @@ mod tests {
 /// of `message` (never a panic, never an empty or multi-line message).
 #[cfg(test)]
 mod properties {
-    use super::answer::usage_message;
+    use super::usage::usage_message;
     use super::*;
     use proptest::prelude::*;
 
