@@ -332,7 +332,7 @@ describe PuppetX::CloneArmy::Helper do
 
     it 'reports usage errors (exit 2)' do
       stub_stdout(helper_fixture('error_usage.json'), 2)
-      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{\[usage\]: CLONE_ARMY_SYSTEMD is a test hook}) { |error|
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{\[usage\]: CLONE_ARMY_SYSTEMD is a test}) { |error|
         expect(error.kind).to eq('usage')
       }
     end
