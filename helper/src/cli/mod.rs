@@ -2,7 +2,8 @@
 //! its arguments and its `run` ([`base`], [`clone`], [`exec`], [`host`], [`ssl`],
 //! [`report`], [`record`], [`ramp`], [`twin`]), their dispatch ([`dispatch`]), what a verb answers
 //! ([`answer`]) and in which `--format` ([`format`]), what a refused command line gets
-//! ([`usage`]), and the man page and shell completions made from it ([`docs`]).
+//! ([`usage`]), the examples `--help` shows ([`examples`]), and the man page and shell
+//! completions made from it ([`docs`]).
 
 pub mod answer;
 pub mod args;
@@ -10,6 +11,7 @@ pub mod base;
 pub mod clone;
 pub mod dispatch;
 pub mod docs;
+pub mod examples;
 pub mod exec;
 pub mod format;
 pub mod host;
@@ -39,7 +41,9 @@ use twin::TwinVerb;
     version,
     about = "Runs a fleet of puppet-agent clones as systemd-nspawn containers over OverlayFS.",
     long_about = "Runs a fleet of puppet-agent clones as systemd-nspawn containers over OverlayFS.\n\
-                  Answers with one JSON document on stdout (see PROTOCOL.md); progress goes to stderr."
+                  Answers with one JSON document on stdout (see PROTOCOL.md), or a table for people\n\
+                  where a verb has one and stdout is a terminal; progress goes to stderr.",
+    after_help = examples::PROGRAM
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -75,9 +79,11 @@ pub enum Command {
     },
     /// Every clone's last run, the fleet's figures and, with --server and --puppetdb, the
     /// server's and PuppetDB's views (PuppetDB's with every load host's clones).
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Sample the fleet, the server's and PuppetDB's views and the host every few seconds
     /// into a timeline of JSON lines, until a duration, a count or SIGTERM.
+    #[command(after_help = examples::RECORD)]
     Record(RecordArgs),
     /// A stepped load: start stopped clones a step at a time until the runs cross a bound,
     /// and keep every step's figures in a baseline file; or report such a file.
