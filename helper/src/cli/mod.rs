@@ -1,7 +1,7 @@
 //! The command line, as PROTOCOL.md documents it ([`Cli`]), one file per verb group with
 //! its arguments and its `run` ([`base`], [`clone`], [`exec`], [`host`], [`ssl`],
 //! [`report`], [`record`], [`ramp`], [`twin`]), their dispatch ([`dispatch`]), what a verb answers
-//! ([`answer`]) and in which `--format` ([`format`]), what a refused command line gets
+//! ([`answer`]) and in which `--format` ([`mod@format`]), what a refused command line gets
 //! ([`usage`]), the examples `--help` shows ([`examples`]), and the man page and shell
 //! completions made from it ([`docs`]).
 
