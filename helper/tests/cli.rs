@@ -1078,12 +1078,23 @@ fn host_docs_installs_the_page_and_completions_and_checks_them() {
         .iter()
         .map(|f| f["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["man", "bash-completion", "zsh-completion"]);
+    assert_eq!(
+        kinds,
+        [
+            "man",
+            "bash-completion",
+            "zsh-completion",
+            "fish-completion"
+        ]
+    );
 
     let page = std::fs::read(prefix.join("share/man/man8/clone-army.8")).unwrap();
     assert_eq!(page, run(root.path(), &["man"]).stdout);
     let zsh = std::fs::read(prefix.join("share/zsh/site-functions/_clone-army")).unwrap();
     assert_eq!(zsh, run(root.path(), &["completions", "zsh"]).stdout);
+    let fish =
+        std::fs::read(prefix.join("share/fish/vendor_completions.d/clone-army.fish")).unwrap();
+    assert_eq!(fish, run(root.path(), &["completions", "fish"]).stdout);
     let bash = prefix.join("share/bash-completion/completions/clone-army");
     let loaded = Command::new("bash")
         .arg("-c")

@@ -62,6 +62,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
       expect(page.exitstatus).to eq(0), page.to_s
       expect(page.stdout).to match(%r{^\.TH clone-army 8 }), page.to_s
       expect(on_sandbox('test', '-s', '/usr/local/share/zsh/site-functions/_clone-army', timeout: 30).exitstatus).to eq(0)
+      expect(on_sandbox('test', '-s', '/usr/local/share/fish/vendor_completions.d/clone-army.fish', timeout: 30).exitstatus).to eq(0)
       check = on_sandbox('clone-army', 'host', 'docs', '--check', timeout: 60)
       expect(check.exitstatus).to eq(0), check.to_s
       loaded = on_sandbox('bash', '-c', '. /usr/local/share/bash-completion/completions/clone-army && complete -p clone-army',

@@ -135,6 +135,7 @@ pub fn documents() -> Vec<(DocKind, Vec<u8>)> {
                 DocKind::Man => man_page(),
                 DocKind::BashCompletion => completion(CompletionShell::Bash),
                 DocKind::ZshCompletion => completion(CompletionShell::Zsh),
+                DocKind::FishCompletion => completion(CompletionShell::Fish),
             };
             (kind, content)
         })
@@ -195,11 +196,12 @@ mod tests {
     }
 
     #[test]
-    fn host_docs_installs_the_page_and_the_bash_and_zsh_scripts() {
+    fn host_docs_installs_the_page_and_the_bash_zsh_and_fish_scripts() {
         let documents = documents();
         let kinds: Vec<DocKind> = documents.iter().map(|(k, _)| *k).collect();
         assert_eq!(kinds, DocKind::ALL);
         assert_eq!(documents[0].1, man_page());
         assert_eq!(documents[2].1, completion(CompletionShell::Zsh));
+        assert_eq!(documents[3].1, completion(CompletionShell::Fish));
     }
 }
