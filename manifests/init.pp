@@ -8,7 +8,7 @@
 # `puppet-clone-army.target`.
 #
 # The class installs the `clone-army` helper (and, through it, its man page
-# and bash and zsh completions under /usr/local), on a RHEL-family host with
+# and bash, zsh and fish completions under /usr/local), on a RHEL-family host with
 # SELinux enforcing declares `clone_army::selinux` (untested here), and
 # declares one `clone_army_base` and the clones `clone1` ..
 # `clone<num_clones>` as `clone_army_clone` resources. Each clone's certname (and hostname) is

@@ -80,7 +80,7 @@ class clone_army::install {
     mode           => '0755',
   }
 
-  # The helper's own man page and bash and zsh completions under /usr/local,
+  # The helper's own man page and bash, zsh and fish completions under /usr/local,
   # made from its command line. `--check` compares them with what the
   # installed helper makes: a new helper refreshes them, a failed run is
   # retried at the next. `test -x` first: in a --noop run before the helper

@@ -119,8 +119,8 @@ fleet_rows() {
   EXEC_TIMEOUT=120 inside bash -s -- "$SIGNED_DIR" <<'EOF'
 set -euo pipefail
 signed=$1
-list=$(clone-army clone list)
-report=$(clone-army report)
+list=$(clone-army clone list --format json)
+report=$(clone-army report --format json)
 jq -e -n -r --argjson list "$list" --argjson report "$report" '
   ($report.result.clones | map({key: .name, value: .}) | from_entries) as $runs
   | $list.result.clones[]
@@ -218,7 +218,7 @@ apply_class() {
 # for until each has checked in and PuppetDB holds its facts and extensions.
 make_estate() {
   local listed base entry node role lines='' names=()
-  listed=$(EXEC_TIMEOUT=120 inside clone-army base list)
+  listed=$(EXEC_TIMEOUT=120 inside clone-army base list --format json)
   base=$(jq -er '.result.bases[0].name' <<<"$listed") || die "the class built no base"
   for entry in $ESTATE_NODES; do
     node=${entry%%=*} role=${entry#*=}
@@ -442,7 +442,7 @@ cmd_ramp() {
   # PuppetDB's queue is recorded with each step (the server's view), not a bound.
   local puppetdb
   mapfile -t puppetdb < <(puppetdb_flag)
-  listed=$(EXEC_TIMEOUT=120 inside clone-army clone list)
+  listed=$(EXEC_TIMEOUT=120 inside clone-army clone list --format json)
   base=$(jq -er '.result.clones[0].base' <<<"$listed") || die "the lab has no clone: run lab.sh up first"
   domain=$(jq -er '.result.clones[0].certname | sub("^[^.]*[.]"; "")' <<<"$listed")
   noop=$(jq -r '.result.clones[0].agent_noop // false' <<<"$listed")

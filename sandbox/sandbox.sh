@@ -172,7 +172,7 @@ stop_clones_in_waves() {
   local name=$1 running=() wave=() i stopped=0
   # shellcheck disable=SC2016 # jq's string, not the shell's
   mapfile -t running < <(EXEC_TIMEOUT=120 exec_in "$name" sh -c 'command -v clone-army >/dev/null || exit 0
-    clone-army clone list | jq -r ".result.clones[] | select(.state == \"running\") | .name"' 2>/dev/null) || true
+    clone-army clone list --format json | jq -r ".result.clones[] | select(.state == \"running\") | .name"' 2>/dev/null) || true
   ((${#running[@]} > 0)) || return 0
   for ((i = 0; i < ${#running[@]}; i += STOP_WAVE)); do
     wave=("${running[@]:i:STOP_WAVE}")

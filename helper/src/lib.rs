@@ -36,7 +36,7 @@
 //!   the Puppet face is the `clone_army::report` task's `format`.
 //! - A new **table** for people: its rows next to the verb (`clone/list.rs`, `base/list.rs`,
 //!   `exec/table.rs`), written with [`sys::table`], which escapes every cell; the verb's
-//!   `--format` is [`cli::ListFormat`].
+//!   `--format` is [`cli::ListFormat`], read through [`mod@cli::format`] (its default, `auto`).
 //! - A new **verb or flag**: its group's file in [`cli`] (a new group: a file with its
 //!   `run`, and one arm in `cli/dispatch.rs`); the man page and the completions follow by
 //!   themselves (`cli/docs.rs`).

@@ -3,7 +3,8 @@
 //! For each input in the table, the whole `CLONE_ARMY_ROOT` tree (paths, file types,
 //! modes, content hashes, symlink targets) is snapshot before and after running the
 //! binary; the test asserts it is unchanged, the exit code is non-zero, and the one JSON
-//! document names the kind, the field and what is allowed.
+//! document names the kind, the field and what is allowed (or, for a command line the
+//! parser refuses, the one line on stderr does).
 
 mod common;
 
@@ -144,12 +145,16 @@ use common::run_in as run;
 
 /// What a refusal must say.
 struct Expect {
+    /// The envelope's kind, or [`PARSER`].
     kind: &'static str,
     exit: i32,
     field: Option<&'static str>,
     /// Each must appear in the message: the field and what is allowed.
     mentions: Vec<&'static str>,
 }
+
+/// Refused by the parser: no verb ran, so no envelope; one line on stderr instead.
+const PARSER: &str = "(the parser's refusal)";
 
 const NAME_ALLOWED: &str = "allowed: 1 to 64 characters of a-z, 0-9 and '-'";
 const HOSTNAME_ALLOWED: &str = "allowed: a hostname";
@@ -332,18 +337,18 @@ fn table() -> Vec<(Vec<String>, Expect)> {
         table.push((
             strings(args),
             Expect {
-                kind: "usage",
+                kind: PARSER,
                 exit: 2,
                 field: None,
-                // The unknown flag, and the usage line with the flags that are allowed.
-                mentions: vec![flag, "Usage: clone-army "],
+                // The unknown flag, and the verb whose --help lists the flags it takes.
+                mentions: vec![flag, "see 'clone-army "],
             },
         ));
     }
     table.push((
         strings(&["base", "create", "debian-13", "--os", "windows"]),
         Expect {
-            kind: "usage",
+            kind: PARSER,
             exit: 2,
             field: None,
             mentions: vec![
@@ -485,7 +490,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
     table.push((
         strings(&["clone", "configure", "c1", "--run-mode", "cron"]),
         Expect {
-            kind: "usage",
+            kind: PARSER,
             exit: 2,
             field: None,
             mentions: vec!["[possible values: daemon, timer, manual, apply]"],
@@ -693,6 +698,14 @@ fn refused_inputs_change_nothing_and_say_what_is_allowed() {
         );
         let case = format!("{args:?}");
         assert_eq!(output.status.code(), Some(expect.exit), "{case}");
+        if expect.kind == PARSER {
+            let line = common::refused_by_parser(&output);
+            for mention in &expect.mentions {
+                assert!(line.contains(mention), "{case}: {line:?} lacks {mention:?}");
+            }
+            assert_eq!(snapshot(dir.path()), before, "{case} changed the tree");
+            continue;
+        }
         let stdout = String::from_utf8(output.stdout).unwrap();
         assert_eq!(stdout.lines().count(), 1, "{case}: {stdout:?}");
         let envelope: Envelope<serde_json::Value> = serde_json::from_str(&stdout).unwrap();

@@ -51,7 +51,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
     end
 
     it 'installs the helper on the PATH' do
-      result = on_sandbox('clone-army', 'clone', 'list', timeout: 60)
+      result = on_sandbox('clone-army', 'clone', 'list', '--format', 'json', timeout: 60)
       expect(result.exitstatus).to eq(0), result.to_s
       expect(JSON.parse(result.stdout)).to include('protocol' => PuppetX::CloneArmy::Helper::PROTOCOL_VERSION, 'ok' => true)
     end
@@ -62,6 +62,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
       expect(page.exitstatus).to eq(0), page.to_s
       expect(page.stdout).to match(%r{^\.TH clone-army 8 }), page.to_s
       expect(on_sandbox('test', '-s', '/usr/local/share/zsh/site-functions/_clone-army', timeout: 30).exitstatus).to eq(0)
+      expect(on_sandbox('test', '-s', '/usr/local/share/fish/vendor_completions.d/clone-army.fish', timeout: 30).exitstatus).to eq(0)
       check = on_sandbox('clone-army', 'host', 'docs', '--check', timeout: 60)
       expect(check.exitstatus).to eq(0), check.to_s
       loaded = on_sandbox('bash', '-c', '. /usr/local/share/bash-completion/completions/clone-army && complete -p clone-army',
@@ -271,7 +272,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
 
       it 'has clone-army report --puppetdb show its command queue, with the host agent certificate found by itself' do
         result = on_sandbox(SandboxHarness::HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
-                            '--ca-cert', '/var/lib/puppet/ssl/certs/ca.pem', timeout: 120)
+                            '--ca-cert', '/var/lib/puppet/ssl/certs/ca.pem', '--format', 'json', timeout: 120)
         expect(result.exitstatus).to eq(0), result.to_s
         view = JSON.parse(result.stdout).fetch('result').fetch('puppetdb')
         expect(view).to include('ok' => true, 'state' => 'running', 'error' => nil, 'metrics_error' => nil,
@@ -304,7 +305,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
           SandboxHarness.up_second_host
           # The base the first host built, copied rather than built again (its
           # build is what the first apply tested); nothing else of that host.
-          bases = JSON.parse(SandboxHarness.on_sandbox!(SandboxHarness::HELPER, 'base', 'list', timeout: 60).stdout)
+          bases = JSON.parse(SandboxHarness.on_sandbox!(SandboxHarness::HELPER, 'base', 'list', '--format', 'json', timeout: 60).stdout)
                       .fetch('result').fetch('bases').map { |b| b.fetch('name') }
           bases.each do |base|
             copied = system('cp', '-a', File.join(SandboxHarness.state_dir_outside(SandboxHarness::NAME), base),
@@ -341,7 +342,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
           end
           expect(reported).to be_truthy, "PuppetDB lacks reports of #{wanted}: #{puppetdb_query('nodes')}"
           result = on_second.call(SandboxHarness::HELPER, 'report', '--puppetdb', "https://#{SandboxHarness::SERVER}:8081",
-                                  timeout: 120)
+                                  '--format', 'json', timeout: 120)
           expect(result.exitstatus).to eq(0), result.to_s
           view = JSON.parse(result.stdout).fetch('result').fetch('puppetdb')
           expect(view).to include('ok' => true, 'fleet_error' => nil), view.inspect
@@ -403,7 +404,7 @@ RSpec.describe 'class clone_army on a sandbox host' do
           SandboxHarness.on_sandbox!('sh', '-c', 'printf %s "$1" > "$2"', 'sh', second, '/var/tmp/clone-army-two-hosts-b.json',
                                      timeout: 60)
           merged = on_sandbox(SandboxHarness::HELPER, 'ramp', 'report', '/var/tmp/clone-army-two-hosts.json',
-                              '/var/tmp/clone-army-two-hosts-b.json', timeout: 60)
+                              '/var/tmp/clone-army-two-hosts-b.json', '--format', 'json', timeout: 60)
           expect(merged.exitstatus).to eq(0), merged.to_s
           merged = JSON.parse(merged.stdout).fetch('result').fetch('baseline')
           expect(merged['load_hosts'].size).to eq(2), merged.inspect

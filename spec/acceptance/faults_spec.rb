@@ -30,7 +30,7 @@ RSpec.describe 'clone_army under faults' do
   context 'without D-Bus (DBUS_SYSTEM_BUS_ADDRESS names a socket that does not exist)' do
     it 'fails at once with kind systemd, naming D-Bus and the bus, and never hangs' do
       started = Time.now
-      result = on_sandbox('env', 'DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/no-such-bus', helper, 'clone', 'list',
+      result = on_sandbox('env', 'DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/no-such-bus', helper, 'clone', 'list', '--format', 'json',
                           timeout: 90)
       elapsed = Time.now - started
       expect(result.exitstatus).to eq(1), result.to_s
@@ -117,7 +117,7 @@ RSpec.describe 'clone_army under faults' do
         mkdir -p /var/lib/machines/ghost #{state_dir}/ghost-overlay #{state_dir}/ghost-workdir
         mount -t overlay overlay -o lowerdir=#{state_dir}/#{base},upperdir=#{state_dir}/ghost-overlay,workdir=#{state_dir}/ghost-workdir /var/lib/machines/ghost
       SH
-      listing = envelope(on_sandbox!(helper, 'clone', 'list', timeout: 60))
+      listing = envelope(on_sandbox!(helper, 'clone', 'list', '--format', 'json', timeout: 60))
       problem = listing['result']['problems'].find { |p| p['kind'] == 'orphan-mount' }
       expect(problem).not_to be_nil, listing.inspect
       expect(problem['message']).to include('/var/lib/machines/ghost')
@@ -125,7 +125,7 @@ RSpec.describe 'clone_army under faults' do
 
       fixed = on_sandbox('sh', '-c', "PATH=/usr/local/sbin:$PATH; #{problem['fix']}", timeout: 120)
       expect(fixed.exitstatus).to eq(0), fixed.to_s
-      after = envelope(on_sandbox!(helper, 'clone', 'list', timeout: 60))
+      after = envelope(on_sandbox!(helper, 'clone', 'list', '--format', 'json', timeout: 60))
       expect(after['result']['problems']).to eq([])
       expect(clone_traces('ghost')).to eq([])
       # The fleet did not notice.
@@ -162,7 +162,7 @@ RSpec.describe 'clone_army under faults' do
     def run_and_report(*agent_flags)
       on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--concurrency', '2', '--timeout', '300', '--',
                  *SandboxHarness::AGENT_RUN, *agent_flags, timeout: 400)
-      result = on_sandbox!(SandboxHarness::HELPER, 'report', timeout: 120)
+      result = on_sandbox!(SandboxHarness::HELPER, 'report', '--format', 'json', timeout: 120)
       JSON.parse(result.stdout).fetch('result').fetch('clones').to_h { |c| [c['name'], c] }
     end
 

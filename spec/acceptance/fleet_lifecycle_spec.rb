@@ -241,7 +241,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(answered).to be_truthy, result.to_s
       expect(result.stdout.lines.map(&:strip)).to include('Result=success', 'ExecMainStatus=0'), result.to_s
       locks.each { |lock| expect(on_sandbox('test', '-e', lock, timeout: 30).exitstatus).to eq(1), lock }
-      run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone2', '--timeout', '300', '--',
+      run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone2', '--timeout', '300', '--format', 'json', '--',
                        *SandboxHarness::AGENT_RUN, timeout: 400)
       exit_code = JSON.parse(run.stdout).dig('result', 'clones', 0, 'exit_code')
       expect([0, 2]).to include(exit_code), run.to_s
@@ -252,7 +252,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
     let(:certnames) { %w[clone1 clone2].map { |c| "#{c}.#{host_certname}" } }
 
     it 'runs puppet agent -t in every clone, one at a time, with exit codes and times' do
-      result = on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--concurrency', '1', '--timeout', '300', '--',
+      result = on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--concurrency', '1', '--timeout', '300', '--format', 'json', '--',
                           *SandboxHarness::AGENT_RUN, timeout: 700)
       expect(result.exitstatus).to eq(0), result.to_s
       doc = JSON.parse(result.stdout)
@@ -271,7 +271,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       ca = on_sandbox!('puppet', 'config', 'print', 'localcacert', '--section', 'agent', timeout: 60).stdout.strip
       ca = '/etc/puppet/puppetserver/ca/ca_crt.pem' unless on_sandbox('test', '-s', ca, timeout: 30).exitstatus.zero?
       result = on_sandbox(SandboxHarness::HELPER, 'report', '--server', "https://#{SandboxHarness::SERVER}:8140", '--ca-cert', ca,
-                          timeout: 120)
+                          '--format', 'json', timeout: 120)
       expect(result.exitstatus).to eq(0), result.to_s
       report = JSON.parse(result.stdout).fetch('result')
       by_name = report['clones'].to_h { |c| [c['name'], c] }
@@ -303,7 +303,7 @@ RSpec.describe 'the clone_army fleet over its lifecycle' do
       expect(base_json['created_at']).to eq(created)
       expect_marker
       # And the agent reaches the server under that name (its certificate names it).
-      run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone1', '--', *SandboxHarness::AGENT_RUN, timeout: 400)
+      run = on_sandbox(SandboxHarness::HELPER, 'exec', '--clone', 'clone1', '--format', 'json', '--', *SandboxHarness::AGENT_RUN, timeout: 400)
       entry = JSON.parse(run.stdout)['result']['clones'].first
       expect([0, 2]).to include(entry['exit_code']), entry.inspect
     end

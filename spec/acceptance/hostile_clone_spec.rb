@@ -146,7 +146,7 @@ RSpec.describe 'a hostile clone' do
 
   it 'reports every clone without hanging, each refusal naming its path' do
     started = Time.now
-    result = on_sandbox(SandboxHarness::HELPER, 'report', '--interval', SandboxHarness::RUNINTERVAL.to_s, timeout: 120)
+    result = on_sandbox(SandboxHarness::HELPER, 'report', '--interval', SandboxHarness::RUNINTERVAL.to_s, '--format', 'json', timeout: 120)
     expect(Time.now - started).to be < 60
     expect(result.exitstatus).to eq(0), result.to_s
     clones = JSON.parse(result.stdout)['result']['clones'].to_h { |c| [c['name'], c] }
@@ -170,7 +170,7 @@ RSpec.describe 'a hostile clone' do
 
   it 'runs exec in every clone without hanging' do
     started = Time.now
-    result = on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--timeout', '60', '--', 'true', timeout: 300)
+    result = on_sandbox(SandboxHarness::HELPER, 'exec', '--all', '--timeout', '60', '--format', 'json', '--', 'true', timeout: 300)
     expect(Time.now - started).to be < 240
     expect(result.exitstatus).to eq(0), result.to_s
     entries = JSON.parse(result.stdout)['result']['clones'].to_h { |c| [c['name'], c] }

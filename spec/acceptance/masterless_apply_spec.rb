@@ -131,7 +131,7 @@ RSpec.describe 'masterless clones (run_mode apply) on a sandbox host' do
 
     # The clones' last runs as the helper reports them, by name.
     def last_runs
-      JSON.parse(on_sandbox!(SandboxHarness::HELPER, 'report', timeout: 60).stdout)['result']['clones']
+      JSON.parse(on_sandbox!(SandboxHarness::HELPER, 'report', '--format', 'json', timeout: 60).stdout)['result']['clones']
           .to_h { |c| [c['name'], c] }
     end
 

@@ -95,7 +95,7 @@ RSpec.describe 'migrating a sharpie-clone_army 0.2.1 fleet on a sandbox host' do
       prepare = SandboxHarness.apply(class_manifest(num_clones: 0), timeout: apply_timeout)
       raise "the preparing apply failed: #{prepare}" unless [0, 2].include?(prepare.exitstatus)
 
-      base = JSON.parse(on_sandbox!(SandboxHarness::HELPER, 'base', 'list', timeout: 60).stdout)
+      base = JSON.parse(on_sandbox!(SandboxHarness::HELPER, 'base', 'list', '--format', 'json', timeout: 60).stdout)
                  .dig('result', 'bases', 0, 'name')
       raise 'no base after the preparing apply' unless base
 

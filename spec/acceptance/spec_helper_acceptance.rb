@@ -220,7 +220,7 @@ module SandboxProbes
 
   # The helper's bulk listing, decoded (the protocol's envelope).
   def clone_list
-    result = on_sandbox(HELPER, 'clone', 'list', timeout: 60)
+    result = on_sandbox(HELPER, 'clone', 'list', '--format', 'json', timeout: 60)
     doc = JSON.parse(result.stdout)
     raise "clone-army clone list failed: #{result}" unless doc['ok'] && result.exitstatus.zero?
 
@@ -362,7 +362,7 @@ module SandboxProbes
   # systemd and the clones' journals see it.
   def diagnostics
     [
-      on_sandbox(HELPER, 'clone', 'list', timeout: 60),
+      on_sandbox(HELPER, 'clone', 'list', '--format', 'json', timeout: 60),
       on_sandbox('machinectl', 'list', '--no-pager', timeout: 60),
       on_sandbox('systemctl', 'list-units', '--no-pager', '--all', 'puppet-clone-army*', 'var-lib-machines-*',
                  timeout: 60),

@@ -129,7 +129,7 @@ describe 'the Bolt tasks' do
                                      'command' => command, 'clones' => ['clone1'], 'concurrency' => 2,
                                      '_task' => 'clone_army::exec')
       expect(status).to eq(0)
-      expect(argv_log).to eq([['exec', '--clone', 'clone1', '--concurrency', '2', '--', *command]])
+      expect(argv_log).to eq([['exec', '--clone', 'clone1', '--concurrency', '2', '--format', 'json', '--', *command]])
       expect(JSON.parse(stdout)['result']['argv']).to eq(argv_log.first)
       expect(File.exist?(File.join(@dir, 'pwned'))).to be false
     end
@@ -137,14 +137,14 @@ describe 'the Bolt tasks' do
     it 'fleet start lists the clones and starts every one' do
       stdout, _, status = run_script(File.join(root, 'tasks/fleet.rb'), 'action' => 'start')
       expect(status).to eq(0)
-      expect(argv_log).to eq([['clone', 'list'], ['clone', 'start', '--', 'clone1', 'clone2']])
+      expect(argv_log).to eq([['clone', 'list', '--format', 'json'], ['clone', 'start', '--', 'clone1', 'clone2']])
       expect(JSON.parse(stdout)['ok']).to be true
     end
 
     it 'report fails with the helper\'s exit status and Bolt\'s _error' do
       stdout, _, status = run_script(File.join(root, 'tasks/report.rb'), { 'interval' => 60 }, 'FAKE_FAIL' => '1')
       expect(status).to eq(1)
-      expect(argv_log).to eq([['report', '--interval', '60']])
+      expect(argv_log).to eq([['report', '--interval', '60', '--format', 'json']])
       expect(JSON.parse(stdout)['_error']).to include('kind' => 'clone_army/not-found', 'msg' => 'no clone "clone9"')
     end
 

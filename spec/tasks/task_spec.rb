@@ -50,8 +50,8 @@ describe PuppetX::CloneArmy::Task do
       end
     end
 
-    it 'runs `clone-army report` with no flags by default' do
-      expect_run([helper, 'report'], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
+    it 'runs `clone-army report --format json` by default' do
+      expect_run([helper, 'report', '--format', 'json'], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
       expect(run_task(:report, {})).to eq([{ 'protocol' => 2, 'ok' => true, 'result' => { 'clones' => [] } }, 0])
     end
 
@@ -66,7 +66,8 @@ describe PuppetX::CloneArmy::Task do
     it 'passes puppetdb and a client certificate with its key as flags' do
       expect_run([helper, 'report', '--puppetdb', 'https://puppetdb.example.com:8081',
                   '--client-cert', '/etc/puppetlabs/puppet/ssl/certs/load1.pem',
-                  '--client-key', '/etc/puppetlabs/puppet/ssl/private_keys/load1.pem'], '{"protocol":2,"ok":true,"result":{}}')
+                  '--client-key', '/etc/puppetlabs/puppet/ssl/private_keys/load1.pem', '--format', 'json'],
+                 '{"protocol":2,"ok":true,"result":{}}')
       _, status = run_task(:report, 'puppetdb' => 'https://puppetdb.example.com:8081',
                                     'client_cert' => '/etc/puppetlabs/puppet/ssl/certs/load1.pem',
                                     'client_key' => '/etc/puppetlabs/puppet/ssl/private_keys/load1.pem')
@@ -287,20 +288,21 @@ describe PuppetX::CloneArmy::Task do
 
   describe 'clone_army::exec' do
     it 'runs the command in every clone when no clones are given, as argv after --' do
-      expect_run([helper, 'exec', '--all', '--', 'puppet', 'agent', '-t'], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
+      expect_run([helper, 'exec', '--all', '--format', 'json', '--', 'puppet', 'agent', '-t'],
+                 '{"protocol":2,"ok":true,"result":{"clones":[]}}')
       expect(run_task(:exec, 'command' => ['puppet', 'agent', '-t']).last).to eq(0)
     end
 
     it 'passes clones, concurrency and timeout, and shell syntax word for word' do
       command = ['sh', '-c', 'echo $HOSTNAME; rm -rf /tmp/x && true', '--all', '`id`']
       expect_run([helper, 'exec', '--clone', 'clone1', '--clone', 'clone2', '--concurrency', '10', '--timeout', '600',
-                  '--', *command], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
+                  '--format', 'json', '--', *command], '{"protocol":2,"ok":true,"result":{"clones":[]}}')
       run_task(:exec, 'command' => command, 'clones' => ['clone1', 'clone2'],
                       'concurrency' => 10, 'timeout' => 600)
     end
 
     it 'ignores the parameters Bolt adds (_task, _installdir) and nulls' do
-      expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":2,"ok":true,"result":{}}')
+      expect_run([helper, 'exec', '--all', '--format', 'json', '--', 'true'], '{"protocol":2,"ok":true,"result":{}}')
       run_task(:exec, 'command' => ['true'], 'clones' => nil, '_task' => 'clone_army::exec',
                       '_installdir' => '/tmp/x')
     end
@@ -321,7 +323,7 @@ describe PuppetX::CloneArmy::Task do
     end
 
     it 'fails on output that is not JSON, showing it' do
-      expect_run([helper, 'exec', '--all', '--', 'true'], "thread 'main' panicked\n", 101)
+      expect_run([helper, 'exec', '--all', '--format', 'json', '--', 'true'], "thread 'main' panicked\n", 101)
       result, status = run_task(:exec, 'command' => ['true'])
       expect(status).to eq(101)
       expect(result['_error']['kind']).to eq('clone_army/malformed-output')
@@ -329,14 +331,14 @@ describe PuppetX::CloneArmy::Task do
     end
 
     it 'fails on ok:true with a non-zero exit' do
-      expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":2,"ok":true,"result":{}}', 1)
+      expect_run([helper, 'exec', '--all', '--format', 'json', '--', 'true'], '{"protocol":2,"ok":true,"result":{}}', 1)
       expect(run_task(:exec, 'command' => ['true']).last).to eq(1)
     end
   end
 
   describe 'clone_army::fleet' do
     it 'status: one clone list' do
-      expect_run([helper, 'clone', 'list'], ok_list)
+      expect_run([helper, 'clone', 'list', '--format', 'json'], ok_list)
       result, status = run_task(:fleet, 'action' => 'status')
       expect(status).to eq(0)
       expect(result['result']['clones'].map { |clone| clone['name'] }).to eq(['clone1', 'clone2'])
@@ -344,33 +346,33 @@ describe PuppetX::CloneArmy::Task do
 
     ['start', 'stop'].each do |action|
       it "#{action}: lists the clones, then #{action}s every one of them" do
-        expect_run([helper, 'clone', 'list'], ok_list)
+        expect_run([helper, 'clone', 'list', '--format', 'json'], ok_list)
         expect_run([helper, 'clone', action, '--', 'clone1', 'clone2'], ok_list)
         expect(run_task(:fleet, 'action' => action).last).to eq(0)
       end
 
       it "#{action}: with no clones, answers with the empty listing" do
-        expect_run([helper, 'clone', 'list'], ok_empty)
+        expect_run([helper, 'clone', 'list', '--format', 'json'], ok_empty)
         expect(run_task(:fleet, 'action' => action)).to eq([JSON.parse(ok_empty), 0])
       end
     end
 
     it 'stops at a failed listing' do
-      expect_run([helper, 'clone', 'list'], failed, 1)
+      expect_run([helper, 'clone', 'list', '--format', 'json'], failed, 1)
       result, status = run_task(:fleet, 'action' => 'start')
       expect(status).to eq(1)
       expect(result['_error']['kind']).to eq('clone_army/systemd')
     end
 
     it 'refuses a listing without clones' do
-      expect_run([helper, 'clone', 'list'], '{"protocol":2,"ok":true,"result":{}}')
+      expect_run([helper, 'clone', 'list', '--format', 'json'], '{"protocol":2,"ok":true,"result":{}}')
       result, status = run_task(:fleet, 'action' => 'stop')
       expect(status).to eq(1)
       expect(result['_error']['kind']).to eq('clone_army/malformed-output')
     end
 
     it 'passes on the failure of start' do
-      expect_run([helper, 'clone', 'list'], ok_list)
+      expect_run([helper, 'clone', 'list', '--format', 'json'], ok_list)
       expect_run([helper, 'clone', 'start', '--', 'clone1', 'clone2'], failed, 1)
       expect(run_task(:fleet, 'action' => 'start').last).to eq(1)
     end
@@ -427,7 +429,7 @@ describe PuppetX::CloneArmy::Task do
   # or a malformed one is Bolt's `_error`, never passed on as a success.
   describe 'a helper that does not answer by the protocol' do
     it 'answering in another protocol version is a protocol-mismatch, not a success' do
-      expect_run([helper, 'clone', 'list'], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
+      expect_run([helper, 'clone', 'list', '--format', 'json'], '{"protocol":1,"ok":true,"result":{"clones":[]}}')
       result, status = run_task(:fleet, 'action' => 'status')
       expect(status).to eq(1)
       expect(result['_error']['kind']).to eq('clone_army/protocol-mismatch')
@@ -436,7 +438,7 @@ describe PuppetX::CloneArmy::Task do
 
     it 'answering a malformed envelope (no ok) is malformed-output, with what it said' do
       envelope = '{"protocol":2,"result":{"runs":[]}}'
-      expect_run([helper, 'report'], envelope)
+      expect_run([helper, 'report', '--format', 'json'], envelope)
       result, status = run_task(:report, {})
       expect(status).to eq(1)
       expect(result['_error']).to include('kind' => 'clone_army/malformed-output',
@@ -445,7 +447,7 @@ describe PuppetX::CloneArmy::Task do
     end
 
     it 'failing with a malformed error is malformed-output, keeping its document and exit status' do
-      expect_run([helper, 'exec', '--all', '--', 'true'], '{"protocol":2,"ok":false,"error":"boom"}', 3)
+      expect_run([helper, 'exec', '--all', '--format', 'json', '--', 'true'], '{"protocol":2,"ok":false,"error":"boom"}', 3)
       result, status = run_task(:exec, 'command' => ['true'])
       expect(status).to eq(3)
       expect(result['error']).to eq('boom')
@@ -467,7 +469,7 @@ describe PuppetX::CloneArmy::Task do
     end
 
     it 'is stopped at the call\'s limit and answers a helper-timeout _error' do
-      expect(PuppetX::CloneArmy::CallLimits).to receive(:seconds).with(['clone', 'list']).and_return(1)
+      expect(PuppetX::CloneArmy::CallLimits).to receive(:seconds).with(['clone', 'list', '--format', 'json']).and_return(1)
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       result, status = run_task(:fleet, 'action' => 'status')
       expect(Process.clock_gettime(Process::CLOCK_MONOTONIC) - started).to be < 10

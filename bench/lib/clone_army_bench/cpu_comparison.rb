@@ -21,7 +21,8 @@ module CloneArmyBench
     TARGET = 1.05
     # At most this many CPU-s per agent run of the workload in a clone.
     CLONE_TARGET = 1.8
-    AGENT_RUN = ['clone-army', 'exec', '--clone', CLONE, '--timeout', '300', '--', 'puppet', 'agent', '-t', '--color=false'].freeze
+    AGENT_RUN = ['clone-army', 'exec', '--clone', CLONE, '--timeout', '300', '--format', 'json',
+                 '--', 'puppet', 'agent', '-t', '--color=false'].freeze
     # What the runs' catalogs hold: the workload for the two measured agents, an
     # empty catalog for every other node (the fleet, the load host).
     SITE_PP = <<~PP
@@ -109,7 +110,7 @@ module CloneArmyBench
     end
 
     def in_clone(script)
-      answer = @host.run!('clone-army', 'exec', '--clone', CLONE, '--timeout', '300', '--', 'sh', '-c', script)
+      answer = @host.run!('clone-army', 'exec', '--clone', CLONE, '--timeout', '300', '--format', 'json', '--', 'sh', '-c', script)
       code = Readings.exec_exit(answer)
       raise BenchHost::Failed, "in #{CLONE}, `#{script}` exited #{code.inspect}" unless code&.zero?
     end

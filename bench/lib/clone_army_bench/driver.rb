@@ -106,7 +106,7 @@ module CloneArmyBench
       running = nil
       SandboxDriver.wait_for(timeout: @settings.start_timeout, interval: 2) do
         running = begin
-          Readings.running_count(@host.run('clone-army', 'clone', 'list').stdout)
+          Readings.running_count(@host.run('clone-army', 'clone', 'list', '--format', 'json').stdout)
         rescue Readings::Unreadable
           nil
         end
@@ -231,7 +231,7 @@ module CloneArmyBench
       secs, = apply_class(0)
       fig('base_apply', 'first apply: base built, helper installed', Float(secs),
           unit: 's', note: 'debootstrap of the base included')
-      @base = Readings.base_name(@host.run!('clone-army', 'base', 'list'))
+      @base = Readings.base_name(@host.run!('clone-army', 'base', 'list', '--format', 'json'))
       @phases = phases
       @phases.run
       write_results('complete')

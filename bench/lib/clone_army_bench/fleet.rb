@@ -167,7 +167,7 @@ module CloneArmyBench
     # which the fleet's runs dominate), from one report with the server's view.
     def catalog_figures
       answer = @host.run('clone-army', 'report', '--server', "https://#{@s.server_name}:8140", '--ca-cert',
-                         @bench.sandbox_lib['SERVER_CA_CERT'])
+                         @bench.sandbox_lib['SERVER_CA_CERT'], '--format', 'json')
       File.write(@bench.record['server-report.json'], answer.stdout)
       view = Readings.catalog(answer.stdout)
       resources = view && !view[:resources].empty? ? whole_or_fixed(Stats.median(view[:resources], min: 1)) : nil

@@ -56,7 +56,7 @@ module CloneArmyBench
     # new run, or the same run judged again), so the file grows with the runs, not
     # with the readings.
     def poll
-      answer = @host.run('clone-army', 'report')
+      answer = @host.run('clone-army', 'report', '--format', 'json')
       lines = Readings.watched_runs(answer.stdout, @since).reject { |l| @seen[l.split.first] == l }
       lines.each { |l| @seen[l.split.first] = l }
       File.write(@path, lines.join, mode: 'a')

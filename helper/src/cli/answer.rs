@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::args::ListFormat;
+use super::format::Chosen;
 use crate::context::Context;
 use crate::protocol::answers;
 use crate::protocol::answers::Envelope;
@@ -72,13 +73,14 @@ pub fn json<T: Serialize>(result: Result<T>) -> Result<Answer> {
         .map_err(|e| Error::Internal(e.to_string()))
 }
 
-/// A listing as the envelope or, with `--format table`, as the table for people.
+/// A listing as the envelope or, with `--format table` (or `auto` on a terminal), as the
+/// table for people.
 pub fn listing<T: Serialize>(
     result: Result<T>,
-    format: ListFormat,
+    format: Chosen<ListFormat>,
     table: fn(&T) -> String,
 ) -> Result<Answer> {
-    match format {
+    match format.resolve(ListFormat::Table, ListFormat::Json) {
         ListFormat::Json => json(result),
         ListFormat::Table => result.map(|list| Answer::Text(table(&list))),
     }
@@ -90,38 +92,4 @@ pub fn on_host<T>(verb: impl FnOnce(&Context) -> Result<T>) -> Result<T> {
     let systemd = fake_file::from_env()?;
     let ctx = Context::new(Layout::from_env(), systemd.as_ref());
     verb(&ctx)
-}
-
-/// clap's rendered error as one line for the envelope's `message`: the error itself
-/// with what is allowed (clap puts possible values, missing arguments and the usage on
-/// lines of their own), without the tips and the pointer to `--help`.
-pub fn usage_message(rendered: &str) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    for raw in rendered.lines() {
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with("tip:") || line.starts_with("For more information") {
-            continue;
-        }
-        let line = line.strip_prefix("error: ").unwrap_or(line);
-        match parts.last_mut() {
-            // An indented line belongs to the line before it.
-            Some(last) if raw.starts_with(' ') => {
-                let separator = if last.ends_with(':') {
-                    " "
-                } else if last.ends_with('>') || last.ends_with(']') {
-                    ", "
-                } else {
-                    " "
-                };
-                last.push_str(separator);
-                last.push_str(line);
-            }
-            _ => parts.push(line.to_owned()),
-        }
-    }
-    if parts.is_empty() {
-        "invalid usage".to_owned()
-    } else {
-        parts.join("; ")
-    }
 }

@@ -3,16 +3,18 @@
 
 use clap::Args;
 
+use super::format::{self, Chosen};
+
 use std::path::PathBuf;
 
 use crate::report::DEFAULT_INTERVAL;
 
 /// How a listing answers: `json`, the envelope the Puppet providers read, or `table` for
-/// people. Errors always come as the JSON envelope.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// people; `--format` takes these or `auto` ([`Chosen`]). Errors of a verb that ran always
+/// come as the JSON envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ListFormat {
     /// The JSON envelope, like every verb.
-    #[default]
     Json,
     /// An aligned table for people; text from clones is escaped.
     Table,
@@ -20,9 +22,10 @@ pub enum ListFormat {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// json: the JSON envelope; table: for people. Errors always come as the JSON envelope.
-    #[arg(long, value_enum, default_value_t = ListFormat::Json)]
-    pub format: ListFormat,
+    /// auto: a table on a terminal, json otherwise; json: the JSON envelope; table: for
+    /// people. Errors always come as the JSON envelope.
+    #[arg(long, value_parser = format::parser::<ListFormat>(), default_value = format::AUTO)]
+    pub format: Chosen<ListFormat>,
 }
 
 /// What `report` and `record` ask: the run interval, and the server and PuppetDB to ask.

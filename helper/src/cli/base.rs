@@ -4,6 +4,7 @@ use clap::{Args, Subcommand};
 
 use super::answer::{json, listing, on_host, Answer};
 use super::args::ListArgs;
+use super::examples;
 use crate::base::{self, Os, PuppetSource};
 use crate::protocol::error::Result;
 
@@ -30,6 +31,7 @@ pub fn run(verb: BaseVerb) -> Result<Answer> {
 #[derive(Debug, Subcommand)]
 pub enum BaseVerb {
     /// Build a base: debootstrap, dnf --installroot or zypper --root (idempotent).
+    #[command(after_help = examples::BASE_CREATE)]
     Create(BaseCreateArgs),
     /// List the complete bases and their clones.
     List(ListArgs),

@@ -1,17 +1,17 @@
 //! From a parsed command line to one answer: the verb group it names runs it (the root
 //! check is theirs: the rules, the documents and what reads only its own inputs need
 //! none), and exactly one JSON document is printed on stdout (or, for `report --format
-//! table|prometheus`, the listings' `--format table`, `man` and `completions`, their
-//! text), with the exit code PROTOCOL.md gives for the outcome. Errors are always the
-//! JSON envelope.
+//! table|prometheus`, the listings' `--format table` (`auto` on a terminal), `man` and
+//! `completions`, their text), with the exit code PROTOCOL.md gives for the outcome.
+//! Errors of a verb that ran are always the JSON envelope; a command line the parser
+//! refuses runs no verb and gets one line on stderr ([`usage`]).
 
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use super::answer::{answer, fail, print_bytes, usage_message};
-use super::{base, clone, docs, exec, host, ramp, record, report, ssl, twin, Cli, Command};
+use super::answer::{answer, print_bytes};
+use super::{base, clone, docs, exec, host, ramp, record, report, ssl, twin, usage, Cli, Command};
 use crate::protocol::answers::{self, Envelope};
-use crate::protocol::error::Error;
 use crate::schema;
 
 /// Parses the command line, runs the verb and prints its answer; the process's exit code.
@@ -23,9 +23,11 @@ pub fn run() -> i32 {
             return 0;
         }
         Err(e) => {
-            let rendered = e.render().to_string();
-            eprint!("{rendered}");
-            return fail(&Error::Usage(usage_message(&rendered)));
+            let args: Vec<String> = std::env::args_os()
+                .skip(1)
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect();
+            return usage::refuse(&e, &args);
         }
     };
     match cli.command {

@@ -56,11 +56,16 @@ It failed; the JSON envelope on stdout says why (\fBerror.kind\fR, \fBerror.mess
 .TP
 \fB2\fR
 Bad input or usage: an argument out of range or of the wrong form, named in \fBerror.field\fR.
+A command line the parser refuses (an unknown verb or flag, a missing argument, a value
+outside a flag's set) runs no verb: one line on stderr says why, nothing goes to stdout.
 .SH OUTPUT
 Every verb answers with one JSON document on stdout (protocol in \fIPROTOCOL.md\fR), also on
-failure; progress and warnings go to stderr. \fBclone list\fR, \fBbase list\fR and \fBexec\fR
-take \fB\-\-format table\fR and \fBreport\fR \fB\-\-format table|prometheus\fR for people and
-monitoring; \fBman\fR and \fBcompletions\fR print their text. Errors are always the envelope.
+failure; progress and warnings go to stderr. \fBclone list\fR, \fBbase list\fR, \fBexec\fR,
+\fBreport\fR and \fBramp report\fR take \fB\-\-format auto|json|table\fR (\fBreport\fR also
+\fBprometheus\fR, for monitoring): \fBauto\fR, the default, is a table when stdout is a terminal
+and the JSON document otherwise; scripts that parse the answer pass \fB\-\-format json\fR.
+\fBman\fR and \fBcompletions\fR print their text. Errors of a verb that ran are always the
+envelope.
 .SH FILES
 .TP
 \fI/var/lib/puppet\-clone\-army\fR
@@ -130,6 +135,7 @@ pub fn documents() -> Vec<(DocKind, Vec<u8>)> {
                 DocKind::Man => man_page(),
                 DocKind::BashCompletion => completion(CompletionShell::Bash),
                 DocKind::ZshCompletion => completion(CompletionShell::Zsh),
+                DocKind::FishCompletion => completion(CompletionShell::Fish),
             };
             (kind, content)
         })
@@ -190,11 +196,12 @@ mod tests {
     }
 
     #[test]
-    fn host_docs_installs_the_page_and_the_bash_and_zsh_scripts() {
+    fn host_docs_installs_the_page_and_the_bash_zsh_and_fish_scripts() {
         let documents = documents();
         let kinds: Vec<DocKind> = documents.iter().map(|(k, _)| *k).collect();
         assert_eq!(kinds, DocKind::ALL);
         assert_eq!(documents[0].1, man_page());
         assert_eq!(documents[2].1, completion(CompletionShell::Zsh));
+        assert_eq!(documents[3].1, completion(CompletionShell::Fish));
     }
 }

@@ -4,6 +4,7 @@ use clap::Args;
 
 use super::answer::{listing, on_host, Answer};
 use super::args::ListFormat;
+use super::format::{self, Chosen};
 use crate::exec;
 use crate::protocol::error::Result;
 
@@ -42,10 +43,11 @@ pub struct ExecArgs {
     /// Kill a command after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = crate::exec::DEFAULT_TIMEOUT_SECONDS)]
     pub timeout: u64,
-    /// json: the JSON envelope; table: for people (one line per clone, output's first line).
-    /// Errors always come as the JSON envelope.
-    #[arg(long, value_enum, default_value_t = ListFormat::Json)]
-    pub format: ListFormat,
+    /// auto: a table on a terminal, json otherwise; json: the JSON envelope; table: for
+    /// people (one line per clone, output's first line). Errors always come as the JSON
+    /// envelope.
+    #[arg(long, value_parser = format::parser::<ListFormat>(), default_value = format::AUTO)]
+    pub format: Chosen<ListFormat>,
     /// The command and its arguments, after `--` (run as is, no shell).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,

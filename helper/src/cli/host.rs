@@ -38,14 +38,15 @@ pub enum HostVerb {
     /// Run every clone's systemd-nspawn with SELinux labels (hosts with SELinux enforcing):
     /// a drop-in for the clone template; with --check, only say whether it is in place.
     Selinux(HostSelinuxArgs),
-    /// Install the man page and the bash and zsh completions under a prefix; with --check,
+    /// Install the man page and the bash, zsh and fish completions under a prefix; with --check,
     /// only say whether they are there and current.
     Docs(HostDocsArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct HostDocsArgs {
-    /// Where share/man/man8, share/bash-completion/completions and share/zsh/site-functions are.
+    /// Where share/man/man8, share/bash-completion/completions, share/zsh/site-functions and
+    /// share/fish/vendor_completions.d are.
     #[arg(long, value_name = "DIR", default_value = crate::host::docs::DEFAULT_PREFIX)]
     pub prefix: PathBuf,
     /// Change nothing; fail with kind not-in-place unless every file is there and current.

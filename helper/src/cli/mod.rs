@@ -1,7 +1,9 @@
 //! The command line, as PROTOCOL.md documents it ([`Cli`]), one file per verb group with
 //! its arguments and its `run` ([`base`], [`clone`], [`exec`], [`host`], [`ssl`],
 //! [`report`], [`record`], [`ramp`], [`twin`]), their dispatch ([`dispatch`]), what a verb answers
-//! ([`answer`]), and the man page and shell completions made from it ([`docs`]).
+//! ([`answer`]) and in which `--format` ([`mod@format`]), what a refused command line gets
+//! ([`usage`]), the examples `--help` shows ([`examples`]), and the man page and shell
+//! completions made from it ([`docs`]).
 
 pub mod answer;
 pub mod args;
@@ -9,13 +11,16 @@ pub mod base;
 pub mod clone;
 pub mod dispatch;
 pub mod docs;
+pub mod examples;
 pub mod exec;
+pub mod format;
 pub mod host;
 pub mod ramp;
 pub mod record;
 pub mod report;
 pub mod ssl;
 pub mod twin;
+pub mod usage;
 
 use clap::{Parser, Subcommand};
 
@@ -36,7 +41,9 @@ use twin::TwinVerb;
     version,
     about = "Runs a fleet of puppet-agent clones as systemd-nspawn containers over OverlayFS.",
     long_about = "Runs a fleet of puppet-agent clones as systemd-nspawn containers over OverlayFS.\n\
-                  Answers with one JSON document on stdout (see PROTOCOL.md); progress goes to stderr."
+                  Answers with one JSON document on stdout (see PROTOCOL.md), or a table for people\n\
+                  where a verb has one and stdout is a terminal; progress goes to stderr.",
+    after_help = examples::PROGRAM
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -72,9 +79,11 @@ pub enum Command {
     },
     /// Every clone's last run, the fleet's figures and, with --server and --puppetdb, the
     /// server's and PuppetDB's views (PuppetDB's with every load host's clones).
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Sample the fleet, the server's and PuppetDB's views and the host every few seconds
     /// into a timeline of JSON lines, until a duration, a count or SIGTERM.
+    #[command(after_help = examples::RECORD)]
     Record(RecordArgs),
     /// A stepped load: start stopped clones a step at a time until the runs cross a bound,
     /// and keep every step's figures in a baseline file; or report such a file.
@@ -108,7 +117,7 @@ pub enum CompletionShell {
 
 #[cfg(test)]
 mod tests {
-    use super::answer::usage_message;
+    use super::usage::usage_message;
     use super::*;
     use clap::CommandFactory;
 
@@ -355,7 +364,7 @@ mod tests {
 /// of `message` (never a panic, never an empty or multi-line message).
 #[cfg(test)]
 mod properties {
-    use super::answer::usage_message;
+    use super::usage::usage_message;
     use super::*;
     use proptest::prelude::*;
 

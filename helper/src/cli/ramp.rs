@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use super::answer::{json, listing, on_host, Answer};
 use super::args::{ListFormat, ViewArgs};
+use super::examples;
+use super::format::{self, Chosen};
 use crate::protocol::error::Result;
 use crate::sys::clock::SystemClock;
 use crate::{ramp, record};
@@ -48,6 +50,7 @@ pub enum RampVerb {
     /// whole number of intervals after the one before, until a step crosses a bound, no
     /// stopped clone is left, or SIGTERM or SIGINT; then bisect to the knee; answer with
     /// the baseline (each step's figures and the verdict).
+    #[command(after_help = examples::RAMP_RUN)]
     Run(RampArgs),
     /// A baseline `ramp run` wrote, as the curve and its verdict; several, of load hosts
     /// that stepped together (--start-at), merged into one; with --against, side by side
@@ -155,9 +158,10 @@ pub struct RampReportArgs {
     /// An earlier baseline to lay it beside, step by step.
     #[arg(long, value_name = "BASELINE")]
     pub against: Option<PathBuf>,
-    /// json: the JSON envelope; table: for people. Errors always come as the JSON envelope.
-    #[arg(long, value_enum, default_value_t = ListFormat::Json)]
-    pub format: ListFormat,
+    /// auto: a table on a terminal, json otherwise; json: the JSON envelope; table: for
+    /// people. Errors always come as the JSON envelope.
+    #[arg(long, value_parser = format::parser::<ListFormat>(), default_value = format::AUTO)]
+    pub format: Chosen<ListFormat>,
 }
 
 impl RampArgs {

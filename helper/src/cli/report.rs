@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::answer::{answer, fail, json, on_host, print_text};
 use super::args::ViewArgs;
+use super::format::{self, Chosen};
 use crate::protocol::answers::{self, Envelope, Report};
 use crate::protocol::error::Error;
 use crate::protocol::warnings;
@@ -23,11 +24,11 @@ pub struct ReportArgs {
     /// its summary (json, table) or one self-contained page with its charts (html).
     #[arg(long, value_name = "TIMELINE", conflicts_with_all = ["server", "puppetdb"])]
     pub from: Option<PathBuf>,
-    /// json: the JSON envelope; table: for people; prometheus: node_exporter textfile;
-    /// html: the page of a recorded run (with --from). Errors always come as the JSON
-    /// envelope.
-    #[arg(long, value_enum, default_value_t = Format::Json)]
-    pub format: Format,
+    /// auto: a table on a terminal, json otherwise; json: the JSON envelope; table: for
+    /// people; prometheus: node_exporter textfile; html: the page of a recorded run (with
+    /// --from). Errors always come as the JSON envelope.
+    #[arg(long, value_parser = format::parser::<Format>(), default_value = format::AUTO)]
+    pub format: Chosen<Format>,
     /// With --format prometheus: write the textfile to this file (node_exporter's textfile
     /// directory) and answer the JSON envelope with its path; with --from --format html,
     /// the page. Written whole through a temporary file beside it renamed over it. Its
@@ -75,17 +76,18 @@ fn run_recorded_report(from: &Path, format: Format, output: Option<&Path>) -> i3
 /// Runs `report`, which may answer in another format than JSON; its errors are still the
 /// envelope. The process's exit code.
 pub fn run(args: &ReportArgs) -> i32 {
+    let format = args.format.resolve(Format::Table, Format::Json);
     if let Some(from) = &args.from {
-        return run_recorded_report(from, args.format, args.output.as_deref());
+        return run_recorded_report(from, format, args.output.as_deref());
     }
-    if args.output.is_some() && args.format != Format::Prometheus {
+    if args.output.is_some() && format != Format::Prometheus {
         return fail(&Error::Usage(format!(
             "--output is where --format prometheus writes the textfile (and, with --from, \
              --format html the page); --format {} is printed",
-            args.format.name()
+            format.name()
         )));
     }
-    let print: fn(&Report) = match args.format {
+    let print: fn(&Report) = match format {
         Format::Html => {
             return fail(&Error::Usage(format!(
             "--format html is a recorded run's page: give --from TIMELINE; the live report is {}",

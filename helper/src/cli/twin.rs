@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::answer::{json, on_host, Answer};
 use super::args::TlsArgs;
+use super::examples;
 use crate::protocol::error::{Error, Result};
 
 /// Runs a `twin` verb. `twin list --facts-dir` reads only the directory it is given, with
@@ -47,6 +48,7 @@ pub enum TwinVerb {
     /// Take a directory's nodes, or a PuppetDB query's, into the state directory,
     /// replacing the imported set: what clone create --twin-file is given for a fleet of
     /// twins.
+    #[command(after_help = examples::TWIN_IMPORT)]
     Import(TwinImportArgs),
 }
 

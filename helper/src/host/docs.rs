@@ -1,5 +1,6 @@
 //! `clone-army host docs`: installs the man page and the shell completions under a
-//! prefix (`/usr/local` unless told), where `man` and bash-completion/zsh look for them;
+//! prefix (`/usr/local` unless told), where `man`, bash-completion, zsh and fish look for
+//! them;
 //! with `--check`, only says whether they are there and current, so the Puppet class can
 //! run it as an `unless` and a new helper refreshes its own documentation.
 //!
@@ -18,12 +19,15 @@ const MODE: u32 = 0o644;
 
 impl DocKind {
     /// Where it goes under the prefix: man(1)'s `man8`, bash-completion's on-demand
-    /// directory (loaded on the first completion of `clone-army`), zsh's site functions.
+    /// directory (loaded on the first completion of `clone-army`), zsh's site functions,
+    /// fish's vendor completions (fish looks in `fish/vendor_completions.d` under each
+    /// of `$XDG_DATA_DIRS`, `/usr/local/share` and `/usr/share` by default).
     pub fn relative_path(self) -> &'static str {
         match self {
             DocKind::Man => "share/man/man8/clone-army.8",
             DocKind::BashCompletion => "share/bash-completion/completions/clone-army",
             DocKind::ZshCompletion => "share/zsh/site-functions/_clone-army",
+            DocKind::FishCompletion => "share/fish/vendor_completions.d/clone-army.fish",
         }
     }
 }
@@ -123,6 +127,10 @@ mod tests {
                 b"complete -F _clone-army clone-army\n".to_vec(),
             ),
             (DocKind::ZshCompletion, b"#compdef clone-army\n".to_vec()),
+            (
+                DocKind::FishCompletion,
+                b"complete -c clone-army -f\n".to_vec(),
+            ),
         ]
     }
 
@@ -145,7 +153,7 @@ mod tests {
 
         let first = install(&prefix, &docs, false).unwrap();
         assert!(first.changed);
-        assert_eq!(first.files.len(), 3);
+        assert_eq!(first.files.len(), 4);
         assert!(first.files.iter().all(|f| f.changed));
         for path in paths(&prefix) {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
@@ -154,6 +162,10 @@ mod tests {
         assert_eq!(
             std::fs::read(prefix.join("share/zsh/site-functions/_clone-army")).unwrap(),
             b"#compdef clone-army\n"
+        );
+        assert_eq!(
+            std::fs::read(prefix.join("share/fish/vendor_completions.d/clone-army.fish")).unwrap(),
+            b"complete -c clone-army -f\n"
         );
 
         let again = install(&prefix, &docs, false).unwrap();

@@ -64,6 +64,19 @@ pub fn run_in(root: &Path, args: &[&str]) -> Output {
     helper_in(root).args(args).output().expect("run clone-army")
 }
 
+/// A command line the parser refused: exit 2, nothing on stdout, and exactly one line on
+/// stderr (clap's error and the `--help` to read), which is returned.
+pub fn refused_by_parser(output: &Output) -> String {
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(output.stdout.is_empty(), "{output:?}");
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(stderr.ends_with('\n'), "{stderr:?}");
+    assert!(stderr.starts_with("clone-army: "), "{stderr:?}");
+    assert!(stderr.contains(" --help'"), "{stderr:?}");
+    stderr.trim_end().to_owned()
+}
+
 /// A fresh root, a fake systemd and a PATH with the stand-in debootstrap.
 pub struct Scene {
     pub root: tempfile::TempDir,

@@ -44,6 +44,10 @@ module PuppetX
       PROTOCOL_VERSION = Answer::PROTOCOL_VERSION
       DEFAULT_PATH = Schema.fetch('helper_path')
       CLONE_STATES = ['running', 'stopped'].freeze
+      # What a listing verb is asked to answer in: its JSON envelope. Their
+      # default, `auto`, answers a table when stdout is a terminal; this
+      # reads a pipe, but never leaves what it parses to that rule.
+      JSON_FORMAT = ['--format', 'json'].freeze
 
       attr_reader :path
 
@@ -83,7 +87,7 @@ module PuppetX
       # --- bases ---
 
       def base_list
-        result = run('base', 'list')
+        result = run('base', 'list', *JSON_FORMAT)
         list_of_hashes(result, 'bases', ['base', 'list'])
       end
 
@@ -107,7 +111,7 @@ module PuppetX
       # --- clones ---
 
       def clone_list
-        result = run('clone', 'list')
+        result = run('clone', 'list', *JSON_FORMAT)
         clones = list_of_hashes(result, 'clones', ['clone', 'list'])
         clones.each { |clone| check_clone(clone, ['clone', 'list']) }
       end

@@ -34,6 +34,9 @@ module PuppetX
       # Views of the live fleet, which a recorded run does not have.
       LIVE_VIEWS = ['interval', 'server', 'puppetdb', 'ca_cert', 'client_cert', 'client_key'].freeze
       FLEET_ACTIONS = ['start', 'stop', 'status'].freeze
+      # The format a task asks for when it reads the answer: the helper's
+      # default (`auto`) answers a table when stdout is a terminal.
+      JSON_FORMAT = ['--format', 'json'].freeze
 
       # A parameter that does not fit, or a helper that is not there.
       ParameterError = TaskIO::ParameterError
@@ -75,7 +78,8 @@ module PuppetX
       end
 
       # clone-army report [--interval S] [--server ADDRESS] [--puppetdb ADDRESS] [--ca-cert PATH]
-      #                    [--client-cert PATH --client-key PATH] [--format F]
+      #                    [--client-cert PATH --client-key PATH] --format F
+      # F is json unless the task's `format` names another.
       def live_report_args(params)
         args = ['report']
         args += ['--interval', positive_integer(params, 'interval').to_s] if given?(params, 'interval')
@@ -83,8 +87,7 @@ module PuppetX
         args += ['--puppetdb', service_address(params, 'puppetdb')] if given?(params, 'puppetdb')
         args += ['--ca-cert', absolute_path(params, 'ca_cert')] if given?(params, 'ca_cert')
         args += client_cert_args(params)
-        args += ['--format', one_of(params, 'format', REPORT_FORMATS)] if given?(params, 'format')
-        args
+        args + ['--format', given?(params, 'format') ? one_of(params, 'format', REPORT_FORMATS) : 'json']
       end
 
       # clone-army report --from TIMELINE [--format json|table | --format html --output PAGE]
@@ -119,7 +122,7 @@ module PuppetX
         File.join(dir, "#{File.basename(timeline).sub(%r{\.[^.]*\z}, '')}#{RecordDir::PAGE_SUFFIX}")
       end
 
-      # clone-army exec (--clone NAME... | --all) [--concurrency N] [--timeout S] -- COMMAND...
+      # clone-army exec (--clone NAME... | --all) [--concurrency N] [--timeout S] --format json -- COMMAND...
       # Without `clones` the command runs in every clone.
       def exec_args(params)
         command = params['command']
@@ -130,7 +133,7 @@ module PuppetX
         args = ['exec', *clone_selection(params)]
         args += ['--concurrency', positive_integer(params, 'concurrency').to_s] if given?(params, 'concurrency')
         args += ['--timeout', positive_integer(params, 'timeout').to_s] if given?(params, 'timeout')
-        args + ['--', *command]
+        args + [*JSON_FORMAT, '--', *command]
       end
 
       def fleet_action(params)
@@ -244,7 +247,7 @@ module PuppetX
       def fleet_task(params)
         action = fleet_action(params)
         helper = helper_path(params)
-        list = [helper, 'clone', 'list']
+        list = [helper, 'clone', 'list', *JSON_FORMAT]
         stdout, exitstatus = run(list)
         listing, exitstatus = answer(stdout, exitstatus, list)
         return [listing, exitstatus] if action == 'status' || !exitstatus.zero?

@@ -42,10 +42,10 @@ describe 'the clone_army fact' do
 
     it 'resolves with an error string instead of failing' do
       allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).and_return(helper_path)
-      expect_helper(['base', 'list'], 'captured_systemd_unreachable.json', 1)
+      expect_helper(['base', 'list', '--format', 'json'], 'captured_systemd_unreachable.json', 1)
       value = Facter.fact(:clone_army).value
       expect(value['capacity']).to eq('daemon' => 225, 'timer' => 1080)
-      expect(value['error']).to match(%r{clone-army base list failed \[systemd\]})
+      expect(value['error']).to match(%r{clone-army base list --format json failed \[systemd\]})
     end
   end
 end

@@ -5,6 +5,9 @@ use clap::Args;
 
 /// Create a clone (and with --start, start it).
 #[derive(Debug, Args)]
+// On the arguments, not the verb: a `clone create-many` line is parsed with them alone
+// and says what `clone create` says.
+#[command(after_help = crate::cli::examples::CLONE_CREATE)]
 pub struct CloneCreateArgs {
     pub name: String,
     #[arg(long)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use clap::Parser;
 
 use super::args::CloneCreateArgs;
-use crate::cli::answer::usage_message;
+use crate::cli::usage::usage_message;
 use crate::clone::CloneRequest;
 use crate::protocol::error::{Error, Result};
 

@@ -12,6 +12,7 @@ pub use args::{CloneConfigureArgs, CloneCreateArgs, ShapeArgs};
 
 use crate::cli::answer::{json, listing, on_host, Answer};
 use crate::cli::args::ListArgs;
+use crate::cli::examples;
 use crate::clone;
 use crate::protocol::error::Result;
 
@@ -50,11 +51,13 @@ pub enum CloneVerb {
     Create(CloneCreateArgs),
     /// Create the clones FILE lists with one daemon-reload: per line, one `clone create`'s
     /// arguments as a JSON array of strings (no --start). All are checked before any is made.
+    #[command(after_help = examples::CLONE_CREATE_MANY)]
     CreateMany {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
     /// List every clone, with one bulk systemd call.
+    #[command(after_help = examples::CLONE_LIST)]
     List(ListArgs),
     /// Start clones (in waves over --ramp-up) and wait until they are active.
     Start {

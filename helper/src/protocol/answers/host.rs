@@ -67,13 +67,15 @@ pub enum DocKind {
     Man,
     BashCompletion,
     ZshCompletion,
+    FishCompletion,
 }
 
 impl DocKind {
-    pub const ALL: [DocKind; 3] = [
+    pub const ALL: [DocKind; 4] = [
         DocKind::Man,
         DocKind::BashCompletion,
         DocKind::ZshCompletion,
+        DocKind::FishCompletion,
     ];
 }
 

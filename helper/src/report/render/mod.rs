@@ -9,11 +9,10 @@ mod table;
 pub use prometheus::{prometheus, TEXTFILE_MARKER};
 pub use table::table;
 
-/// Output format of `report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// Output format of `report` (`--format` takes these or `auto`: `cli::format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     /// The JSON envelope, like every verb.
-    #[default]
     Json,
     /// A table for people.
     Table,

@@ -11,8 +11,8 @@ describe PuppetX::CloneArmy::FleetFact do
       include_context 'with a helper binary'
 
       it 'adds the bases and the clones counted by state, from one base list and one clone list' do
-        expect_helper(['base', 'list'], 'base_list.json')
-        expect_helper(['clone', 'list'], 'clone_list.json')
+        expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
+        expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
         expect_helper(['twin', 'list'], 'generated/twin_list_empty.json')
         expect(described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)).to eq(
           'capacity' => { 'daemon' => 225, 'timer' => 1080 },
@@ -28,8 +28,8 @@ describe PuppetX::CloneArmy::FleetFact do
       end
 
       it 'reports an empty fleet as such' do
-        expect_helper(['base', 'list'], 'captured_base_list_empty.json')
-        expect_helper(['clone', 'list'], 'captured_clone_list_empty.json')
+        expect_helper(['base', 'list', '--format', 'json'], 'captured_base_list_empty.json')
+        expect_helper(['clone', 'list', '--format', 'json'], 'captured_clone_list_empty.json')
         expect_helper(['twin', 'list'], 'generated/twin_list_empty.json')
         fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
         expect(fact).not_to include('twins')
@@ -38,8 +38,8 @@ describe PuppetX::CloneArmy::FleetFact do
       end
 
       it 'adds the imported nodes twins are made from, from one twin list' do
-        expect_helper(['base', 'list'], 'base_list.json')
-        expect_helper(['clone', 'list'], 'clone_list.json')
+        expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
+        expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
         expect_helper(['twin', 'list'], 'generated/twin_list.json')
         fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
         expect(fact['twins']['total']).to eq(3)
@@ -48,16 +48,16 @@ describe PuppetX::CloneArmy::FleetFact do
       end
 
       it 'puts a helper failure into `error` instead of failing, and lists nothing' do
-        expect_helper(['base', 'list'], 'base_list.json')
-        expect_helper(['clone', 'list'], 'error_systemd.json', 1)
+        expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
+        expect_helper(['clone', 'list', '--format', 'json'], 'error_systemd.json', 1)
         fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
-        expect(fact['error']).to match(%r{clone-army clone list failed \[systemd\]})
+        expect(fact['error']).to match(%r{clone-army clone list --format json failed \[systemd\]})
         expect(fact['capacity']).to eq('daemon' => 225, 'timer' => 1080)
         expect(fact).not_to include('bases', 'clones')
       end
 
       it 'puts a malformed answer into `error`' do
-        expect_helper(['base', 'list'], 'malformed.txt', 101)
+        expect_helper(['base', 'list', '--format', 'json'], 'malformed.txt', 101)
         fact = described_class.value(total_bytes: 24 * gib, cores: 2, helper_path: helper_path)
         expect(fact['error']).to match(%r{malformed answer})
         expect(fact).not_to include('bases', 'clones')

@@ -51,7 +51,7 @@ describe PuppetX::CloneArmy::Helper do
 
   describe 'verbs (argv arrays, never a shell string; names after --)' do
     it 'base list' do
-      expect_run(['base', 'list'], 'base_list.json')
+      expect_run(['base', 'list', '--format', 'json'], 'base_list.json')
       expect(helper.base_list.map { |base| base['name'] }).to eq(['debian-12'])
     end
 
@@ -90,13 +90,13 @@ describe PuppetX::CloneArmy::Helper do
     end
 
     it 'clone list' do
-      expect_run(['clone', 'list'], 'clone_list.json')
+      expect_run(['clone', 'list', '--format', 'json'], 'clone_list.json')
       expect(helper.clone_list.map { |clone| [clone['name'], clone['state']] })
         .to eq([['clone1', 'running'], ['clone2', 'stopped']])
     end
 
     it 'clone list of no clones is an empty list' do
-      expect_run(['clone', 'list'], 'clone_list_empty.json')
+      expect_run(['clone', 'list', '--format', 'json'], 'clone_list_empty.json')
       expect(helper.clone_list).to eq([])
     end
 
@@ -270,11 +270,11 @@ describe PuppetX::CloneArmy::Helper do
       expect(described_class.timeout_for(['base', 'create', '--os', 'debian'])).to eq(3600)
       expect(described_class.timeout_for(['clone', 'list'])).to eq(900)
       expect(described_class.timeout_for(['clone', 'start', '--', 'clone1'])).to eq(900)
-      expect(PuppetX::CloneArmy::Runner).to receive(:run).with([helper_path, 'clone', 'list'], timeout: 900)
+      expect(PuppetX::CloneArmy::Runner).to receive(:run).with([helper_path, 'clone', 'list', '--format', 'json'], timeout: 900)
                                                          .and_raise(PuppetX::CloneArmy::Runner::Timeout.new([helper_path], 900))
       expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
         expect(error.kind).to eq('helper-timeout')
-        expect(error.message).to include('clone-army clone list failed:', 'did not finish within 900 s')
+        expect(error.message).to include('clone-army clone list --format json failed:', 'did not finish within 900 s')
       }
     end
 
@@ -332,7 +332,7 @@ describe PuppetX::CloneArmy::Helper do
 
     it 'reports usage errors (exit 2)' do
       stub_stdout(helper_fixture('error_usage.json'), 2)
-      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{\[usage\]: unexpected argument}) { |error|
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{\[usage\]: CLONE_ARMY_SYSTEMD is a test}) { |error|
         expect(error.kind).to eq('usage')
       }
     end

@@ -17,7 +17,7 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
     end
 
     it 'lists every base with one helper call' do
-      expect_helper(['base', 'list'], 'base_list.json')
+      expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
       instances = described_class.instances
       expect(instances.map(&:name)).to eq(['debian-12'])
       expect(instances.first.exists?).to be true
@@ -25,12 +25,12 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
     end
 
     it 'lists no bases' do
-      expect_helper(['base', 'list'], 'base_list_empty.json')
+      expect_helper(['base', 'list', '--format', 'json'], 'base_list_empty.json')
       expect(described_class.instances).to eq([])
     end
 
     it 'fails on a protocol it does not speak' do
-      expect_helper(['base', 'list'], 'protocol_99.json')
+      expect_helper(['base', 'list', '--format', 'json'], 'protocol_99.json')
       expect { described_class.instances }.to raise_error(Puppet::Error, %r{protocol version 99})
     end
   end
@@ -38,16 +38,16 @@ describe Puppet::Type.type(:clone_army_base).provider(:clone_army) do
   describe '.prefetch' do
     it 'reads all bases with one helper call' do
       resources = { 'debian-12' => base_resource('debian-12'), 'ubuntu-jammy' => base_resource('ubuntu-jammy') }
-      expect_helper(['base', 'list'], 'base_list.json')
+      expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
       described_class.prefetch(resources)
       expect(resources['debian-12'].provider.exists?).to be true
       expect(resources['ubuntu-jammy'].provider.exists?).to be false
     end
 
     it 'fails on malformed output instead of taking every base for absent' do
-      expect_helper(['base', 'list'], 'malformed.txt', 101)
+      expect_helper(['base', 'list', '--format', 'json'], 'malformed.txt', 101)
       expect { described_class.prefetch('debian-12' => base_resource('debian-12')) }
-        .to raise_error(Puppet::Error, %r{clone-army base list gave a malformed answer})
+        .to raise_error(Puppet::Error, %r{clone-army base list --format json gave a malformed answer})
     end
   end
 

@@ -48,7 +48,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     bases = document['result']['bases']
     more.each { |name| bases << bases.first.merge('name' => name) }
     expect(PuppetX::CloneArmy::Runner).to receive(:run)
-      .with([helper_path, 'base', 'list'], timeout: PuppetX::CloneArmy::Helper.timeout_for(['base', 'list']))
+      .with([helper_path, 'base', 'list', '--format', 'json'], timeout: PuppetX::CloneArmy::Helper.timeout_for(['base', 'list']))
       .once.ordered.and_return(PuppetX::CloneArmy::Runner::Result.new(document.to_json, '', 0))
   end
 
@@ -125,7 +125,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
   describe '.instances' do
     it 'lists every clone with one helper call' do
       allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).with(nil).and_return(helper_path)
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       instances = described_class.instances
       expect(instances.map(&:name)).to eq(['clone1', 'clone2'])
       expect(instances.map(&:state)).to eq([:running, :stopped])
@@ -136,7 +136,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'fails on a malformed listing instead of reporting no clones' do
       allow(PuppetX::CloneArmy::Helper).to receive(:resolve_path).with(nil).and_return(helper_path)
-      expect_helper(['clone', 'list'], 'malformed.txt', 101)
+      expect_helper(['clone', 'list', '--format', 'json'], 'malformed.txt', 101)
       expect { described_class.instances }.to raise_error(Puppet::Error, %r{malformed answer})
     end
   end
@@ -151,7 +151,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'reads all clones with one helper call, using the resources\' helper' do
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       described_class.prefetch(resources)
       expect(resources['clone1'].provider.state).to eq(:running)
       expect(resources['clone1'].provider.server).to eq('puppet.example.com')
@@ -161,12 +161,12 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'fails with the helper\'s error instead of taking every clone for absent' do
-      expect_helper(['clone', 'list'], 'error_systemd.json', 1)
+      expect_helper(['clone', 'list', '--format', 'json'], 'error_systemd.json', 1)
       expect { described_class.prefetch(resources) }.to raise_error(Puppet::Error, %r{\[systemd\]})
     end
 
     it 'fails on malformed JSON' do
-      expect_helper(['clone', 'list'], 'truncated.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'truncated.json')
       expect { described_class.prefetch(resources) }.to raise_error(Puppet::Error, %r{not JSON})
     end
   end
@@ -313,11 +313,11 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     before(:each) do
       # Where a run keeps its state (puppetlabs_spec_helper points it at /dev/null).
       Puppet[:vardir] = File.join(@helper_dir, 'var')
-      expect_helper(['clone', 'list'], 'clone_list_empty.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list_empty.json')
     end
 
     it 'a_clone_on_a_missing_base_fails_its_own_resource_before_any_helper_call_that_writes' do
-      expect_helper(['base', 'list'], 'base_list.json')
+      expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
       report = apply(clone_resource('clonex', full.merge(ensure: 'present', base: 'no-such-base')))
       expect(status_of(report, 'clonex').failed).to be(true)
       expect(events_of(report, 'clonex')).to eq([['failure', "change from 'absent' to 'present' failed: cannot create clone " \
@@ -331,7 +331,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       resources = ['clone1', 'clone2', 'clone3'].map do |name|
         clone_resource(name, full.merge(ensure: 'stopped', certname: "#{name}.loadhost.example.com"))
       end
-      expect_helper(['base', 'list'], 'base_list.json')
+      expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
       # All three with one call at the first clone's create, then each on its own.
       expect_create_many(['clone1', 'clone2', 'clone3'].map { |name| create_args(name) }, 'error_systemd.json', 1)
       expect_create_many([create_args('clone1')], 'generated/clone_create_many_clone1_clone2_clone3.json')
@@ -350,10 +350,10 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
       bad = clone_resource('clonex', full.merge(ensure: 'stopped', base: 'no-such-base'))
       skipped = clone_resource('clone2', full.merge(ensure: 'stopped', certname: 'clone2.loadhost.example.com',
                                                     require: 'Clone_army_clone[clonex]'))
-      expect_helper(['base', 'list'], 'base_list.json')
+      expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
       expect_create_many([create_args('clone1'), create_args('clone2')], 'generated/clone_create_many_clone1_clone2_clone3.json')
       # clonex's own create lists the bases again (its base could have been built since).
-      expect_helper(['base', 'list'], 'base_list.json')
+      expect_helper(['base', 'list', '--format', 'json'], 'base_list.json')
       expect_helper(['clone', 'remove', '--', 'clone2'], 'clone_remove.json')
       report = apply(good, bad, skipped)
       expect(['clone1', 'clonex', 'clone2'].map { |name| status_of(report, name).failed }).to eq([false, true, false])
@@ -960,7 +960,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'uses one listing for many clones and leaves clones in sync alone' do
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       transaction = apply(
         clone_resource('clone1', ensure: 'present', base: 'debian-12', server: 'puppet.example.com'),
         clone_resource('clone2', ensure: 'present', base: 'debian-12', server: 'puppet.example.com'),
@@ -969,7 +969,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 're-points and starts a stopped clone in one run' do
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       expect_helper(['clone', 'configure', '--server', 'puppet2.example.com', '--', 'clone2'], 'clone_configure_clone2.json')
       expect_helper(['clone', 'start', '--', 'clone2'], 'clone_start.json')
       transaction = apply(clone_resource('clone2', ensure: 'running', server: 'puppet2.example.com'))
@@ -977,7 +977,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'takes the helper\'s forms of the load shape as in sync' do
-      expect_helper(['clone', 'list'], 'clone_list_shape.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list_shape.json')
       transaction = apply(
         clone_resource('clone1', ensure: 'present', run_mode: 'timer', runinterval: 1800, splay: 0, phase_index: 0,
                                  phase_count: 2, memory_max: '1024M', cpu_quota: 50, tasks_max: '4096',
@@ -991,7 +991,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'applies a changed load shape with one configure call, and restarts the running clone' do
-      expect_helper(['clone', 'list'], 'clone_list_shape.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list_shape.json')
       expect_helper(['clone', 'configure', '--run-mode', 'daemon', '--runinterval', '900', '--memory-max', '512M',
                      '--', 'clone1'], 'clone_configure_shape.json')
       expect_helper(['clone', 'stop', '--', 'clone1'], 'clone_stop.json')
@@ -1002,14 +1002,14 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'gives a clone leaving manual mode its schedule' do
-      expect_helper(['clone', 'list'], 'clone_list_shape.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list_shape.json')
       expect_helper(['clone', 'configure', '--run-mode', 'timer', '--runinterval', '1800', '--phase-index', '1',
                      '--phase-count', '2', '--', 'clone2'], 'clone_configure_clone2.json')
       apply(clone_resource('clone2', ensure: 'present', run_mode: 'timer', runinterval: 1800, phase_index: 1, phase_count: 2))
     end
 
     it 'creates many clones, then the fleet starts them together, and fails the run for a clone that does not start' do
-      expect_helper(['clone', 'list'], 'clone_list_empty.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list_empty.json')
       expect_base_list
       expect_create_many([create_args('clone1'), create_args('clone2')], 'generated/clone_create_many_clone1_clone2_clone3.json')
       expect_helper(['clone', 'start', '--', 'clone1', 'clone2'], 'error_systemd.json', 1)
@@ -1040,7 +1040,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'restarts a running clone when notified' do
       clone1 = clone_resource('clone1', ensure: 'present')
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       expect_helper(['clone', 'stop', '--', 'clone1'], 'clone_stop.json')
       expect_helper(['clone', 'start', '--', 'clone1'], 'clone_start_clone1.json')
       apply(notifying(clone1.ref), clone1)
@@ -1048,19 +1048,19 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
 
     it 'leaves a stopped clone stopped when notified' do
       clone2 = clone_resource('clone2', ensure: 'present')
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       apply(notifying(clone2.ref), clone2)
     end
 
     it 'starts a notified stopped clone only once' do
       clone2 = clone_resource('clone2', ensure: 'running')
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       expect_helper(['clone', 'start', '--', 'clone2'], 'clone_start.json')
       apply(notifying(clone2.ref), clone2)
     end
 
     it 'recreates a running clone on a new base in one run, running again' do
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet.example.com',
                      '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'generated/clone_create_clone1.json')
@@ -1069,7 +1069,7 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'recreates a running clone on a new base stopped when it is to be stopped, without another stop' do
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone1'], 'clone_remove.json')
       expect_helper(['clone', 'create', '--base', 'debian-13', '--server', 'puppet.example.com',
                      '--certname', 'clone1.loadhost.example.com', '--', 'clone1'], 'generated/clone_create_clone1.json')
@@ -1077,13 +1077,13 @@ describe Puppet::Type.type(:clone_army_clone).provider(:clone_army) do
     end
 
     it 'removes a clone' do
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       expect_helper(['clone', 'remove', '--', 'clone2'], 'clone_remove.json')
       apply(clone_resource('clone2', ensure: 'absent', base: 'debian-12', server: 'puppet2.example.com'))
     end
 
     it 'creates a missing clone and starts it once' do
-      expect_helper(['clone', 'list'], 'clone_list.json')
+      expect_helper(['clone', 'list', '--format', 'json'], 'clone_list.json')
       expect_base_list
       expect_create_many([create_args])
       expect_helper(['clone', 'start', '--', 'clone3'], 'clone_start_clone3.json')
