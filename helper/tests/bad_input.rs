@@ -677,7 +677,7 @@ fn table() -> Vec<(Vec<String>, Expect)> {
                 kind: "invalid-argument",
                 exit: 2,
                 field: Some("group-by"),
-                mentions: vec!["allowed: node, environment, or a trusted extension"],
+                mentions: vec!["allowed: node, environment, a trusted extension"],
             },
         ));
     }
