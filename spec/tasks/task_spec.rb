@@ -91,7 +91,7 @@ describe PuppetX::CloneArmy::Task do
     }.each do |form, (server, puppetdb)|
       it "hands server and puppetdb given as #{form} to the helper as they are" do
         expect(described_class.report_args('server' => server, 'puppetdb' => puppetdb))
-          .to eq(['report', '--server', server, '--puppetdb', puppetdb])
+          .to eq(['report', '--server', server, '--puppetdb', puppetdb, '--format', 'json'])
       end
     end
 
