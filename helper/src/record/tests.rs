@@ -15,13 +15,7 @@ fn request(output: PathBuf) -> RecordRequest {
         samples: None,
         max_bytes: DEFAULT_MAX_BYTES,
         keep: DEFAULT_KEEP,
-        report: ReportRequest {
-            interval: 1800,
-            server: None,
-            ca_cert: None,
-            puppetdb: None,
-            client: None,
-        },
+        report: ReportRequest::fleet_only(1800),
         access_log: None,
         group_by: None,
     }
@@ -161,13 +155,7 @@ fn the_recorders_samples_count_their_runs_by_the_same_groups() {
     };
     record("web1", "web");
     record("web2", "web");
-    let request = ReportRequest {
-        interval: 1800,
-        server: None,
-        ca_cert: None,
-        puppetdb: None,
-        client: None,
-    };
+    let request = ReportRequest::fleet_only(1800);
     let mut sampling = Sampling {
         group_by: Some(crate::report::groups::key("1.3.6.1.4.1.34380.1.1.13").unwrap()),
         ..Sampling::default()

@@ -14,6 +14,19 @@ use crate::systemd::RecordingSystemd;
 /// A little after the fixtures' runs (1795318947 .. 1795318974).
 pub(crate) const NOW: u64 = 1_795_319_000;
 
+impl ReportRequest {
+    /// A report of the fleet alone: no server, no PuppetDB.
+    pub(crate) fn fleet_only(interval: u64) -> Self {
+        ReportRequest {
+            interval,
+            server: None,
+            ca_cert: None,
+            puppetdb: None,
+            client: None,
+        }
+    }
+}
+
 /// A temporary fleet on disk, which the recorder's tests share.
 pub(crate) struct Fleet {
     _dir: tempfile::TempDir,
@@ -119,18 +132,7 @@ impl Fleet {
     }
 
     fn report(&self) -> Report {
-        report(
-            &self.ctx(),
-            &ReportRequest {
-                interval: 1800,
-                server: None,
-                ca_cert: None,
-                puppetdb: None,
-                client: None,
-            },
-            NOW,
-        )
-        .unwrap()
+        report(&self.ctx(), &ReportRequest::fleet_only(1800), NOW).unwrap()
     }
 }
 
@@ -519,18 +521,7 @@ fn an_empty_fleet_reports_zeroes() {
 #[test]
 fn interval_zero_is_refused() {
     let f = Fleet::new();
-    let err = report(
-        &f.ctx(),
-        &ReportRequest {
-            interval: 0,
-            server: None,
-            ca_cert: None,
-            puppetdb: None,
-            client: None,
-        },
-        NOW,
-    )
-    .unwrap_err();
+    let err = report(&f.ctx(), &ReportRequest::fleet_only(0), NOW).unwrap_err();
     assert_eq!(err.kind(), "invalid-argument");
 }
 
@@ -688,13 +679,7 @@ fn table_shows_a_server_error() {
 #[test]
 fn reports_through_one_cache_say_what_fresh_reports_say() {
     let f = sample();
-    let request = ReportRequest {
-        interval: 1800,
-        server: None,
-        ca_cert: None,
-        puppetdb: None,
-        client: None,
-    };
+    let request = ReportRequest::fleet_only(1800);
     let mut runs = RunCache::default();
     let deadline = Deadline::after(REPORT_DEADLINE);
     let cached =
@@ -815,13 +800,7 @@ fn versions_of_400_kib_are_kept_cut() {
 #[test]
 fn clones_rewriting_huge_reports_every_sample_cannot_make_every_sample_parse_them() {
     let f = Fleet::new();
-    let request = ReportRequest {
-        interval: 1800,
-        server: None,
-        ca_cert: None,
-        puppetdb: None,
-        client: None,
-    };
+    let request = ReportRequest::fleet_only(1800);
     f.clone("c1", "active", Some(FAILED));
     f.clone("c2", "active", Some(FAILED));
     let time = f.run_start("c1");
@@ -891,13 +870,7 @@ fn many_clones_with_huge_failure_lines_keep_a_bounded_run_cache() {
         f.full_report(&name, &format!("logs:\n{logs}"));
     }
     let mut runs = RunCache::for_one_report();
-    let request = ReportRequest {
-        interval: 1800,
-        server: None,
-        ca_cert: None,
-        puppetdb: None,
-        client: None,
-    };
+    let request = ReportRequest::fleet_only(1800);
     let r = report_with(
         &f.ctx(),
         &request,

@@ -64,18 +64,7 @@ fn bad_extension_flags_and_flags_beside_a_twin_file_are_refused_untouched() {
             "not both",
         ),
     ];
-    for (request, expected) in cases {
-        let error = create(&f.ctx(), &request).unwrap_err();
-        assert_eq!(error.field(), Some("extension"), "{error}");
-        assert!(error.to_string().contains(expected), "{error}");
-        assert!(!f
-            .path(&format!(
-                "/var/lib/puppet-clone-army/{}-config",
-                request.name
-            ))
-            .exists());
-    }
-    assert!(f.systemd.calls().is_empty(), "{:?}", f.systemd.calls());
+    f.assert_refused_untouched("extension", cases);
 }
 
 #[test]

@@ -211,6 +211,27 @@ impl Fixture {
         fs::read_to_string(self.path(system_path)).unwrap()
     }
 
+    /// Each create refused on `field` with an error holding its text, before anything of
+    /// the clone was written or systemd asked.
+    fn assert_refused_untouched<const N: usize>(
+        &self,
+        field: &str,
+        cases: [(CloneRequest, &str); N],
+    ) {
+        for (request, expected) in cases {
+            let error = create(&self.ctx(), &request).unwrap_err();
+            assert_eq!(error.field(), Some(field), "{error}");
+            assert!(error.to_string().contains(expected), "{error}");
+            let config = format!("/var/lib/puppet-clone-army/{}-config", request.name);
+            assert!(!self.path(&config).exists(), "{config}");
+        }
+        assert!(
+            self.systemd.calls().is_empty(),
+            "{:?}",
+            self.systemd.calls()
+        );
+    }
+
     /// An apply source at `system_path` with its `manifests/`: every directory on the
     /// way 0755 whatever the umask, as an apply source must be (root's, or the test's,
     /// and writable by no one else).

@@ -75,18 +75,7 @@ fn twins_that_would_be_their_node_or_of_another_family_are_refused_untouched() {
         ),
         (twin_request("c3", records.path(), "[]"), "it holds 0 nodes"),
     ];
-    for (request, expected) in cases {
-        let error = create(&f.ctx(), &request).unwrap_err();
-        assert_eq!(error.field(), Some("twin-file"), "{error}");
-        assert!(error.to_string().contains(expected), "{error}");
-        assert!(!f
-            .path(&format!(
-                "/var/lib/puppet-clone-army/{}-config",
-                request.name
-            ))
-            .exists());
-    }
-    assert!(f.systemd.calls().is_empty(), "{:?}", f.systemd.calls());
+    f.assert_refused_untouched("twin-file", cases);
 }
 
 #[test]
