@@ -5,6 +5,7 @@ require_relative 'spec_helper_acceptance'
 
 # Twins, end to end, from a directory of fact sets: the estate is the sandbox
 # host itself, its facts as its own agent shows them (`puppet facts show`).
+# Twins without noop are refused first, with nothing changed or imported.
 # The class imports the directory in one apply, and at the next the fleet's
 # clones become twins of that node. They get new certnames of their own that
 # the server signs, they run in noop with the node's facts, and the server
@@ -64,6 +65,12 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
     @node = facts['clientcert'] || facts.dig('networking', 'fqdn')
     @node_label = @node.split('.').first
     twins = "{ 'facts_dir' => '#{estate}', 'exports' => 'isolated' }"
+    # Refused first: twins that would apply their nodes' catalogs.
+    @before_refusal = clone_list.map { |c| c.values_at('name', 'certname', 'twin_of') }
+    @without_noop = SandboxHarness.apply(twins_manifest(clones.size, twins).sub('agent_noop => true', 'agent_noop => false'),
+                                         timeout: apply_timeout)
+    @after_refusal = clone_list.map { |c| c.values_at('name', 'certname', 'twin_of') }
+    @imported_after_refusal = on_sandbox('test', '-e', '/var/lib/puppet-clone-army/.twins/.source', timeout: 30)
     @import = SandboxHarness.apply(twins_manifest(clones.size, twins), timeout: apply_timeout)
     @imported = on_sandbox(SandboxHarness::HELPER, 'twin', 'list', timeout: 60)
     @since = sandbox_now
@@ -83,6 +90,13 @@ RSpec.describe 'a fleet of twins on a sandbox host' do
     SandboxHarness.apply(class_manifest(num_clones: clones.size), timeout: apply_timeout)
     on_sandbox(SandboxHarness::HELPER, 'clone', 'remove', role_node, timeout: 300)
     on_sandbox('rm', '-rf', estate, timeout: 60)
+  end
+
+  it 'refuses twins without noop, and changes nothing' do
+    expect(@without_noop.exitstatus).to eq(1), @without_noop.to_s
+    expect(@without_noop.output).to match(%r{twins run their nodes' own catalogs, so they run in noop}), @without_noop.to_s
+    expect(@after_refusal).to eq(@before_refusal)
+    expect(@imported_after_refusal.exitstatus).not_to eq(0), 'nothing was imported'
   end
 
   it 'imports the node in the first apply and leaves the fleet as it is' do
