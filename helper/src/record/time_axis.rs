@@ -6,7 +6,7 @@ use crate::sys::time::rfc3339_utc;
 
 /// The steps between ticks, shortest first: each a whole number of times into the next
 /// larger unit, so ticks fall on round clock times (10:30, 10:45, never 10:37).
-const STEPS: [u64; 17] = [
+pub const STEPS: [u64; 17] = [
     1,
     2,
     5,
