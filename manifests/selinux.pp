@@ -24,10 +24,13 @@
 # * `systemd-machined` runs, for the clones' registration and
 #   `machinectl list|status|shell`.
 #
-# The booleans and file contexts go through `exec` with `unless`/`onlyif`
-# checks rather than `selboolean` and the `selinux` module's types, because
-# Puppet 8 no longer ships `selboolean` in core and this module depends on
-# no other module.
+# The boolean is a `selboolean`: since Puppet 6 the type is not in Puppet's
+# own library but in the `selinux_core` module, which the agent packages of
+# Puppet 7 and 8 and OpenVox ship among their vendored modules (Debian 12's
+# puppet-agent leaves it to `puppet-module-puppetlabs-selinux-core`), so the
+# server that compiles the catalog has it without a dependency. The file contexts go through `exec` with `unless`/`onlyif`
+# checks rather than the `selinux` module's types: this module depends on no
+# other module.
 #
 # Running clones get the new labels at their next start.
 #
@@ -81,12 +84,11 @@ class clone_army::selinux (
     require  => Exec['clone_army::selinux fcontext'],
   }
 
-  exec { 'clone_army::selinux container_manage_cgroup':
-    command  => 'setsebool -P container_manage_cgroup on',
-    unless   => "getsebool container_manage_cgroup | grep -q -- '--> on$'",
-    provider => shell,
-    path     => $path,
-    require  => Package['container-selinux'],
+  # container-selinux defines the boolean.
+  selboolean { 'container_manage_cgroup':
+    value      => on,
+    persistent => true,
+    require    => Package['container-selinux'],
   }
 
   # The contexts are Clone_army::Selinux_context: no spaces or shell characters.
@@ -100,6 +102,6 @@ class clone_army::selinux (
 
   service { 'systemd-machined':
     ensure  => running,
-    require => Exec['clone_army::selinux restorecon', 'clone_army::selinux container_manage_cgroup'],
+    require => [Exec['clone_army::selinux restorecon'], Selboolean['container_manage_cgroup']],
   }
 }

@@ -10,6 +10,9 @@ packages=(
   # Ruby side: Puppet itself, rspec-puppet and its helpers, linters
   puppet-agent ruby-rspec-puppet ruby-puppetlabs-spec-helper ruby-rspec-puppet-facts
   puppet-lint rubocop
+  # the selboolean type clone_army::selinux declares (a vendored module of Puppet's
+  # agent packages, a package of its own on Debian 12), for rspec-puppet
+  puppet-module-puppetlabs-selinux-core
   # shell lint, binary checks, JSON on the command line
   shellcheck file jq
   # ss: which loopback addresses already have a port 8140 (sandbox/lib.sh)

@@ -3,7 +3,7 @@
 require 'spec_helper'
 
 # clone_army::selinux: untested on this project's Debian machines (no SELinux),
-# so these examples pin exactly what it runs on a RHEL-family host.
+# so these examples pin exactly what it runs and manages on a RHEL-family host.
 describe 'clone_army' do
   let(:node) { 'loadhost.example.com' }
   let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
@@ -58,10 +58,11 @@ describe 'clone_army' do
       end
 
       it 'turns container_manage_cgroup on persistently, once' do
-        is_expected.to contain_exec('clone_army::selinux container_manage_cgroup').with(
-          command: 'setsebool -P container_manage_cgroup on',
-          unless: "getsebool container_manage_cgroup | grep -q -- '--> on$'",
-        )
+        is_expected.to contain_selboolean('container_manage_cgroup').with(
+          value: 'on',
+          persistent: true,
+        ).that_requires('Package[container-selinux]')
+        is_expected.not_to contain_exec('clone_army::selinux container_manage_cgroup')
       end
 
       it "has the helper write the template drop-in with container-selinux's labels unless --check passes" do
@@ -74,7 +75,9 @@ describe 'clone_army' do
       end
 
       it 'keeps systemd-machined running' do
-        is_expected.to contain_service('systemd-machined').with_ensure('running')
+        is_expected.to contain_service('systemd-machined')
+          .with_ensure('running')
+          .that_requires(['Exec[clone_army::selinux restorecon]', 'Selboolean[container_manage_cgroup]'])
       end
 
       context 'and another helper_path' do

@@ -15,7 +15,7 @@
 //! clone gets the flags at its next start and hosts without SELinux run the template as is.
 //! The file contexts of `/var/lib/puppet-clone-army` and the `container_manage_cgroup`
 //! boolean (systemd in `container_t` needs it) are the Puppet class
-//! `clone_army::selinux`'s part (semanage, restorecon, setsebool).
+//! `clone_army::selinux`'s part (semanage, restorecon, selboolean).
 //!
 //! Untested on this project's machines: they have no SELinux (no selinuxfs, no
 //! `/sys/fs/selinux`). The unit tests pin the exact drop-in and the checks.

@@ -7,15 +7,18 @@
 
 use std::fmt::Write;
 
+use crate::record::time_axis;
 use crate::sys::escape::visible;
 
-/// Drawing area in SVG units; the page scales it to its width.
+/// Drawing area in SVG units; the page scales it to its width. Below the plot, two lines
+/// of the time axis (clock times, then dates); on the right, room for half a clock time
+/// centred on a tick at the end.
 const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 220.0;
+const HEIGHT: f64 = 232.0;
 const LEFT: f64 = 64.0;
-const RIGHT: f64 = 12.0;
+const RIGHT: f64 = 32.0;
 const TOP: f64 = 12.0;
-const BOTTOM: f64 = 28.0;
+const BOTTOM: f64 = 40.0;
 
 /// One line: its name, colour and points (seconds since the epoch, value).
 #[derive(Debug, Clone, PartialEq)]
@@ -107,9 +110,9 @@ pub fn coordinates(
 
 /// The chart: a titled SVG with the value axis labelled at its ends and middle (in
 /// `unit`), the time axis from `times.0` to `times.1` (seconds since the epoch; every
-/// chart of a page takes the whole recording's, so they line up) in minutes, the
-/// `marks` within it, one line per series and a legend. A chart without any point says
-/// so instead of drawing empty axes.
+/// chart of a page takes the whole recording's, so they line up) with ticks at round
+/// clock times in UTC ([`time_axis`]), the `marks` within it, one line per series and a
+/// legend. A chart without any point says so instead of drawing empty axes.
 pub fn line_chart(
     times: (u64, u64),
     marks: &[Mark],
@@ -163,15 +166,26 @@ pub fn line_chart(
             html_text(unit)
         );
     }
-    let minutes = (times.1 - times.0) as f64 / 60.0;
-    for (fraction, anchor) in [(0.0, "start"), (1.0, "end")] {
+    // The zone is said once: after the date, which the first tick always has.
+    let mut zone = Some(" UTC");
+    for tick in time_axis::ticks(times) {
+        let (x, _) = coordinates(&[(tick.t, values.0)], times, values)[0];
         let _ = writeln!(
             out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="{anchor}" font-size="11">{} min</text>"#,
-            x0 + fraction * (x1 - x0),
-            HEIGHT - 8.0,
-            tick_label((fraction * minutes * 100.0).round() / 100.0)
+            r##"<line x1="{x:.1}" y1="{y1}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text class="tick" data-t="{}" x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+            y1 + 4.0,
+            tick.t,
+            y1 + 15.0,
+            tick.clock
         );
+        if let Some(date) = tick.date {
+            let _ = writeln!(
+                out,
+                r##"<text class="date" x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="10" fill="{MARK_COLOR}">{date}{}</text>"##,
+                y1 + 28.0,
+                zone.take().unwrap_or_default()
+            );
+        }
     }
     let marks: Vec<&Mark> = marks
         .iter()
@@ -288,10 +302,16 @@ mod tests {
             svg.contains(">2 runs</text>"),
             "the top of the value axis: {svg}"
         );
+        // A minute from the epoch (the last point is not a number): a tick every 10 s,
+        // the last at the end.
+        assert_eq!(svg.matches(r#"<text class="tick""#).count(), 7, "{svg}");
         assert!(
-            svg.contains(">1 min</text>"),
+            svg.contains(r#"data-t="60" x="688.0""#) && svg.contains(">00:01:00</text>"),
             "the end of the time axis: {svg}"
         );
+        assert!(svg.contains(r#"data-t="0" x="64.0""#), "{svg}");
+        assert_eq!(svg.matches("UTC").count(), 1, "{svg}");
+        assert!(svg.contains(">1970-01-01 UTC</text>"), "{svg}");
     }
 
     #[test]

@@ -478,11 +478,16 @@ pub fn page(recording: &Recording) -> String {
         s.last.as_deref().unwrap_or("-")
     );
     out.push_str(PAGE_MARKER);
-    let _ = writeln!(out, "<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    // Without the viewport, phones lay the page out at a desktop's width and shrink it.
+    let _ = writeln!(
+        out,
+        "<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    );
     let _ = writeln!(out, "<title>{}</title>", html_text(&title));
     let _ = writeln!(
         out,
-        "<style>body{{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:760px;color:#1f2328}}\
+        "<style>body{{font:14px/1.4 system-ui,sans-serif;margin:2em auto;padding:0 8px;max-width:760px;color:#1f2328}}\
          table{{border-collapse:collapse}}td,th{{border:1px solid #d0d7de;padding:2px 8px;text-align:left}}\
          figure{{margin:1.5em 0}}figcaption{{font-weight:600}}svg{{width:100%;height:auto}}\
          .legend span{{margin-right:1em}}.legend i{{display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle}}\

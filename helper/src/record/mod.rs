@@ -20,6 +20,7 @@ pub mod read;
 pub mod sample;
 pub mod server_window;
 pub mod shape;
+pub mod time_axis;
 pub mod timeline;
 
 use std::path::{Path, PathBuf};

@@ -247,14 +247,27 @@ fn a_stepped_recording_marks_each_step_where_it_began() {
 #[test]
 fn every_chart_spans_the_whole_recording() {
     // The compile chart's points start at the second sample; its axis still ends where
-    // the recording does (1 min), as every chart's with points does.
+    // the recording does (its last tick at the right end), as every chart's with points
+    // does.
     let page = page(&recording());
     let drawn = page.matches("<svg ").count();
     assert_eq!(
         drawn, 11,
         "every chart but PuppetDB's and the access log's has points"
     );
-    assert_eq!(page.matches(">1 min</text>").count(), drawn, "{page}");
+    let end = format!(r#"data-t="{}" x="688.0""#, recording().samples[2].t);
+    assert_eq!(page.matches(&end).count(), drawn, "{page}");
+    assert_eq!(page.matches(" UTC</text>").count(), drawn, "{page}");
+}
+
+#[test]
+fn the_page_fits_a_phone_screen() {
+    let page = page(&recording());
+    let head = page.split("</head>").next().unwrap();
+    assert!(
+        head.contains(r#"<meta name="viewport" content="width=device-width, initial-scale=1">"#),
+        "{head}"
+    );
 }
 
 /// The refusal `write_page` gave for `path`, within ten seconds: the field it names, and
