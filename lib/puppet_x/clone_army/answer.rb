@@ -63,9 +63,11 @@ module PuppetX
 
       module_function
 
-      # The answer's JSON object, of this module's protocol version.
-      def document(stdout, exitstatus, argv)
-        document = decode(stdout, exitstatus, argv)
+      # The answer's JSON object, of this module's protocol version. `stderr`,
+      # where the caller has it, says why there is none: the helper prints a
+      # command line it refuses on stderr alone.
+      def document(stdout, exitstatus, argv, stderr = nil)
+        document = decode(stdout, exitstatus, argv, stderr)
         version = document['protocol']
         return document if version == PROTOCOL_VERSION
 
@@ -119,9 +121,12 @@ module PuppetX
           "#{PROTOCOL_VERSION}: #{protocol_advice(version)} (helper: #{argv.first})"
       end
 
-      def decode(stdout, exitstatus, argv)
+      def decode(stdout, exitstatus, argv, stderr = nil)
         text = stdout.to_s.strip
-        raise malformed(argv, exitstatus, 'no output on stdout') if text.empty?
+        if text.empty?
+          said = stderr.to_s.lines.map(&:strip).reject(&:empty?).last
+          raise malformed(argv, exitstatus, said ? "no output on stdout; it said: #{excerpt(said.dump[1..-2])}" : 'no output on stdout')
+        end
 
         document = begin
           JSON.parse(text)

@@ -257,7 +257,7 @@ module PuppetX
 
         Puppet.debug("clone_army: running #{argv.join(' ')}")
         result = execute(argv, args)
-        parse(result.stdout, result.exitstatus, argv)
+        parse(result.stdout, result.exitstatus, argv, result.stderr)
       end
 
       # The helper's time limit for the call with `args` (CallLimits).
@@ -267,8 +267,8 @@ module PuppetX
 
       # Reads one answer of the helper; public so the specs can feed it
       # captured output directly.
-      def parse(stdout, exitstatus, argv)
-        document = Answer.document(stdout, exitstatus, argv)
+      def parse(stdout, exitstatus, argv, stderr = nil)
+        document = Answer.document(stdout, exitstatus, argv, stderr)
         warn_from(document, argv)
         Answer.result(document, exitstatus, argv)
       rescue Answer::Refused => e

@@ -360,6 +360,13 @@ describe PuppetX::CloneArmy::Helper do
       expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{no output on stdout})
     end
 
+    it 'says what a helper that refused its command line said on stderr, escaped' do
+      allow(PuppetX::CloneArmy::Runner).to receive(:run)
+        .and_return(PuppetX::CloneArmy::Runner::Result.new('', "clone-army: unexpected argument '--bogus' found\e[2J\n", 2))
+      said = %r{exit status 2\): no output on stdout; it said: clone-army: unexpected argument '--bogus' found\\e\[2J}
+      expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, said)
+    end
+
     it 'refuses empty output of a failing helper' do
       stub_stdout("\n", 1)
       expect { helper.clone_list }.to raise_error(PuppetX::CloneArmy::HelperError, %r{exit status 1\): no output})
