@@ -30,6 +30,7 @@ lint: deps
 	cargo clippy --locked --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p clone-army
 	puppet-lint --fail-on-warnings manifests types sandbox/roles
+	metadata-json-lint --strict-dependencies --strict-license metadata.json
 	rubocop lib spec tasks bench sandbox Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
 

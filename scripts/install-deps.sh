@@ -9,7 +9,7 @@ packages=(
   debootstrap systemd-container
   # Ruby side: Puppet itself, rspec-puppet and its helpers, linters
   puppet-agent ruby-rspec-puppet ruby-puppetlabs-spec-helper ruby-rspec-puppet-facts
-  puppet-lint rubocop
+  puppet-lint rubocop metadata-json-lint
   # the selboolean type clone_army::selinux declares (a vendored module of Puppet's
   # agent packages, a package of its own on Debian 12), for rspec-puppet
   puppet-module-puppetlabs-selinux-core
