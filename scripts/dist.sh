@@ -83,6 +83,19 @@ done
 for pattern in "${ignored[@]}"; do
   ! grep -q "^$top/$pattern" <<<"$listing" || fail "carries $pattern, which .pdkignore leaves out"
 done
+# What the README links to, and the pages of docs/ the man page names, are read where
+# the module is installed (the Forge's page, the modulepath): each must be in it.
+# shellcheck disable=SC2016 # Ruby's code, in single quotes so that the shell leaves it be
+mapfile -t linked < <(ruby -e '
+  text = File.read("README.md").gsub(/^```.*?^```/m, "")
+  puts text.scan(/\]\(([^)\s]+)\)/).flatten.grep_v(/\A([a-z]+:|#)/).map { |l| l.split("#").first }.uniq
+')
+mapfile -t -O "${#linked[@]}" linked < <("$helper" man | grep -o 'docs/[A-Za-z_]*\.md' | sort -u)
+[ "${#linked[@]}" -gt 5 ] || fail "found ${#linked[@]} links in README.md and the man page, expected more"
+for path in "${linked[@]}"; do
+  grep -qx -e "$top/$path" -e "$top/$path/" <<<"$listing" ||
+    fail "lacks $path, which README.md or the man page points to"
+done
 check=$(mktemp -d)
 tar -xzf "$module_tarball" -C "$check" "$top/files/clone-army" "$top/metadata.json"
 [ -x "$check/$top/files/clone-army" ] || fail "files/clone-army is not executable"

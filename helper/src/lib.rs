@@ -1,6 +1,6 @@
 //! clone_army's helper: turns one systemd host into a fleet of `puppet-agent` clones, each
 //! a `systemd-nspawn` container over an OverlayFS base, and answers the Puppet module in
-//! JSON (PROTOCOL.md). `main.rs` only calls [`cli::dispatch::run`]; everything is here.
+//! JSON (docs/PROTOCOL.md). `main.rs` only calls [`cli::dispatch::run`]; everything is here.
 //!
 //! # Layers
 //!
@@ -42,7 +42,7 @@
 //!   themselves (`cli/docs.rs`).
 //! - A new **field** in what the helper writes (an answer, a timeline's line, a ramp's
 //!   baseline, `schema.json`): its type in [`protocol`] (`answers/` by verb, `record.rs`,
-//!   `ramp.rs`, `schema.rs`), filled where the work is done; PROTOCOL.md documents it.
+//!   `ramp.rs`, `schema.rs`), filled where the work is done; docs/PROTOCOL.md documents it.
 //! - A new **rule** the Puppet side must share (a range, a name, a default): a constant
 //!   where the helper checks it, exported by [`schema`]; Ruby reads `schema.json`.
 

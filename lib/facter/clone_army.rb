@@ -3,8 +3,8 @@
 # clone_army: how many clones this host holds for each run mode (the smaller of
 # its memory and CPU bounds, and which one it is), and (once the clone-army
 # helper is installed) its bases and clones. See
-# PuppetX::CloneArmy::FleetFact for the shape and README.md ("The clone_army
-# fact") for the formula.
+# PuppetX::CloneArmy::FleetFact for the shape and README.md ("Fleet size") for
+# the formula.
 require_relative '../puppet_x/clone_army/fleet_fact'
 
 Facter.add(:clone_army) do

@@ -2,7 +2,7 @@
 //! check is theirs: the rules, the documents and what reads only its own inputs need
 //! none), and exactly one JSON document is printed on stdout (or, for `report --format
 //! table|prometheus`, the listings' `--format table` (`auto` on a terminal), `man` and
-//! `completions`, their text), with the exit code PROTOCOL.md gives for the outcome.
+//! `completions`, their text), with the exit code docs/PROTOCOL.md gives for the outcome.
 //! Errors of a verb that ran are always the JSON envelope; a command line the parser
 //! refuses runs no verb and gets one line on stderr ([`usage`]).
 

@@ -59,7 +59,8 @@ Bad input or usage: an argument out of range or of the wrong form, named in \fBe
 A command line the parser refuses (an unknown verb or flag, a missing argument, a value
 outside a flag's set) runs no verb: one line on stderr says why, nothing goes to stdout.
 .SH OUTPUT
-Every verb answers with one JSON document on stdout (protocol in \fIPROTOCOL.md\fR), also on
+Every verb answers with one JSON document on stdout (the protocol: \fIdocs/PROTOCOL.md\fR in the
+clone_army module, where the Puppet Server or \fBpuppet module install\fR put it), also on
 failure; progress and warnings go to stderr. \fBclone list\fR, \fBbase list\fR, \fBexec\fR,
 \fBreport\fR and \fBramp report\fR take \fB\-\-format auto|json|table\fR (\fBreport\fR also
 \fBprometheus\fR, for monitoring): \fBauto\fR, the default, is a table when stdout is a terminal

@@ -1,4 +1,4 @@
-//! The command line, as PROTOCOL.md documents it ([`Cli`]), one file per verb group with
+//! The command line, as docs/PROTOCOL.md documents it ([`Cli`]), one file per verb group with
 //! its arguments and its `run` ([`base`], [`clone`], [`exec`], [`host`], [`ssl`],
 //! [`report`], [`record`], [`ramp`], [`twin`]), their dispatch ([`dispatch`]), what a verb answers
 //! ([`answer`]) and in which `--format` ([`mod@format`]), what a refused command line gets
@@ -41,7 +41,7 @@ use twin::TwinVerb;
     version,
     about = "Runs a fleet of puppet-agent clones as systemd-nspawn containers over OverlayFS.",
     long_about = "Runs a fleet of puppet-agent clones as systemd-nspawn containers over OverlayFS.\n\
-                  Answers with one JSON document on stdout (see PROTOCOL.md), or a table for people\n\
+                  Answers with one JSON document on stdout (see the module's docs/PROTOCOL.md), or a table for people\n\
                   where a verb has one and stdout is a terminal; progress goes to stderr.",
     after_help = examples::PROGRAM
 )]

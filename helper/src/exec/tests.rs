@@ -253,7 +253,7 @@ fn bad_requests_are_refused_before_anything_runs() {
 
 #[test]
 fn protocol_md_names_every_exec_problem_kind() {
-    let protocol = include_str!("../../PROTOCOL.md");
+    let protocol = include_str!("../../../docs/PROTOCOL.md");
     let sentence = protocol
         .split("- `error`: `null` when the command ran to its end")
         .nth(1)

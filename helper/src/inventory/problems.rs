@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn protocol_md_documents_every_problem_kind() {
-        let protocol = include_str!("../../PROTOCOL.md");
+        let protocol = include_str!("../../../docs/PROTOCOL.md");
         let table = protocol
             .split("| kind | where | when | fix |")
             .nth(1)

@@ -162,7 +162,7 @@ fn existing_or_none(existing: &[String]) -> String {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// The protocol's machine-readable kind (PROTOCOL.md, "Errors").
+    /// The protocol's machine-readable kind (docs/PROTOCOL.md, "Errors").
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Usage(_) => ErrorKind::Usage,
@@ -293,7 +293,7 @@ fn unit_suffix(unit: &Option<String>) -> String {
 }
 
 wire_kinds! {
-    /// What went wrong, as the protocol's `kind` names it (PROTOCOL.md, "Errors"), in
+    /// What went wrong, as the protocol's `kind` names it (docs/PROTOCOL.md, "Errors"), in
     /// the order `clone-army schema` lists them.
     pub enum ErrorKind {
         Usage => "usage",
@@ -332,9 +332,9 @@ impl ErrorKind {
 mod tests {
     use super::*;
 
-    /// PROTOCOL.md's table of error kinds: each row's kind and exit code.
+    /// docs/PROTOCOL.md's table of error kinds: each row's kind and exit code.
     fn documented_kinds() -> Vec<(String, i32)> {
-        let protocol = include_str!("../../PROTOCOL.md");
+        let protocol = include_str!("../../../docs/PROTOCOL.md");
         let table = protocol
             .split("Error kinds in use, with their exit codes:")
             .nth(1)

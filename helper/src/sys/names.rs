@@ -21,7 +21,7 @@ pub const MAX_LABEL_LEN: usize = 63;
 /// certname may be longer than a machine's hostname can be.
 pub const MAX_KERNEL_HOSTNAME_LEN: usize = 64;
 
-/// What a refused name is told is allowed (PROTOCOL.md, "Names").
+/// What a refused name is told is allowed (docs/PROTOCOL.md, "Names").
 pub const NAME_RULE: &str =
     "1 to 64 characters of a-z, 0-9 and '-', starting with a letter or digit";
 /// What a refused server or certname is told is allowed.

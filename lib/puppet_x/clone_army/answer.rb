@@ -4,7 +4,7 @@ require 'json'
 
 module PuppetX
   module CloneArmy
-    # Reads one answer of the `clone-army` helper (helper/PROTOCOL.md): the
+    # Reads one answer of the `clone-army` helper (docs/PROTOCOL.md): the
     # single JSON document it prints on stdout. Anything but a well-formed
     # answer of this module's protocol version that says `ok` is a Refused: a
     # non-zero exit, `ok: false`, an empty or malformed answer, or another
@@ -18,7 +18,7 @@ module PuppetX
       PROTOCOL_VERSION = 2
 
       # What a failed call is described by, for Refused and for the
-      # providers' HelperError alike: the kind (PROTOCOL.md or the wrapper's
+      # providers' HelperError alike: the kind (docs/PROTOCOL.md or the wrapper's
       # own), the field at fault, the causes, the argv run and its exit status.
       module Failure
         attr_reader :kind, :field, :causes, :argv, :exitstatus
@@ -40,7 +40,7 @@ module PuppetX
       end
 
       # An answer that is not a success. `kind` is the helper's own error
-      # kind (PROTOCOL.md) when it answered `ok: false` with a well-formed
+      # kind (docs/PROTOCOL.md) when it answered `ok: false` with a well-formed
       # error, or one of `malformed-output`, `protocol-mismatch`; `document`
       # is the answer when it was a JSON object.
       class Refused < StandardError

@@ -12,7 +12,7 @@ module PuppetX
   module CloneArmy
     # A failure reported by (or about) the `clone-army` helper.
     #
-    # `kind` is the helper's machine-readable error kind (helper/PROTOCOL.md),
+    # `kind` is the helper's machine-readable error kind (docs/PROTOCOL.md),
     # or one of this wrapper's own: `helper-missing`, `helper-timeout`,
     # `malformed-output`, `protocol-mismatch`.
     class HelperError < Puppet::Error
@@ -117,7 +117,7 @@ module PuppetX
       end
 
       # The load-shape flags of `clone create` and `clone configure`
-      # (PROTOCOL.md, "Load shape"), in the order they are passed. `shape`
+      # (docs/PROTOCOL.md, "Load shape"), in the order they are passed. `shape`
       # holds the values as the helper takes them; the facts go as the path
       # of a file that holds them (`facts_file`).
       SHAPE_FLAGS = {
@@ -299,7 +299,7 @@ module PuppetX
         raise HelperError.from(Answer.malformed(argv, exitstatus, what))
       end
 
-      # PROTOCOL.md shows `{"clone": <clone>}` for create and configure; a
+      # docs/PROTOCOL.md shows `{"clone": <clone>}` for create and configure; a
       # helper may also answer with just the name. Either is accepted, as
       # long as it is the thing asked for.
       def entity(result, key, name, verb)

@@ -4,7 +4,7 @@ require_relative 'schema'
 
 module PuppetX
   module CloneArmy
-    # The names the helper accepts (helper/PROTOCOL.md, "Names"), checked in
+    # The names the helper accepts (docs/PROTOCOL.md, "Names"), checked in
     # the types as well so a bad value fails when the catalog is built, with a
     # message that names the attribute.
     module Names

@@ -6,7 +6,7 @@ require_relative 'schema'
 module PuppetX
   module CloneArmy
     # A clone's load shape: its run mode, schedule, limits and facts
-    # (helper/PROTOCOL.md, "Load shape"). The values the helper accepts are
+    # (docs/PROTOCOL.md, "Load shape"). The values the helper accepts are
     # checked here too, so a bad one fails when the catalog is built with a
     # message naming the attribute, and the forms the helper reads back are
     # compared by what they mean ('1G' is '1024M').

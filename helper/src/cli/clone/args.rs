@@ -63,7 +63,7 @@ pub struct CloneConfigureArgs {
     pub shape: ShapeArgs,
 }
 
-/// Run mode, limits and facts (PROTOCOL.md, "Load shape"). On `create` an absent flag
+/// Run mode, limits and facts (docs/PROTOCOL.md, "Load shape"). On `create` an absent flag
 /// means its default; on `configure` it leaves that setting as it is.
 #[derive(Debug, Args)]
 pub struct ShapeArgs {

@@ -143,7 +143,7 @@ pub struct Problem {
 }
 
 wire_kinds! {
-    /// What is stale or refused, as a [`Problem`]'s `kind` names it (PROTOCOL.md, "Problems"),
+    /// What is stale or refused, as a [`Problem`]'s `kind` names it (docs/PROTOCOL.md, "Problems"),
     /// in the order `clone-army schema` lists them.
     pub enum ProblemKind {
         /// The base directory the clone's mount unit names is gone.

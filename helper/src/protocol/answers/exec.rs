@@ -40,7 +40,7 @@ pub struct ExecProblem {
 }
 
 wire_kinds! {
-    /// An [`ExecProblem`]'s `kind` (PROTOCOL.md, `exec`).
+    /// An [`ExecProblem`]'s `kind` (docs/PROTOCOL.md, `exec`).
     pub enum ExecProblemKind {
         /// The clone was not running, so nothing was started in it.
         NotRunning => "not-running",
