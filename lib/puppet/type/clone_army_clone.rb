@@ -128,7 +128,8 @@ Puppet::Type.newtype(:clone_army_clone) do
       attributes), so `puppet resource clone_army_clone test1 ensure=running
       base=debian-12` makes one. When `ensure` starts or stops an existing
       clone, its other out-of-sync properties (a new `base`, `server`,
-      `certname`, ...) are applied first, in the same run.
+      `certname`, ...) are applied first, in the same run. Without `ensure`
+      the clone's existence and run state are not managed.
 
       Example: `ensure => running`
     DOC
