@@ -14,7 +14,15 @@ ifdef SUITE
 export SANDBOX_SUITE := $(SUITE)
 endif
 
-.PHONY: all deps build static-check lint unit acceptance dist test lab lab-down bench bench-checkin bench-derive bench-across bench-pages clean
+# REFERENCE.md is generated, never written by hand: Debian's puppet-strings reads the doc
+# comments of the classes, types, functions, type aliases and tasks, from the repository's
+# root with its default search paths (its cache goes to .yardoc/). The one place the
+# command is written: `make reference` writes REFERENCE.md with it, `make lint` checks the
+# committed one against a fresh run. RUBYOPT=-W0 silences Ruby's deprecation warnings
+# about puppet-strings' own code, not puppet-strings' warnings about ours.
+REFERENCE_GENERATE := RUBYOPT=-W0 puppet strings generate --format markdown --out
+
+.PHONY: all deps build static-check lint reference unit acceptance dist test lab lab-down bench bench-checkin bench-derive bench-across bench-pages clean
 
 all: build
 
@@ -33,6 +41,13 @@ lint: deps
 	metadata-json-lint --strict-dependencies --strict-license metadata.json
 	rubocop lib spec tasks bench sandbox Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
+	mkdir -p target
+	$(REFERENCE_GENERATE) target/REFERENCE.md >/dev/null
+	@diff -u REFERENCE.md target/REFERENCE.md || { echo "REFERENCE.md is not what the doc comments generate: run make reference and commit it" >&2; exit 1; }
+
+# REFERENCE.md anew from the doc comments (see REFERENCE_GENERATE).
+reference:
+	$(REFERENCE_GENERATE) REFERENCE.md
 
 # As root (CI is): the tests that need root are ignored by a plain `cargo test`, with
 # the reason, and run here.

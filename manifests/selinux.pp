@@ -12,15 +12,23 @@
 #   (`semanage`) are installed;
 # * `/var/lib/puppet-clone-army` and everything below it (bases, the clones'
 #   upper and work directories) has the file type `container_file_t`: a
-#   `semanage fcontext` rule, so the label survives a relabel of the whole
-#   file system, then `restorecon -R` whenever anything there is labelled
-#   otherwise (a base built since, files created by hand);
+#   `semanage fcontext -a -t container_file_t '/var/lib/puppet-clone-army(/.*)?'`
+#   rule (or `-m` when a rule names another type) unless `matchpathcon`
+#   already says so, so the label survives a relabel of the whole file
+#   system, then `restorecon -R /var/lib/puppet-clone-army` whenever
+#   `restorecon -R -n -v` would relabel anything (a base built since, files
+#   created by hand);
 # * the boolean `container_manage_cgroup` is on (persistently), which a
 #   systemd running as PID 1 in `container_t` needs for its cgroups;
 # * every clone's `systemd-nspawn` runs the container with `context` and
-#   mounts its API file systems with `apifs_context`: the helper's
-#   `clone-army host selinux` drop-in for the clone template, checked with
-#   `--check` first;
+#   mounts its API file systems with `apifs_context`
+#   (`--selinux-context=<context> --selinux-apifs-context=<apifs_context>`):
+#   `clone-army host selinux --context <context> --apifs-context
+#   <apifs_context>`, unless the same with `--check` passes. The helper
+#   writes the clone template's drop-in
+#   `/etc/systemd/system/puppet-clone-army@.service.d/60-selinux.conf`, which
+#   sets `CLONE_ARMY_NSPAWN_SELINUX`, the variable the template's
+#   `ExecStart=` ends in (see `docs/PROTOCOL.md`);
 # * `systemd-machined` runs, for the clones' registration and
 #   `machinectl list|status|shell`.
 #
@@ -28,26 +36,38 @@
 # own library but in the `selinux_core` module, which the agent packages of
 # Puppet 7 and 8 and OpenVox ship among their vendored modules (Debian 12's
 # puppet-agent leaves it to `puppet-module-puppetlabs-selinux-core`), so the
-# server that compiles the catalog has it without a dependency. The file contexts go through `exec` with `unless`/`onlyif`
-# checks rather than the `selinux` module's types: this module depends on no
-# other module.
+# server that compiles the catalog has it without a dependency. The file
+# contexts go through `exec` with `unless`/`onlyif` checks rather than the
+# `selinux` module's types: this module depends on no other module.
 #
-# Running clones get the new labels at their next start.
+# Running clones get the new labels at their next start. When SELinux is
+# switched off later, the class no longer manages any of this and the
+# drop-in stays: remove it (`rm
+# /etc/systemd/system/puppet-clone-army@.service.d/60-selinux.conf &&
+# systemctl daemon-reload`), since nspawn cannot set labels without SELinux.
 #
 # Untested on this project's machines: they have no SELinux (no `selinuxfs`
 # in `/proc/filesystems`, no `/sys/fs/selinux`). The rspec-puppet examples
-# pin every command, and the helper's unit tests its drop-in.
+# in `spec/classes/clone_army_selinux_spec.rb` pin every command, and the
+# helper's unit tests its drop-in.
 #
 # @example Hiera: the clones in an MCS category of their own
 #   clone_army::selinux::context: 'system_u:system_r:container_t:s0:c100,c200'
+#   clone_army::selinux::apifs_context: 'system_u:object_r:container_file_t:s0:c100,c200'
 #
 # @param context
 #   The SELinux context of the clones' processes (`systemd-nspawn
 #   --selinux-context`).
 #
+#   Example: `context => 'system_u:system_r:container_t:s0:c100,c200'`
+#   (in Hiera, `clone_army::selinux::context`)
+#
 # @param apifs_context
 #   The SELinux context of the API file systems `systemd-nspawn` mounts in
 #   each clone (`/proc`, `/sys`, `/dev`, `/run`; `--selinux-apifs-context`).
+#
+#   Example: `apifs_context => 'system_u:object_r:container_file_t:s0:c100,c200'`
+#   (in Hiera, `clone_army::selinux::apifs_context`)
 #
 class clone_army::selinux (
   Clone_army::Selinux_context $context = 'system_u:system_r:container_t:s0',

@@ -3,10 +3,11 @@
 # Like Puppet's clamps load test, it gives each agent run something to do:
 # `static_files` files whose content never changes (checked every run, changed
 # never) and `changing_files` files whose content changes at every compile
-# (a change, with its event and report entry, every run). Declare it in the
-# catalog the clones get: the server's `site.pp` for the clones' certnames,
-# or a manifest in the `apply_source` of masterless clones. It is not meant
-# for the load host itself.
+# (a change, with its event and report entry, every run), each `file_bytes`
+# bytes, in `directory`. Declare it in the catalog the clones get: the
+# server's `site.pp` for the clones' certnames, or a manifest in the
+# `apply_source` of masterless clones. It is not meant for the load host
+# itself.
 #
 # The directory is managed wholly by this class: files in it that it does
 # not declare are removed (so lowering a count removes the surplus files).
@@ -20,22 +21,34 @@
 #     }
 #   }
 #
-# @example In an apply source (`<apply_source>/manifests/site.pp`, with this
-#   module copied to `<apply_source>/modules/clone_army`)
+# @example In an apply source's `manifests/site.pp` (this module's `manifests/`, `types/` in its `modules/clone_army`)
 #   include clone_army::workload
 #
 # @param static_files
-#   How many files with fixed content, 0 to 10000.
+#   How many files with fixed content (`static_1` ...), 0 to 10000.
+#
+#   Example: `static_files => 100`
+#
 # @param changing_files
-#   How many files whose content changes at every run, 0 to 10000.
+#   How many files whose content changes at every run (`changing_1` ...),
+#   0 to 10000: the text starts with the compile's time, epoch seconds and
+#   nanoseconds.
+#
+#   Example: `changing_files => 10`
+#
 # @param file_bytes
 #   The size of each file in bytes, 32 to 1048576 (1 MiB): its text padded
 #   with spaces or cut short (a changing file's text starts with the compile
 #   time, 20 bytes, so that cutting never keeps it the same). Every byte is in
 #   the catalog, so the catalog grows by about
 #   `(static_files + changing_files) * file_bytes`.
+#
+#   Example: `file_bytes => 4096`
+#
 # @param directory
 #   Where the files are, in the clone; managed (and purged) by this class.
+#
+#   Example: `directory => '/srv/load'`
 #
 class clone_army::workload (
   Integer[0, 10000] $static_files = 10,

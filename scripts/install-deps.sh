@@ -10,6 +10,8 @@ packages=(
   # Ruby side: Puppet itself, rspec-puppet and its helpers, linters
   puppet-agent ruby-rspec-puppet ruby-puppetlabs-spec-helper ruby-rspec-puppet-facts
   puppet-lint rubocop metadata-json-lint
+  # REFERENCE.md is generated with it (make reference; make lint checks it)
+  puppet-strings
   # the selboolean type clone_army::selinux declares (a vendored module of Puppet's
   # agent packages, a package of its own on Debian 12), for rspec-puppet
   puppet-module-puppetlabs-selinux-core

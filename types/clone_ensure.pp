@@ -6,4 +6,7 @@
 # * `running`: the clone exists and runs.
 # * `stopped`: the clone exists and is stopped (its overlay unmounted); a new
 #   clone is created stopped.
+#
+# @example
+#   'present'
 type Clone_army::Clone_ensure = Enum['present', 'running', 'stopped']

@@ -3,7 +3,8 @@
 # MD5 (`$1$`), bcrypt (`$2a$`, `$2b$`, `$2x$`, `$2y$`), SHA-256 (`$5$`),
 # SHA-512 (`$6$`), scrypt (`$7$`), yescrypt (`$y$`, Debian's default) and
 # gost-yescrypt (`$gy$`). Make one with `mkpasswd -m yescrypt` or
-# `openssl passwd -6`. Printable ASCII only, no `:` (the field separator of
+# `openssl passwd -6`. A locked password (`!`, `*`) is not a hash. Printable
+# ASCII only, no `:` (the field separator of
 # `/etc/shadow`): the helper's rule, in its schema's `crypt_hash`.
 #
 # @example

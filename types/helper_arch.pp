@@ -1,5 +1,7 @@
 # @summary The CPU architectures the module's own helper (`files/clone-army`) runs on.
 #
+# @api private
+#
 # The one list of them: class clone_army refuses a host whose
 # `$facts['os']['hardware']` (the kernel's `uname -m`; when missing,
 # `$facts['os']['architecture']`, the distribution's name for it) is not

@@ -1,7 +1,8 @@
 # @summary Where class clone_army fetches the `clone-army` helper from, instead of the module's `files/`.
 #
-# An `http://` or `https://` URL, or an absolute path on the load host (a
-# file that is already there, e.g. on a shared mount). Puppet's own `file`
+# An `http://` or `https://` URL (a host, then an optional path; no spaces),
+# or an absolute path on the load host (a file that is already there, e.g.
+# on a shared mount). Puppet's own `file`
 # resource fetches it and verifies it against `helper_checksum` (sha256), so
 # the integrity comes from the checksum, not from the transport.
 #

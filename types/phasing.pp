@@ -5,6 +5,8 @@
 # * `fleet-even`: index * interval / count: even only when the whole fleet
 #   runs.
 #
+# See the class parameter `phasing` for the offsets each gives.
+#
 # @example
 #   'prefix-even'
 type Clone_army::Phasing = Enum['prefix-even', 'fleet-even']

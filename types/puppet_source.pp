@@ -5,6 +5,8 @@
 # * `openvox`: OpenVox's official repositories.
 # * `pe`: Puppet Enterprise, from the primary server's `/packages/current/`.
 #
+# See the class parameter `puppet_source` for the default and its rules.
+#
 # @example
 #   'distro'
 type Clone_army::Puppet_source = Enum['distro', 'puppet', 'openvox', 'pe']

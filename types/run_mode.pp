@@ -7,6 +7,8 @@
 # * `apply`: masterless; a systemd timer starts `puppet apply` runs of the
 #   `apply_source` bound into the clone, asking no server.
 #
+# See the class parameter `run_mode` for what each runs and costs.
+#
 # @example
 #   'timer'
 type Clone_army::Run_mode = Enum['daemon', 'timer', 'manual', 'apply']

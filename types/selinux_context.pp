@@ -4,7 +4,7 @@
 # level also `.`, `,`, `-` and `:` (`s0`, `s0:c1,c2`, `s0-s0:c0.c1023`). No
 # spaces, quotes or `$`, so a value can never add an argument to the clones'
 # `systemd-nspawn` command line. The helper (`clone-army host selinux`)
-# refuses anything else the same way.
+# refuses anything else the same way (`invalid-argument`).
 #
 # @example
 #   'system_u:system_r:container_t:s0'

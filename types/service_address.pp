@@ -2,7 +2,8 @@
 #
 # An `https://` URL of a host (and port), or a host name or `host:port`,
 # which the helper completes with the service's default port (8140 for
-# Puppet Server, 8081 for PuppetDB).
+# Puppet Server, 8081 for PuppetDB). No path, spaces or quotes: the value
+# goes into a systemd unit.
 # The `clone_army::report` task's `server` and `puppetdb` take the same:
 # PuppetX::CloneArmy::ServiceAddress holds its own check and the task's
 # metadata to this pattern.

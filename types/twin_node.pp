@@ -1,6 +1,8 @@
 # @summary A real node's certname, as a twin's node is named.
 #
-# 1 to 250 characters of a-z, 0-9, `.`, `-` and `_`, not starting with `.` or `-`.
+# 1 to 250 characters of a-z, 0-9, `.`, `-` and `_`, not starting with `.` or
+# `-` (the helper's rule, `clone-army schema`'s `names.twin_node`). The
+# `twin` of a `clone_army_clone` takes it.
 #
 # @example
 #   'web01.example.com'

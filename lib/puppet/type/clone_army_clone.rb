@@ -24,11 +24,22 @@ Puppet::Type.newtype(:clone_army_clone) do
     edited safely. `machinectl list`, `machinectl status <name>` and
     `machinectl shell <name>` work on running clones.
 
-    All clones are listed with one call of the `clone-army` helper per Puppet
-    run, however many there are.
+    The one provider, `clone_army`, lists all clones with one `clone-army
+    clone list` per Puppet run, however many there are, so `puppet resource
+    clone_army_clone` costs one helper call. A helper that fails, answers
+    nothing or nonsense, or speaks another protocol version fails the clones
+    with the helper's error kind and message; it is never taken to mean "no
+    clones". The properties that changed are applied in `flush` with one
+    `clone-army clone configure` carrying only their flags (`--server`,
+    `--certname`, `--run-mode`, `--runinterval`, `--splay`,
+    `--phase-index`/`--phase-count`, `--phasing`, `--memory-max`,
+    `--cpu-quota`, `--tasks-max`, `--facts-file`, `--generated-facts`,
+    `--churn-percent`, ...). Creating a clone passes every one that is given;
+    recreating it on a new base keeps them.
 
     Refreshing a clone (a `notify` or `subscribe` that fires) restarts it when
-    it is running; a stopped clone stays stopped.
+    it is running; a stopped clone stays stopped. A clone that was started
+    in the same run is not restarted again.
 
     Autorequires the `clone_army_base` named by `base` (autobefore instead
     when `ensure => absent`, so clones go before their base), the `File`
@@ -71,6 +82,12 @@ Puppet::Type.newtype(:clone_army_clone) do
         agent_noop => true,
       }
 
+    @example Restarting a clone when the host's resolv.conf changes (a clone copies it when it starts)
+      file { '/etc/resolv.conf':
+        source => 'puppet:///modules/profile/resolv.conf',
+        notify => Clone_army_clone['clone1'],
+      }
+
     @example Making one clone from the command line (server and certname default as in the class)
       puppet resource clone_army_clone test1 ensure=running base=debian-12
 
@@ -93,9 +110,14 @@ Puppet::Type.newtype(:clone_army_clone) do
       * `stopped`: the clone exists and is stopped (its overlay unmounted). A
         clone that is created is left stopped.
       * `absent`: the clone is stopped and removed: its units, upper layer,
-        work directory and mount point. The clones removed in a run go
-        together after all clones are evaluated, with one
-        `clone-army clone remove` (one batch of stops, one daemon-reload).
+        work directory and mount point. The clones removed in a run are queued
+        and go together after all clones are evaluated, with one
+        `clone-army clone remove -- NAME...`: the helper queues every stop job
+        and waits for them together, removes the files, then reloads systemd
+        once (29 clones one by one took 201 s, batched 19.7 s). A
+        `clone_army_base` removed in the same run removes the queued clones
+        first. When the batch fails, the clones are removed one by one, and
+        "Could not remove clone NAME: ..." fails the one that failed.
 
       The current state is reported as `running`, `stopped` or `absent`, or as
       `incomplete` for a clone whose create or remove was killed half-way (no
@@ -103,7 +125,13 @@ Puppet::Type.newtype(:clone_army_clone) do
       finishes it, or removes it).
       Creating a clone needs `base`; a clone created without `server` or
       `certname` gets the same defaults class clone_army uses (see those
-      attributes).
+      attributes), so `puppet resource clone_army_clone test1 ensure=running
+      base=debian-12` makes one. When `ensure` starts or stops an existing
+      clone, its other out-of-sync properties (a new `base`, `server`,
+      `certname`, ...) are applied first, in the same run. Without `ensure`
+      the clone's existence and run state are not managed.
+
+      Example: `ensure => running`
     DOC
 
     newvalue(:present, event: :clone_created, invalidate_refreshes: true) do
@@ -162,7 +190,10 @@ Puppet::Type.newtype(:clone_army_clone) do
       The name of the clone: lower-case letters, digits and `-`, starting
       with a letter or digit, at most 64 characters (e.g. `clone1`). It names
       the container (`machinectl`), the unit `puppet-clone-army@<name>.service`
-      and the directories under `/var/lib/puppet-clone-army/`.
+      and the directories under `/var/lib/puppet-clone-army/`. Anything else is
+      refused with a message naming the attribute and what is allowed.
+
+      Example: `clone_army_clone { 'clone1': }`
     DOC
 
     validate do |value|
@@ -172,10 +203,14 @@ Puppet::Type.newtype(:clone_army_clone) do
 
   newproperty(:base) do
     desc <<-DOC
-      The `clone_army_base` the clone boots from (e.g. `debian-12`). Needed
-      to create a clone. Changing it recreates the clone on the new base: the
-      clone is removed, upper layer included, and created again (started
-      again if it was running), so anything written inside the clone is lost.
+      The `clone_army_base` the clone boots from: a base name (lower-case
+      letters, digits and `-`, at most 64 characters). Needed to create a
+      clone. Changing it recreates the clone on the new base: the clone is
+      removed, upper layer included, and created again (started again if it
+      was running, unless `ensure => stopped`), so anything written inside the
+      clone is lost.
+
+      Example: `base => 'debian-12'`
     DOC
 
     validate do |value|
@@ -187,12 +222,16 @@ Puppet::Type.newtype(:clone_army_clone) do
     desc <<-DOC
       The Puppet Server the clone's agent runs against: `server` in the
       `[main]` section of the clone's `puppet.conf` (kept on the host, bound
-      read-only into the clone). A host name, e.g. `puppet.example.com`.
+      read-only into the clone). A host name: labels of letters, digits and
+      `-` separated by `.`, at most 253 characters.
       A clone created without it gets the server this host's own agent uses
       (the first host of its `server_list`, else its `server`), as
       `puppet resource` users expect; `apply` run mode needs none. Changing
-      it re-points the clone in place, without rebuilding or restarting
-      anything; a running agent uses the new server at its next run.
+      it re-points the clone in place (`clone-army clone configure`), without
+      rebuilding or restarting anything; a running agent uses the new server
+      at its next run.
+
+      Example: `server => 'puppet.example.com'`
     DOC
 
     validate do |value|
@@ -203,12 +242,14 @@ Puppet::Type.newtype(:clone_army_clone) do
   newproperty(:server_port) do
     desc <<-DOC
       The port of `server`: `serverport` in the `[main]` section of the
-      clone's `puppet.conf`, 1 to 65535, e.g. `8141`. Without it the clone's
+      clone's `puppet.conf`, 1 to 65535. Without it the clone's
       `puppet.conf` sets none and its agent uses Puppet's default, 8140; a
       clone created without `server` gets the port of the server this host's
       own agent uses (that of the first entry of its `server_list`, else its
       `serverport`) when that is not 8140. Changing it re-points the clone
-      in place, as for `server`.
+      in place (`clone-army clone configure --server-port`), as for `server`.
+
+      Example: `server_port => 8141`
     DOC
 
     validate do |value|
@@ -225,13 +266,15 @@ Puppet::Type.newtype(:clone_army_clone) do
       The certname of the clone's agent (`certname` in its `puppet.conf`),
       also its hostname when it is at most 64 characters long (the kernel
       takes no longer hostname; a clone with a longer certname keeps its
-      name as hostname). A host name. A clone created without it gets
-      `<name>.<certname of this host>`, as class clone_army gives every
+      name as hostname). A host name, as for `server`. A clone created without
+      it gets `<name>.<certname of this host>`, as class clone_army gives every
       clone, so that clones on many load hosts never collide. Changing it
       reconfigures the clone in place and restarts a running clone
       (batched, as for `run_mode`), so that its hostname changes too; the
       agent uses the new certname (and asks the server for a certificate
       under it) at its next run.
+
+      Example: `certname => 'clone1.loadhost.example.com'`
     DOC
 
     validate do |value|
@@ -241,7 +284,8 @@ Puppet::Type.newtype(:clone_army_clone) do
 
   newproperty(:run_mode) do
     desc <<-DOC
-      How the clone's agent is scheduled:
+      How the clone's agent is scheduled (see also the class parameter
+      `run_mode`):
 
       * `daemon`: the agent service runs as a daemon, every `runinterval`
         seconds.
@@ -254,83 +298,117 @@ Puppet::Type.newtype(:clone_army_clone) do
         the clone at `/srv/clone-army-apply`: its `manifests/` with its
         `modules/` as the modulepath) every `runinterval` seconds, phased as
         in `timer` mode. No compile server is asked and no report is sent;
-        `server` is not needed.
+        `server` is not needed to create the clone.
+
+      In `timer` and `apply` mode the run is the clone's
+      `clone-army-agent.service`, `Type=exec` with
+      `RuntimeMaxSec=<runinterval>`: a run still going after one interval is
+      stopped, and the timer never starts a run while one is active.
 
       Changed in place; a running clone (not to be stopped) is then
       restarted, because its systemd reads the run units when it boots: after
       all clones are evaluated, every clone to restart is stopped with one
-      `clone-army clone stop` and started again in waves over `ramp_up`. The
-      same holds for `runinterval`, `splay` and `certname` (the provider's
-      `restart_on` list); a new phase, phasing, limit or facts alone restart nothing.
-      A clone made before run modes existed is reported with no mode
+      `clone-army clone stop` and started again in waves over `ramp_up`, with
+      the clones created in the run. The same holds for `runinterval`,
+      `splay`, `certname` and `apply_source` (the provider's `restart_on`
+      list); a new phase, phasing, server, limit or facts alone restart
+      nothing. A clone made before run modes existed is reported with no mode
       (`absent`).
+
+      Example: `run_mode => 'timer'`
     DOC
-    newvalues(*PuppetX::CloneArmy::Shape::RUN_MODES)
+    # Written out for the reference; the type's spec holds them to the schema.
+    newvalues(:daemon, :timer, :manual, :apply)
   end
 
   # Schedule settings the helper forgets in manual mode (it reads them back
-  # as null), so they are in sync whatever they are then.
-  schedule_property = lambda do |name, doc|
-    newproperty(name) do
-      desc doc
+  # as null), so they are in sync whatever they are then. Each property is
+  # written out below, where puppet-strings reads its text.
+  schedule_setting = lambda do |property|
+    property.validate do |value|
+      PuppetX::CloneArmy::Shape.integer(property.name, value)
+    end
 
-      validate do |value|
-        PuppetX::CloneArmy::Shape.integer(name, value)
-      end
+    property.munge do |value|
+      PuppetX::CloneArmy::Shape.integer(property.name, value)
+    end
 
-      munge do |value|
-        PuppetX::CloneArmy::Shape.integer(name, value)
-      end
+    property.define_method(:insync?) do |is|
+      return true if resource.shape_value(:run_mode) == :manual
 
-      define_method(:insync?) do |is|
-        return true if resource.shape_value(:run_mode) == :manual
-
-        super(is)
-      end
+      super(is)
     end
   end
 
-  schedule_property.call(:runinterval, <<-DOC)
-    Seconds between two agent runs of the clone (`runinterval` of the daemon,
-    or the timer's period), 60 to 604800. Not used in `manual` mode. A
-    change restarts a running clone (as for `run_mode`).
-  DOC
+  newproperty(:runinterval) do
+    desc <<-DOC
+      Seconds between two agent runs of the clone, 60 to 604800: the
+      daemon's `runinterval`, or the timer's `OnUnitActiveSec=`. Not used,
+      and always in sync, in `manual` mode (the helper reads it back as null
+      there). A change restarts a running clone (as for `run_mode`).
 
-  schedule_property.call(:splay, <<-DOC)
-    Up to this many seconds, at random, are added to the clone's runs, 0
-    to 604800 (0: none). In `timer` mode to every run
-    (`RandomizedDelaySec=`); in `daemon` mode once, before the first run
-    after the daemon starts (Puppet's `splay`/`splaylimit`). Not used in
-    `manual` mode. A change restarts a running clone (as for `run_mode`).
-  DOC
+      Example: `runinterval => 1800`
+    DOC
+    schedule_setting.call(self)
+  end
 
-  schedule_property.call(:phase_index, <<-DOC)
-    The clone's place among `phase_count` clones (0 to `phase_count` - 1),
-    which `phasing` turns into the offset of its runs in each interval,
-    counted from the clone's start, so that a fleet started together sends
-    its runs as an even stream rather than a herd. Class clone_army gives
-    clone i of N the index i - 1. A change reaches a running clone at its
-    next start (it restarts nothing). Not used in `manual` mode.
-  DOC
+  newproperty(:splay) do
+    desc <<-DOC
+      Up to this many seconds, at random, are added to the clone's runs, 0
+      to 604800 (0: none). In `timer` mode to every run
+      (`RandomizedDelaySec=`); in `daemon` mode once, before the first run
+      after the daemon starts (Puppet's `splay`/`splaylimit`). Not used in
+      `manual` mode. A change restarts a running clone (as for `run_mode`).
 
-  schedule_property.call(:phase_count, <<-DOC)
-    How many clones the fleet has, 1 to 100000 (with `phase_index`; class
-    clone_army uses the fleet's size): `phase_index` is below it, and
-    `phasing => 'fleet-even'` divides the interval by it. Not used in
-    `manual` mode.
-  DOC
+      Example: `splay => 30`
+    DOC
+    schedule_setting.call(self)
+  end
+
+  newproperty(:phase_index) do
+    desc <<-DOC
+      The clone's place among `phase_count` clones (0 to `phase_count` - 1),
+      which `phasing` turns into the offset of its runs in each interval,
+      counted from the clone's start, so that a fleet started together sends
+      its runs as an even stream rather than a herd. Class clone_army gives
+      clone i of N the index i - 1. Given together with `phase_count`
+      (either alone is refused); a change of either is passed to the helper
+      as the pair. A change reaches a running clone at its next start (it
+      restarts nothing). Not used in `manual` mode.
+
+      Example: `phase_index => 2`
+    DOC
+    schedule_setting.call(self)
+  end
+
+  newproperty(:phase_count) do
+    desc <<-DOC
+      How many clones the fleet has, 1 to 100000 (with `phase_index`; class
+      clone_army uses the fleet's size): `phase_index` is below it, and
+      `phasing => 'fleet-even'` divides the interval by it. A change (the
+      fleet grew or shrank) is written into the clone without restarting
+      it: under `fleet-even` a running clone keeps its old offset until its
+      next start, under `prefix-even` the offset does not change. Not used
+      in `manual` mode.
+
+      Example: `phase_count => 10`
+    DOC
+    schedule_setting.call(self)
+  end
 
   newproperty(:phasing) do
     desc <<-DOC
       How `phase_index` becomes the offset of the clone's runs in each
-      interval T (the helper's rule; `clone-army schema`'s `phasings`):
+      interval T (the helper's rule; `clone-army schema`'s `phasings`; see
+      also the class parameter `phasing`):
 
       * `prefix-even`: `floor(T * vdc(phase_index))`, where vdc is the
         base-2 van der Corput sequence (0, 1/2, 1/4, 3/4, 1/8, 5/8, ...):
         whenever clones 0 to n - 1 run, for any n, their runs are spread
         within a factor of two of evenly, so a fleet started or grown a step
         at a time in index order is evenly loaded at every step, and a
-        change of `phase_count` moves no clone's runs. The helper's default.
+        change of `phase_count` moves no clone's runs. The helper's default
+        when a clone is created.
       * `fleet-even`: `floor(phase_index * T / phase_count)`: exactly even
         when all `phase_count` clones run, bunched into the first n/N of the
         interval when only the first n do. A clone made before the rules had
@@ -338,8 +416,11 @@ Puppet::Type.newtype(:clone_army_clone) do
 
       A change reaches a running clone at its next start (it restarts
       nothing). Not used in `manual` mode.
+
+      Example: `phasing => 'prefix-even'`
     DOC
-    newvalues(*PuppetX::CloneArmy::Shape::PHASINGS)
+    # Written out for the reference; the type's spec holds them to the schema.
+    newvalues(:'prefix-even', :'fleet-even')
 
     def insync?(is)
       return true if resource.shape_value(:run_mode) == :manual
@@ -353,17 +434,21 @@ Puppet::Type.newtype(:clone_army_clone) do
       In `apply` run mode: the host directory the clone applies, with
       `manifests/` (every `.pp` file in it is applied) and `modules/` (the
       modulepath). It is bound read-only into the clone at
-      `/srv/clone-army-apply` (by the clone's `.nspawn` settings on the host,
-      `/etc/systemd/nspawn/<clone>.nspawn`), from the clone's next start. An
-      absolute path of letters, digits and `. _ - + @ /`; the helper checks
-      that it exists and holds `manifests/`, and refuses a top-level or system
-      directory (every clone can read it), a path through a symlink, and a
-      directory that is not root's or that anyone else can write, or under
-      one (whoever can write it writes what the clone runs as root); it checks
-      again before every start of the clone, which does not start when the
-      check fails.
-      Only with `run_mode => apply`; leaving apply mode removes the bind.
-      Edits to the files in it reach the clones at their next run.
+      `/srv/clone-army-apply` by the clone's `.nspawn` settings on the host
+      (`/etc/systemd/nspawn/<clone>.nspawn`). An absolute path of letters,
+      digits and `. _ - + @ /` without `..`; the helper checks that it exists
+      and holds `manifests/`, and refuses a top-level or system directory
+      (every clone can read it), a path through a symlink, and a directory
+      that is not root's or that anyone else can write, or under one (whoever
+      can write it writes what the clone runs as root); it checks again
+      before every start of the clone, which does not start when the check
+      fails.
+      Only with `run_mode => apply` (refused with another `run_mode`);
+      leaving apply mode removes the bind. A new path restarts a running
+      clone (as for `run_mode`); edits to the files in it reach the clone at
+      its next run. Reported as `absent` when the clone has none.
+
+      Example: `apply_source => '/srv/clone-army-apply'`
     DOC
 
     validate do |value|
@@ -375,12 +460,14 @@ Puppet::Type.newtype(:clone_army_clone) do
     desc <<-DOC
       The real node this clone stands in for: its certname, whose record
       `clone-army twin import` took into
-      `/var/lib/puppet-clone-army/.twins/<node>.json`. The clone gets the
-      node's facts (as external facts that win over its own), its environment
-      and its trusted extensions (as extension requests of its certificate),
-      never its certname: a clone whose `certname` is the node's is refused, as
-      is a node whose `os.family` is not the base's. `absent`: no twin (a node
-      named `absent` cannot have one).
+      `/var/lib/puppet-clone-army/.twins/<node>.json` (passed to
+      `clone-army clone create|configure --twin-file`). The clone takes three
+      things of the node, never its certname: its facts (as external facts
+      that win over its own), its environment, and its trusted extensions (as
+      extension requests of its certificate). A clone whose `certname` is the
+      node's is refused, as is a node whose `os.family` is not the base's.
+      `absent`: no twin (a node named `absent` cannot have one); a plain clone
+      is reported as `absent`.
 
       The extensions reach the clone's certificate only when its certname has
       none yet, so a clone made the twin of another node needs a new
@@ -388,6 +475,8 @@ Puppet::Type.newtype(:clone_army_clone) do
       of no node again creates it anew (its upper layer is lost, as for a new
       `base`). Twins should run with `agent_noop => true`: their catalogs are
       the nodes' own.
+
+      Example: `twin => 'web01.example.com'`
     DOC
 
     validate do |value|
@@ -402,12 +491,16 @@ Puppet::Type.newtype(:clone_army_clone) do
   newproperty(:agent_noop) do
     desc <<-DOC
       Whether the clone's agent runs in noop: `noop = true` in its
-      puppet.conf (`[agent]`, and `[user]` for `puppet apply` in apply mode),
-      so the server compiles full catalogs and the agent evaluates them
-      without changing the clone. `clone-army report` shows such runs as
-      `would-change` with the resources they would change. (Puppet's own
-      `noop` is a metaparameter of every resource, hence the name.) Reaches
-      the clone at its agent's next run; restarts nothing.
+      puppet.conf (`[agent]`, and `[user]` for `puppet apply` in apply mode;
+      `clone-army clone configure --agent-noop true|false`), so the server
+      compiles full catalogs and the agent evaluates them without changing
+      the clone. `clone-army report` shows such runs as `would-change` with
+      the resources they would change. (Puppet's own `noop` is a
+      metaparameter of every resource, hence the name.) Reaches the clone at
+      its agent's next run; restarts nothing. A clone listed by an older
+      helper, which has no noop, reads back as `false`.
+
+      Example: `agent_noop => true`
     DOC
 
     newvalues(:true, :false)
@@ -417,9 +510,12 @@ Puppet::Type.newtype(:clone_army_clone) do
     desc <<-DOC
       The most memory the clone's unit may use (systemd's `MemoryMax=`, set
       in a drop-in on the host): bytes as an integer, or a string with a
-      `K`, `M`, `G` or `T` suffix (base 1024), e.g. `'512M'`; `'none'`
-      for no limit. Compared by the bytes it means, so `'1G'` is in sync
-      with `'1024M'`. Holds from the clone's next start at the latest.
+      `K`, `M`, `G` or `T` suffix (base 1024); `'none'` for no limit. The
+      helper reads the value back as it was written, so values are compared
+      by the bytes they mean: `'1G'` is in sync with `'1024M'` and with
+      `1073741824`. Holds from the clone's next start at the latest.
+
+      Example: `memory_max => '512M'`
     DOC
 
     validate do |value|
@@ -438,8 +534,11 @@ Puppet::Type.newtype(:clone_army_clone) do
   newproperty(:cpu_quota) do
     desc <<-DOC
       The CPU time the clone's unit may use, in percent of one CPU
-      (systemd's `CPUQuota=`): `'50%'` (or the integer 50) to `'100000%'`;
-      `'none'` for no limit. Holds from the clone's next start at the latest.
+      (systemd's `CPUQuota=`): `'1%'` to `'100000%'`, or the percentage as an
+      integer (`50` is `'50%'`); `'none'` for no limit. Holds from the clone's
+      next start at the latest.
+
+      Example: `cpu_quota => '50%'`
     DOC
 
     validate do |value|
@@ -460,6 +559,8 @@ Puppet::Type.newtype(:clone_army_clone) do
       The most tasks (processes and threads) the clone's unit may run
       (systemd's `TasksMax=`), 1 to 4194304; `'none'` for the unit
       template's own `TasksMax=16384`.
+
+      Example: `tasks_max => 2048`
     DOC
 
     validate do |value|
@@ -475,9 +576,13 @@ Puppet::Type.newtype(:clone_army_clone) do
     desc <<-DOC
       External facts of the clone, a Hash of fact names (`a-z`, `0-9`, `_`;
       1 to 128 characters) to strings (at most 4096 characters), numbers or
-      booleans, e.g. `{ 'role' => 'web', 'tier' => 3 }`. Written to
-      `/etc/facter/facts.d/clone_army.json` in the clone; `{}` removes them.
-      The agent sees them at its next run.
+      booleans. Written to `/etc/facter/facts.d/clone_army.json` in the
+      clone; `{}` removes them. The agent sees them at its next run. Compared
+      as a whole (`3` and `'3'` differ). The provider hands them to the
+      helper as `--facts-file PATH`, a file of mode 0600 in a private
+      temporary directory that is removed after the call, also when it fails.
+
+      Example: `facts => { 'role' => 'web', 'tier' => 3 }`
     DOC
 
     validate do |value|
@@ -495,6 +600,8 @@ Puppet::Type.newtype(:clone_army_clone) do
       sends, 0 to 9999 (0: none), like Puppet's clamps load test: a fact
       script in the clone prints them, the share `churn_percent` with new
       values on every run.
+
+      Example: `generated_facts => 500`
     DOC
 
     validate do |value|
@@ -510,8 +617,11 @@ Puppet::Type.newtype(:clone_army_clone) do
     desc <<-DOC
       The share of the generated facts, in percent (0 to 100), whose values
       change on every run (the first `ceil(generated_facts * churn_percent
-      / 100)`), so that PuppetDB sees fact churn. Not used without
-      generated facts.
+      / 100)`), so that PuppetDB sees fact churn. Not used without generated
+      facts, and then always in sync (the helper has nowhere to keep it and
+      reads it back as null).
+
+      Example: `churn_percent => 15`
     DOC
 
     validate do |value|
@@ -533,15 +643,25 @@ Puppet::Type.newtype(:clone_army_clone) do
 
   newparam(:root_password_hash) do
     desc <<-DOC
-      The crypt(3) hash of the clone's root password (e.g. from
-      `mkpasswd -m yescrypt` or `openssl passwd -6`), so that
+      The crypt(3) hash of the clone's root password (`$6$...`, `$y$...`;
+      make one with `mkpasswd -m yescrypt` or `openssl passwd -6`), so that
       `machinectl login <name>` works. Without it root has no password and
-      only `machinectl shell` gets in. Pass it as `Sensitive`; it is always
-      treated as sensitive, never shown in logs or reports, and handed to
-      the helper in a file of mode 0600, never on its command line.
+      only `machinectl shell <name>` gets in. Anything that is not a crypt
+      hash is refused with a message that does not show the value.
 
-      Used only when the clone is created (or recreated on a new base):
-      changing it does not change an existing clone's password.
+      Always sensitive: Puppet never shows it, whether it is given as
+      `Sensitive` or not (as a parameter it makes no change events, and the
+      type marks it sensitive without Puppet's "cannot be automatically
+      redacted" warning). The provider hands it to the helper as
+      `--root-password-hash-file PATH`, a file of mode 0600 in a private
+      temporary directory that is removed after the call, also when the call
+      fails, never on its command line.
+
+      A parameter, not a property: used only when the clone is created (or
+      recreated on a new base). Changing it does not change an existing
+      clone's password.
+
+      Example: `root_password_hash => Sensitive('$y$j9T$...$...')`
     DOC
     sensitive true
 
@@ -559,12 +679,15 @@ Puppet::Type.newtype(:clone_army_clone) do
       A challenge password the clone's agent puts into its certificate
       request (`challengePassword` in `csr_attributes.yaml`), for a Puppet
       Server that signs by policy (`autosign` set to a policy executable that
-      checks it): the secure alternative to `*` in `autosign.conf`. Pass it
-      as `Sensitive`; it is always treated as sensitive and handed to the
-      helper in a file of mode 0600, never on its command line. One line of
-      1 to 255 bytes without control characters.
+      checks it): the secure alternative to `*` in `autosign.conf`. One line
+      of 1 to 255 bytes without control characters. Always sensitive, like
+      `root_password_hash`, and handed to the helper the same way
+      (`--challenge-password-file PATH`, a file of mode 0600), never on its
+      command line.
 
       Used only when the clone is created (or recreated on a new base).
+
+      Example: `challenge_password => Sensitive('load-test-2026')`
     DOC
     sensitive true
 
@@ -585,9 +708,19 @@ Puppet::Type.newtype(:clone_army_clone) do
       one `clone-army clone start --ramp-up N`, and the helper starts them in
       waves of `ceil(N / max(1, ramp_up / 5))` clones about every 5
       seconds, so a large fleet does not hit the server as one herd. With
-      0, all are started at once. When the
-      clones of a run give different values, the largest is used. A clone
-      that then fails to start is reported as failed in the run.
+      0 (or less than 5), all are started at once. When the clones of a run
+      give different values, the largest is used. Running clones restarted
+      in the run for a changed `run_mode`, `runinterval`, `splay`, `certname`
+      or `apply_source` are stopped together first and started in the same
+      call.
+
+      When that call fails, the clones are started again one at a time, at
+      the ramp's pace (one every `ramp_up / N` seconds, with a warning that
+      says so), so that the failure lands on the clone that failed: "Could
+      not start clone NAME: ..." is logged against it and the run reports a
+      failure. The clones that did start are running.
+
+      Example: `ramp_up => 300`
     DOC
     defaultto 0
 
@@ -600,8 +733,39 @@ Puppet::Type.newtype(:clone_army_clone) do
     end
   end
 
-  PuppetX::CloneArmy::HelperParam.define(self)
-  PuppetX::CloneArmy::MasterParam.define(self)
+  # `helper` and `master` read the same in every type that has them
+  # (spec/unit/puppet_x/clone_army/shared_params_spec.rb): each is written
+  # out here, where puppet-strings reads it, and checked by the shared module.
+  newparam(:helper) do
+    desc <<-DOC
+      The absolute path of the `clone-army` helper the provider runs.
+      Defaults to `/usr/local/sbin/clone-army` (where class clone_army
+      installs it); a `clone-army` on the PATH is never run, since whatever
+      a directory on it holds would run as root. A `File` resource for this
+      path is autorequired, so the helper is installed before it is used.
+
+      Example: `helper => '/opt/clone-army/bin/clone-army'`
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::HelperParam.validate(value)
+    end
+  end
+
+  newparam(:master) do
+    desc <<-DOC
+      Deprecated: the older word for `server`, taken as `server` with a
+      warning. Giving both with different values is refused when the
+      catalog is built.
+
+      Example: `master => 'puppet.example.com'` (the same as
+      `server => 'puppet.example.com'`)
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::MasterParam.validate(value)
+    end
+  end
 
   validate do
     PuppetX::CloneArmy::MasterParam.take(self)

@@ -10,11 +10,13 @@ Puppet::Type.newtype(:clone_army_twins) do
 
     The helper takes the nodes' records (facts, environment, trusted
     extensions) from a directory of fact sets or from a PuppetDB query into
-    `/var/lib/puppet-clone-army/.twins/`, one `<node>.json` each, replacing
-    the set there whole, so that the twins of a fleet are made from a set that
-    does not change under them. What a twin must not take is left out as the
-    records are read: the node's certname, secret-named facts, cloud metadata,
-    `pp_preshared_key` and authorization extensions.
+    `/var/lib/puppet-clone-army/.twins/` (root's alone, mode 0700), one
+    `<node>.json` each, replacing the set there whole, so that the twins of
+    a fleet are made from a set that does not change under them. What a
+    twin must not take is left out as the records are read: the node's
+    certname, secret-named facts, cloud metadata, `pp_preshared_key` and
+    authorization extensions; `clone-army twin list` shows what was left
+    out and why.
 
     The set is imported again when `source` changes. The same source read
     again later (a PuppetDB whose estate changed) is not: run `clone-army twin
@@ -35,20 +37,42 @@ Puppet::Type.newtype(:clone_army_twins) do
           'query'    => 'inventory[certname, environment, facts, trusted] { facts.os.family = "Debian" and trusted.extensions.pp_role ~ "web" }',
         },
       }
+
+    @example The same PuppetDB, asked with a certificate of its own
+      clone_army_twins { 'clone_army':
+        source      => {
+          'puppetdb' => 'https://puppetdb.example.com:8081',
+          'query'    => 'inventory[certname, environment, facts, trusted] { facts.os.family = "Debian" }',
+        },
+        ca_cert     => '/etc/puppetlabs/puppet/ssl/certs/ca.pem',
+        client_cert => '/etc/clone-army/pdb-reader.pem',
+        client_key  => '/etc/clone-army/pdb-reader.key',
+      }
   DOC
 
   newparam(:name, namevar: true) do
-    desc 'A name of your choosing; the host holds one set whatever it is.'
+    desc <<-DOC
+      A name of your choosing; the host holds one set whatever it is.
+
+      Example: `clone_army_twins { 'clone_army': source => { 'facts_dir' => '/srv/estate-facts' } }`
+    DOC
   end
 
   newproperty(:source) do
     desc <<-DOC
-      Where the nodes come from, as the helper recorded at the last import:
-      `{ 'facts_dir' => DIR }` (a directory of `*.json` records: PuppetDB
-      inventory or factsets, `puppet facts show` or `puppet facts find`
-      output, or bare facts, one node or an array of them a file) or
-      `{ 'puppetdb' => URL, 'query' => PQL }` (an `inventory` or `factsets`
-      query whose records are the nodes). A change imports the set anew.
+      Where the nodes come from, as the helper recorded it at the last import
+      (`absent` before any), one of two forms:
+
+      - `{ 'facts_dir' => DIR }`: a directory of `*.json` records. Each file
+        holds one node or an array of nodes, as PuppetDB `inventory` or
+        `factsets` answers, `puppet facts show` or `puppet facts find` output,
+        or bare facts.
+      - `{ 'puppetdb' => URL, 'query' => PQL }`: an `inventory` or `factsets`
+        query whose records are the nodes.
+
+      A change imports the set anew.
+
+      Example: `source => { 'facts_dir' => '/srv/estate-facts' }`
     DOC
 
     validate do |value|
@@ -60,21 +84,64 @@ Puppet::Type.newtype(:clone_army_twins) do
     end
   end
 
-  [:ca_cert, :client_cert, :client_key].each do |name|
-    newparam(name) do
-      desc <<-DOC
-        With a `puppetdb` source: the #{name.to_s.tr('_', ' ')} the helper
-        speaks to PuppetDB with (a PEM file on this host). Undef: the host
-        agent's own (its CA certificate, its certificate and key).
-      DOC
-
-      validate do |value|
-        PuppetX::CloneArmy::Names.validate_absolute_path(name.to_s, value)
-      end
+  # The TLS files the helper asks a PuppetDB source with, each written out
+  # where puppet-strings reads its text.
+  tls_file = lambda do |param|
+    param.validate do |value|
+      PuppetX::CloneArmy::Names.validate_absolute_path(param.name.to_s, value)
     end
   end
 
-  PuppetX::CloneArmy::HelperParam.define(self)
+  newparam(:ca_cert) do
+    desc <<-DOC
+      With a `puppetdb` source: the CA certificate PuppetDB is verified
+      against, a PEM file on this host. Undef: the host agent's CA
+      certificate.
+
+      Example: `ca_cert => '/etc/puppetlabs/puppet/ssl/certs/ca.pem'`
+    DOC
+    tls_file.call(self)
+  end
+
+  newparam(:client_cert) do
+    desc <<-DOC
+      With a `puppetdb` source: the client certificate the helper presents
+      to PuppetDB, a PEM file on this host, given with `client_key` (one
+      without the other is refused). Undef: the host agent's own
+      certificate.
+
+      Example: `client_cert => '/etc/clone-army/pdb-reader.pem'`
+    DOC
+    tls_file.call(self)
+  end
+
+  newparam(:client_key) do
+    desc <<-DOC
+      With a `puppetdb` source: the private key of `client_cert`, a PEM
+      file on this host. Undef: the host agent's own key.
+
+      Example: `client_key => '/etc/clone-army/pdb-reader.key'`
+    DOC
+    tls_file.call(self)
+  end
+
+  # `helper` reads the same in every type that has it
+  # (spec/unit/puppet_x/clone_army/shared_params_spec.rb).
+  newparam(:helper) do
+    desc <<-DOC
+      The absolute path of the `clone-army` helper the provider runs.
+      Defaults to `/usr/local/sbin/clone-army` (where class clone_army
+      installs it); a `clone-army` on the PATH is never run, since whatever
+      a directory on it holds would run as root. A `File` resource for this
+      path is autorequired, so the helper is installed before it is used.
+
+      Example: `helper => '/opt/clone-army/bin/clone-army'`
+    DOC
+
+    validate do |value|
+      PuppetX::CloneArmy::HelperParam.validate(value)
+    end
+  end
 
   validate do
     tls = [:client_cert, :client_key].map { |name| self[name] }

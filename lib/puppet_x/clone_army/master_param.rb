@@ -4,21 +4,14 @@ require_relative 'names'
 
 module PuppetX
   module CloneArmy
-    # `server`, the word Puppet used before `server`: both types still take
-    # it, as `server` with a warning, so manifests written for earlier
-    # versions keep working while they are updated.
+    # `master`, the word Puppet used before `server`: both types that take a
+    # server still take it, as `server` with a warning, so manifests written
+    # for earlier versions keep working while they are updated. Each type
+    # writes the parameter out itself (where puppet-strings reads its text);
+    # this module checks it and moves it over to `server`.
     module MasterParam
-      def self.define(type)
-        type.newparam(:master) do
-          desc <<-DOC
-            Deprecated: the older word for `server`, taken as `server` with a
-            warning. Giving both with different values is refused.
-          DOC
-
-          validate do |value|
-            PuppetX::CloneArmy::Names.validate_hostname('master', value, 'puppet.example.com')
-          end
-        end
+      def self.validate(value)
+        PuppetX::CloneArmy::Names.validate_hostname('master', value, 'puppet.example.com')
       end
 
       DEPRECATED = 'master is deprecated, give server instead (the same value)'

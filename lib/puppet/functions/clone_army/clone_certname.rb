@@ -4,9 +4,12 @@ require_relative '../../../puppet_x/clone_army/agent_defaults'
 
 # @summary The certname (and hostname) of a clone: `<clone>.<host certname>`.
 #
-# Unique across load hosts, since each load host's certname is. The class
-# gives every clone this certname; `clone_army_clone` gives it to a clone
-# created without one.
+# @api private
+#
+# Unique across load hosts, since each load host's certname is. Class
+# clone_army (its private class clone_army::fleet) gives every clone this
+# certname; `clone_army_clone` gives the same to a clone created without one
+# (both read `PuppetX::CloneArmy::AgentDefaults`).
 Puppet::Functions.create_function(:'clone_army::clone_certname') do
   # @param clone
   #   The clone's name, e.g. `clone1`.

@@ -4,10 +4,17 @@ require_relative '../../../puppet_x/clone_army/capacity'
 
 # @summary How many clones a host holds in a run mode: the smaller of its memory and CPU bounds.
 #
-# The memory bound is `clone_army::capacity`. The CPU bound keeps one interval's runs
-# within a share of the cores: `floor(cpu_share_percent / 100 * cores * runinterval /
-# cpu_seconds_per_run)`. `manual` clones run only when asked, so memory alone bounds
-# them. Class clone_army takes its default `num_clones` and its check from this.
+# The memory bound is `clone_army::capacity`'s (`apply` and `manual` clones
+# cost what `timer` ones do). The CPU bound keeps one interval's runs within
+# a share of the cores: `floor(cpu_share_percent / 100 * cores * runinterval /
+# cpu_seconds_per_run)`. `manual` clones run only when asked, so memory alone
+# bounds them. `bound` names the smaller bound (`memory` on a tie) and
+# `reason` says how it was reckoned. Undef `cpu_share_percent` is 75 and undef
+# `cpu_seconds_per_run` 2.5 (the helper's figures); undef `cores` is one core
+# (the smallest host, so the CPU bound errs low), and the reason says
+# "1 core (assumed: no processor count)". A `cpu_seconds_per_run` of 0 or less
+# is refused. Class clone_army takes its default `num_clones` and its check
+# from this; call it to size a fleet of your own the same way.
 Puppet::Functions.create_function(:'clone_army::fleet_capacity') do
   # @param total_bytes
   #   The host's total memory, e.g. `$facts['memory']['system']['total_bytes']`.
@@ -31,6 +38,10 @@ Puppet::Functions.create_function(:'clone_army::fleet_capacity') do
   #   clone_army::fleet_capacity(24 * 1024 * 1024 * 1024, 2, 'timer', 1800, 75, 2.5)
   #   # => { 'clones' => 1080, 'bound' => 'cpu', 'memory' => 1126, 'cpu' => 1080,
   #   #      'reason' => 'one run every 1800 s a clone at 2.5 CPU-s a run within 75 % of 2 cores' }
+  # @example The same host at a 600 s interval, the helper's figures left undef
+  #   clone_army::fleet_capacity(24 * 1024 * 1024 * 1024, 2, 'timer', 600, undef, undef)
+  #   # => { 'clones' => 360, 'bound' => 'cpu', 'memory' => 1126, 'cpu' => 360,
+  #   #      'reason' => 'one run every 600 s a clone at 2.5 CPU-s a run within 75 % of 2 cores' }
   dispatch :fleet_capacity do
     param 'Integer[0]', :total_bytes
     param 'Optional[Integer[1]]', :cores

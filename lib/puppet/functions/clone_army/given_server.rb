@@ -4,8 +4,12 @@ require_relative '../../../puppet_x/clone_army/master_param'
 
 # @summary The server given to the class as `server`, or as the deprecated `master`.
 #
-# `master` is taken with a warning; both given with different values is an
-# error. `clone_army_clone` takes its `master` the same way.
+# @api private
+#
+# `master` is taken with the warning `clone_army: master is deprecated, give
+# server instead (the same value)`; both given with different values is an
+# error. `clone_army_clone` and `clone_army_base` take their `master` the same
+# way (all read `PuppetX::CloneArmy::MasterParam`).
 Puppet::Functions.create_function(:'clone_army::given_server') do
   # @param server
   #   The class's `server`.

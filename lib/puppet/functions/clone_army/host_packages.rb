@@ -4,11 +4,14 @@ require_relative '../../../puppet_x/clone_army/host_packages'
 
 # @summary The packages a load host needs for the helper to run clones and build their base.
 #
-# Per OS family: `systemd-container` everywhere; on Debian and Ubuntu also
-# `debootstrap`, and `curl` when the base's agent is downloaded on the host
-# (`puppet`, `openvox`, `pe`); on SUSE `curl` for those too. The list and why
-# each package is on it: PuppetX::CloneArmy::HostPackages. Class
-# `clone_army` installs them with `manage_packages`.
+# Per OS family (Facter's `os.family`): `systemd-container` everywhere; on
+# Debian and Ubuntu also `debootstrap`, and `curl` when the base's agent is
+# downloaded on the host (`puppet`, `openvox`, `pe`); on SUSE `curl` for
+# those too. The list and why each package is on it:
+# `PuppetX::CloneArmy::HostPackages` (and the class parameter
+# `manage_packages`). Class `clone_army` installs them with
+# `manage_packages`; with `manage_packages => false` a profile of your own can
+# declare the same list.
 Puppet::Functions.create_function(:'clone_army::host_packages') do
   # @param os_family
   #   The host's OS family, `$facts['os']['family']`.
@@ -18,6 +21,10 @@ Puppet::Functions.create_function(:'clone_army::host_packages') do
   #   The packages, or `undef` for an OS family the helper builds no base for.
   # @example
   #   clone_army::host_packages('Debian', 'openvox')  # ['systemd-container', 'debootstrap', 'curl']
+  # @example In a profile of your own, with manage_packages => false
+  #   package { clone_army::host_packages($facts['os']['family'], 'openvox'):
+  #     ensure => installed,
+  #   }
   dispatch :host_packages do
     param 'String[1]', :os_family
     param 'Clone_army::Puppet_source', :puppet_source

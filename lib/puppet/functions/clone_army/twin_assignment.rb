@@ -8,7 +8,9 @@ require_relative '../../../puppet_x/clone_army/twins'
 #
 # Only nodes of the base's OS family are dealt: a twin's catalog evaluates only
 # on a base of its node's family (its providers are the family's). The others
-# are returned apart, for the class to name.
+# are returned apart, for the class to name. They are dealt by the `twins`
+# hash's `assign` (`round_robin` by default, or `mix`), and each clone is
+# named by its `certnames` (`clone` by default, or `node_prefix`).
 Puppet::Functions.create_function(:'clone_army::twin_assignment') do
   # @param nodes
   #   The imported nodes, as the `clone_army` fact's `twins.nodes` lists them.

@@ -2,11 +2,12 @@
 
 require_relative '../../../puppet_x/clone_army/twins'
 
-# @summary Where a fleet of twins takes its nodes from, as `clone_army_twins`
-#   takes it; fails when the class's `twins` gives no one source.
+# @summary Where a fleet of twins takes its nodes from, as `clone_army_twins` takes it.
 #
 # @api private
 #
+# Class clone_army checks its `twins` with it (the catalog fails when they
+# give no one source) and gives the result to `clone_army_twins`'s `source`.
 # The rule is `PuppetX::CloneArmy::Twins.source_of`'s, which the type's own
 # check shares: one source (`facts_dir`, or `puppetdb` with `query`), TLS files
 # with a PuppetDB only, and no `exports => 'isolated'` from the twins' own

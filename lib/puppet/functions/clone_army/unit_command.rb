@@ -2,11 +2,15 @@
 
 # @summary A command line as a systemd unit's `ExecStart=` takes it, each word as it is.
 #
+# @api private
+#
 # systemd splits `ExecStart=` at spaces, unquotes double quotes with C-style
 # escapes, and expands `%` specifiers and `$` variables. Each word is put in
 # double quotes with `\`, `"`, `%` and `$` escaped, so a path with a space or
 # a `%` in it stays one word and means itself. A word with a control
-# character (a newline would end the setting) is refused.
+# character (a newline would end the setting) and a program that is not an
+# absolute path are refused. Class clone_army's private clone_army::record
+# writes the recorder's `ExecStart=` with it.
 Puppet::Functions.create_function(:'clone_army::unit_command') do
   # @param argv
   #   The program (an absolute path) and its arguments.
