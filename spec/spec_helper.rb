@@ -43,6 +43,68 @@ module HelperFixtures
   end
 end
 
+# The platforms the class specs compile for. metadata.json lists only what the
+# acceptance suite runs on; COMPILED_ONLY are the platforms the class is
+# written for that no acceptance test runs on, so their specs still pin what
+# it declares there. facterdb (Debian's 1.12) has no facts for Debian 12 and
+# 13 or the Ubuntu LTS releases, so those get the minimal facts the class reads.
+module PlatformFacts
+  COMPILED_ONLY = [
+    { 'operatingsystem' => 'Debian', 'operatingsystemrelease' => ['11'] },
+    { 'operatingsystem' => 'RedHat', 'operatingsystemrelease' => ['8', '9'] },
+    { 'operatingsystem' => 'CentOS', 'operatingsystemrelease' => ['8', '9'] },
+    { 'operatingsystem' => 'Rocky', 'operatingsystemrelease' => ['8', '9'] },
+    { 'operatingsystem' => 'AlmaLinux', 'operatingsystemrelease' => ['8', '9'] },
+  ].freeze
+
+  # [name, family, release, codename] of the platforms facterdb lacks.
+  NOT_IN_FACTERDB = [
+    ['Debian', 'Debian', '12', 'bookworm'],
+    ['Debian', 'Debian', '13', 'trixie'],
+    ['Ubuntu', 'Debian', '22.04', 'jammy'],
+    ['Ubuntu', 'Debian', '24.04', 'noble'],
+  ].freeze
+
+  module_function
+
+  def minimal_facts(name, family, release, codename)
+    {
+      kernel: 'Linux',
+      processors: { 'count' => 2 },
+      os: {
+        'name' => name, 'family' => family, 'hardware' => 'x86_64', 'architecture' => 'amd64',
+        'release' => { 'major' => release, 'full' => release },
+        'distro' => { 'codename' => codename }
+      },
+      networking: { 'fqdn' => 'loadhost.example.com', 'hostname' => 'loadhost', 'domain' => 'example.com' },
+    }
+  end
+
+  def written_facts
+    NOT_IN_FACTERDB.to_h do |name, family, release, codename|
+      ["#{name.downcase}-#{release}-x86_64", minimal_facts(name, family, release, codename)]
+    end
+  end
+
+  # metadata.json's platforms, each as "<os>-<release>-x86_64".
+  def supported_keys
+    meta = JSON.parse(File.read(File.expand_path('../metadata.json', __dir__)))
+    meta['operatingsystem_support'].flat_map do |os|
+      os['operatingsystemrelease'].map { |release| "#{os['operatingsystem'].downcase}-#{release}-x86_64" }
+    end
+  end
+
+  # Facts of every platform the class specs compile for, by key; each supported
+  # platform must have some.
+  def compiled_os
+    facts = on_supported_os(supported_os: COMPILED_ONLY).merge(written_facts)
+    missing = supported_keys - facts.keys
+    raise "no facts to test metadata.json's #{missing.join(', ')} with" unless missing.empty?
+
+    facts
+  end
+end
+
 # Whether the module carries its helper binary (files/clone-army): a release
 # tarball does, a git checkout does not, and this checkout only after `make
 # build`. Class clone_army asks with find_file('clone_army/clone-army'); the

@@ -14,7 +14,7 @@ describe 'clone_army' do
                    memory: { 'system' => { 'total_bytes' => 24 * 1024 * 1024 * 1024 } })
   end
 
-  redhat_family = on_supported_os.select { |_, f| f[:os]['family'] == 'RedHat' }
+  redhat_family = PlatformFacts.compiled_os.select { |_, f| f[:os]['family'] == 'RedHat' }
 
   it 'has RedHat-family facts to test with' do
     expect(redhat_family).not_to be_empty

@@ -8,29 +8,7 @@ MIB = 1024 * 1024
 describe 'clone_army' do
   let(:node) { 'loadhost.example.com' }
 
-  # Supported OSes that facterdb 1.12 has no facts for yet: Debian 12 (what
-  # the tests run on), Debian 13 and the Ubuntu LTS releases (whose dotted
-  # release makes the default base name `ubuntu-22-04`).
-  def self.minimal_facts(name, family, major, codename)
-    {
-      kernel: 'Linux',
-      processors: { 'count' => 2 },
-      os: {
-        'name' => name, 'family' => family, 'hardware' => 'x86_64', 'architecture' => 'amd64',
-        'release' => { 'major' => major, 'full' => major },
-        'distro' => { 'codename' => codename }
-      },
-      networking: { 'fqdn' => 'loadhost.example.com', 'hostname' => 'loadhost', 'domain' => 'example.com' },
-    }
-  end
-  debian12 = { 'debian-12-x86_64' => minimal_facts('Debian', 'Debian', '12', 'bookworm') }
-  not_in_facterdb = debian12.merge(
-    'debian-13-x86_64' => minimal_facts('Debian', 'Debian', '13', 'trixie'),
-    'ubuntu-22.04-x86_64' => minimal_facts('Ubuntu', 'Debian', '22.04', 'jammy'),
-    'ubuntu-24.04-x86_64' => minimal_facts('Ubuntu', 'Debian', '24.04', 'noble'),
-  )
-
-  on_supported_os.merge(not_in_facterdb).each do |os, os_facts|
+  PlatformFacts.compiled_os.each do |os, os_facts|
     context "on #{os}" do
       let(:facts) do
         os_facts.merge(memory: { 'system' => { 'total_bytes' => 24 * GIB } })
@@ -87,7 +65,7 @@ describe 'clone_army' do
   end
 
   context 'on Ubuntu 22.04' do
-    let(:facts) { not_in_facterdb['ubuntu-22.04-x86_64'].merge(memory: { 'system' => { 'total_bytes' => 8 * GIB } }) }
+    let(:facts) { PlatformFacts.written_facts['ubuntu-22.04-x86_64'].merge(memory: { 'system' => { 'total_bytes' => 8 * GIB } }) }
     let(:params) { { server: 'puppet.example.com', num_clones: 1 } }
 
     it 'names the default base with the dot turned into a dash' do
@@ -98,7 +76,7 @@ describe 'clone_army' do
 
   context 'on Debian 12 (facts of the test machine)' do
     let(:facts) do
-      debian12['debian-12-x86_64'].merge(memory: { 'system' => { 'total_bytes' => 24 * GIB } })
+      PlatformFacts.written_facts['debian-12-x86_64'].merge(memory: { 'system' => { 'total_bytes' => 24 * GIB } })
     end
 
     describe 'server' do
