@@ -37,7 +37,7 @@ lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --locked --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p clone-army
-	puppet-lint --fail-on-warnings manifests types sandbox/roles
+	puppet-lint --fail-on-warnings manifests types plans sandbox/roles
 	metadata-json-lint --strict-dependencies --strict-license metadata.json
 	rubocop lib spec tasks bench sandbox Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run

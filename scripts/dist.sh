@@ -77,7 +77,7 @@ listing=$(tar -tzf "$module_tarball")
 fail() { echo "dist: $module_tarball: $*" >&2; exit 1; }
 [ "$(printf '%s\n' "$listing" | cut -d/ -f1 | sort -u)" = "$top" ] || fail "not one top directory $top"
 for required in metadata.json README.md REFERENCE.md CHANGELOG.md LICENSE manifests/init.pp \
-  lib/puppet_x/clone_army/schema.json templates/record.service.epp files/clone-army; do
+  lib/puppet_x/clone_army/schema.json templates/record.service.epp plans/load_test.pp files/clone-army; do
   grep -qx "$top/$required" <<<"$listing" || fail "lacks $required"
 done
 for pattern in "${ignored[@]}"; do

@@ -25,7 +25,7 @@ use crate::inventory::problems::ProblemKind;
 use crate::protocol::error::ErrorKind;
 use crate::protocol::schema::{
     Capacity, Choice, FactCache, FactRules, LimitRules, NameRule, NameRules, PathRule, PatternRule,
-    Range, ReportFormats, Schema, Waits,
+    RampRules, Range, ReportFormats, Schema, Waits,
 };
 use crate::report::render::Format;
 use crate::sys::{lock, names, paths};
@@ -302,6 +302,14 @@ pub fn schema() -> Schema {
             package_groups: fact_cache::PACKAGE_GROUPS.to_vec(),
         },
         waits: waits(),
+        ramp: RampRules {
+            repeat: Range {
+                min: 1,
+                max: crate::ramp::MAX_REPEAT as u64,
+                default: Some(crate::ramp::DEFAULT_REPEAT as u64),
+            },
+            max_hold_intervals: crate::ramp::schedule::DEFAULT_MAX_HOLD_INTERVALS,
+        },
         error_kinds: ErrorKind::ALL,
         problem_kinds: ProblemKind::ALL,
     }

@@ -9,7 +9,7 @@ require 'fileutils'
 # once from a copy laid out as Bolt lays out $PT__installdir.
 describe 'the Bolt tasks' do
   root = File.expand_path('../..', __dir__)
-  tasks = ['report', 'exec', 'fleet']
+  tasks = ['report', 'exec', 'fleet', 'ramp']
 
   around(:each) do |example|
     Dir.mktmpdir('clone-army-task-spec') do |dir|
@@ -59,7 +59,7 @@ describe 'the Bolt tasks' do
       it 'has metadata with stdin input, its shared file, and a description and valid Puppet type per parameter' do
         expect(metadata['input_method']).to eq('stdin')
         shared = ['task.rb', 'task_io.rb', 'answer.rb', 'call_limits.rb', 'runner.rb', 'record_dir.rb', 'schema.rb', 'schema.json',
-                  'service_address.rb']
+                  'service_address.rb', 'ramp_args.rb']
         expect(metadata['files']).to eq(shared.map { |f| "clone_army/lib/puppet_x/clone_army/#{f}" })
         metadata['files'].each { |file| expect(File.file?(File.join(root, file.delete_prefix('clone_army/')))).to be true }
         metadata['parameters'].each do |name, parameter|
@@ -146,6 +146,19 @@ describe 'the Bolt tasks' do
       expect(status).to eq(1)
       expect(argv_log).to eq([['report', '--interval', '60', '--format', 'json']])
       expect(JSON.parse(stdout)['_error']).to include('kind' => 'clone_army/not-found', 'msg' => 'no clone "clone9"')
+    end
+
+    it 'ramp runs the helper with its files in the recorder\'s directory and answers both paths' do
+      Dir.mkdir(File.join(@dir, 'log'), 0o755)
+      File.write(File.join(@dir, 'record_dir'), "#{@dir}/log\n")
+      File.chmod(0o644, File.join(@dir, 'record_dir'))
+      File.chmod(0o755, @dir)
+      stdout, _, status = run_script(File.join(root, 'tasks/ramp.rb'), { 'step' => 5, 'max_p95' => 30, 'baseline' => 'stock.json' },
+                                     'CLONE_ARMY_TASK_RECORD_DIR_FILE' => File.join(@dir, 'record_dir'))
+      expect(status).to eq(0)
+      expect(argv_log).to eq([['ramp', 'run', '--output', "#{@dir}/log/stock.json", '--timeline', "#{@dir}/log/stock.jsonl",
+                               '--interval', '1800', '--step', '5', '--max-p95', '30']])
+      expect(JSON.parse(stdout)['result']).to include('timeline' => "#{@dir}/log/stock.jsonl")
     end
 
     it 'runs only the installed helper: a helper parameter is refused before anything runs' do

@@ -8,7 +8,8 @@ require 'json'
 # doc comments to the project's rule: every class parameter, type attribute
 # and task parameter has its entry, every class parameter and type attribute
 # is shown in use (an `Example:` line), every public function and type alias
-# has an example, and what is private is listed as private, without an entry.
+# has an example, every plan parameter has its entry with an example, and
+# what is private is listed as private, without an entry.
 describe 'REFERENCE.md' do
   root = File.expand_path('../..', __dir__)
   reference = File.read(File.join(root, 'REFERENCE.md'))
@@ -120,6 +121,22 @@ describe 'REFERENCE.md' do
       private_ones = names.select(&:last).map(&:first)
       expect(private_names.call(group)).to match_array(private_ones)
       private_ones.each { |name| expect(reference).not_to include(%(<a name="#{anchor_of.call(name)}"></a>)) }
+    end
+  end
+
+  Dir[File.join(root, 'plans', '*.pp')].sort.each do |file|
+    source = File.read(file)
+    name = source[%r{^plan (\S+) \(}, 1]
+    it "documents every parameter of plan #{name}, each with an example" do
+      params = source[%r{^plan #{name} \((.*?)^\) \{}m, 1].to_s.scan(%r{^\s+\S.*?\$(\w+)\s*(?:=|,)}).flatten
+      expect(params).not_to be_empty
+      text = section.call(part.call('Plans'), anchor_of.call(name))
+      missing = params.reject { |param| entry.call(text, %(<a name="#{param}"></a>)) }
+      expect(missing).to eq([])
+      without_example = params.reject do |param|
+        entry.call(text, %(<a name="#{param}"></a>)).match?(%r{^Example:.*\b#{param}\s*=>}m)
+      end
+      expect(without_example).to eq([])
     end
   end
 

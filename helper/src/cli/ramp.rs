@@ -94,7 +94,7 @@ pub struct RampArgs {
     pub spread: u64,
     /// Windows each step holds one after another, judged together; the table and the
     /// baseline give each figure's spread (min/median/max) over them (1 to 10).
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = crate::ramp::DEFAULT_REPEAT)]
     pub repeat: usize,
     /// The longest a window holds so that its runs reach a p95 (20 runs), seconds
     /// (default: 4 run intervals, or --hold if longer); a step that needs more says so.

@@ -40,6 +40,7 @@ pub struct Schema {
     pub capacity: Capacity,
     pub fact_cache: FactCache,
     pub waits: Waits,
+    pub ramp: RampRules,
     pub error_kinds: &'static [ErrorKind],
     pub problem_kinds: &'static [ProblemKind],
 }
@@ -134,6 +135,15 @@ pub struct FactRules {
 /// The memory bound, `max(0, floor((total memory - reserve) / cost of the run mode))`,
 /// and the figures of the CPU bound, `floor(share × cores × runinterval / CPU-s per
 /// run)`, which the Puppet side (`PuppetX::CloneArmy::Capacity`) combines.
+/// What `ramp run` holds its schedule to, for the callers that bound a ramp's length (the
+/// ramp task's time limit): the windows a step may repeat (`--repeat`), and the run
+/// intervals a window holds at most when `--max-hold` is not given.
+#[derive(Debug, Serialize)]
+pub struct RampRules {
+    pub repeat: Range,
+    pub max_hold_intervals: u64,
+}
+
 #[derive(Debug, Serialize)]
 pub struct Capacity {
     pub reserve_bytes: u64,

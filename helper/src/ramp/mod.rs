@@ -321,6 +321,8 @@ pub fn validate(request: &RampRequest) -> Result<()> {
 /// The most windows a step repeats: the spread of a figure is read from a handful of
 /// draws, and each costs a hold.
 pub const MAX_REPEAT: usize = 10;
+/// Windows a step holds when `--repeat` is not given.
+pub const DEFAULT_REPEAT: usize = 1;
 
 /// Seconds from one step's start to the next: its settle and windows, rounded up to whole
 /// run intervals. Clones started a whole number of intervals apart keep, against each

@@ -3,6 +3,7 @@
 require 'json'
 require_relative 'answer'
 require_relative 'call_limits'
+require_relative 'ramp_args'
 require_relative 'record_dir'
 require_relative 'runner'
 require_relative 'schema'
@@ -83,11 +84,15 @@ module PuppetX
       def live_report_args(params)
         args = ['report']
         args += ['--interval', positive_integer(params, 'interval').to_s] if given?(params, 'interval')
-        args += ['--server', service_address(params, 'server')] if given?(params, 'server')
-        args += ['--puppetdb', service_address(params, 'puppetdb')] if given?(params, 'puppetdb')
-        args += ['--ca-cert', absolute_path(params, 'ca_cert')] if given?(params, 'ca_cert')
-        args += client_cert_args(params)
-        args + ['--format', given?(params, 'format') ? one_of(params, 'format', REPORT_FORMATS) : 'json']
+        args + view_args(params) + ['--format', given?(params, 'format') ? one_of(params, 'format', REPORT_FORMATS) : 'json']
+      end
+
+      # [--server ADDRESS] [--puppetdb ADDRESS] [--ca-cert PATH] [--client-cert PATH --client-key PATH]
+      def view_args(params)
+        asked = ['server', 'puppetdb'].select { |key| given?(params, key) }
+        addresses = asked.flat_map { |key| ["--#{key}", service_address(params, key)] }
+        ca_cert = given?(params, 'ca_cert') ? ['--ca-cert', absolute_path(params, 'ca_cert')] : []
+        addresses + ca_cert + client_cert_args(params)
       end
 
       # clone-army report --from TIMELINE [--format json|table | --format html --output PAGE]
@@ -239,6 +244,14 @@ module PuppetX
       def exec_task(params)
         argv = [helper_path(params), *exec_args(params)]
         answer(*run(argv), argv)
+      end
+
+      # clone_army::ramp: the helper's answer (the baseline), with the timeline's path.
+      def ramp_task(params)
+        argv = [helper_path(params), *RampArgs.argv(params)]
+        document, exitstatus = answer(*run(argv), argv)
+        document['result']['timeline'] = argv[argv.index('--timeline') + 1] if exitstatus.zero?
+        [document, exitstatus]
       end
 
       # clone_army::fleet: `status` is the `clone list` answer; `start` and
