@@ -37,6 +37,9 @@
 //! - A new **table** for people: its rows next to the verb (`clone/list.rs`, `base/list.rs`,
 //!   `exec/table.rs`), written with [`sys::table`], which escapes every cell; the verb's
 //!   `--format` is [`cli::ListFormat`], read through [`mod@cli::format`] (its default, `auto`).
+//! - **Progress** of a new long verb: the verb takes a [`sys::progress::Progress`] and
+//!   reports its steps or its count; its arm in [`cli`] runs it inside
+//!   [`cli::progress::showing`], which draws the status line when stderr is a terminal.
 //! - A new **verb or flag**: its group's file in [`cli`] (a new group: a file with its
 //!   `run`, and one arm in `cli/dispatch.rs`); the man page and the completions follow by
 //!   themselves (`cli/docs.rs`).

@@ -61,16 +61,13 @@ impl BuildLog {
     }
 
     /// Runs `argv` with its output (stdout and stderr) appended to the log; our stdout
-    /// carries only the protocol's JSON document. A failure carries the log's last lines.
+    /// carries only the protocol's JSON document, and our stderr nothing of the command
+    /// (a person at a terminal sees its step on the build's status line). A failure carries
+    /// the log's last lines.
     pub fn run(&mut self, argv: &[String]) -> Result<()> {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| Error::Internal("empty command".to_owned()))?;
-        eprintln!(
-            "clone-army: running {} (output in {})",
-            argv.join(" "),
-            self.shown.display()
-        );
         let _ = writeln!(self.file, "# clone-army: running {}", argv.join(" "));
         let output = |log: &File| -> Result<Stdio> {
             let fd = log

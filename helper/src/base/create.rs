@@ -5,6 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::build_log::BuildLog;
+use super::builder::command::step_name;
 use super::builder::{release_package_url, BuildSpec, PeSpec};
 use super::{builder_for, disk_space, info, BaseMetadata, Family, Os, PuppetSource};
 use crate::context::Context;
@@ -16,6 +17,7 @@ use crate::sys::faults;
 use crate::sys::fsutil::{create_dir_all, remove_dir_all, write_atomic};
 use crate::sys::names::{validate_base_name, validate_hostname};
 use crate::sys::paths::{Layout, BASE_METADATA, STATE_DIR};
+use crate::sys::progress::Progress;
 use crate::sys::time::rfc3339_utc;
 
 /// What the caller asked for; `None` means "like the host".
@@ -54,7 +56,13 @@ fn refuse_unverifiable(
     Ok(())
 }
 
-pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
+/// `base create`, reporting each of the builder's commands as a step and finishing the
+/// root file system as the last.
+pub fn create(
+    ctx: &Context,
+    request: &BaseRequest,
+    progress: &dyn Progress,
+) -> Result<BaseCreated> {
     validate_base_name("name", &request.name)?;
     let layout = &ctx.layout;
     let (metadata, spec) = resolve(layout, request)?;
@@ -88,10 +96,14 @@ pub fn create(ctx: &Context, request: &BaseRequest) -> Result<BaseCreated> {
     let built = (|| {
         create_dir_all(&staging, 0o755)?;
         faults::after("base-create:staging-created");
-        for argv in builder.commands(&spec, &staging)? {
-            log.run(&argv)?;
+        let commands = builder.commands(&spec, &staging)?;
+        let steps = commands.len() + 1;
+        for (index, argv) in commands.iter().enumerate() {
+            progress.step(&step_name(argv), index + 1, steps);
+            log.run(argv)?;
         }
         faults::after("base-create:builder-ran");
+        progress.step("finishing the root file system", steps, steps);
         builder.post_steps(&staging)?;
         faults::after("base-create:rootfs-finished");
         let json =
@@ -379,6 +391,7 @@ fn validate_mirror(mirror: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::progress::Recorded;
 
     fn host(dir: &Path, os_release: &str, sources: &str) -> Layout {
         fs::create_dir_all(dir.join("etc/apt/sources.list.d")).unwrap();
@@ -533,8 +546,9 @@ mod tests {
         let systemd = crate::systemd::RecordingSystemd::default();
         let ctx = Context::new(layout.clone(), &systemd);
         let mut req = request(None);
+        let progress = Recorded::default();
         // Without the archive keyring nothing is built, nor even started.
-        let error = create(&ctx, &req).unwrap_err();
+        let error = create(&ctx, &req, &progress).unwrap_err();
         assert_eq!(error.kind(), "unsupported");
         assert!(
             error
@@ -543,13 +557,16 @@ mod tests {
             "{error}"
         );
         assert!(!layout.fs("/var/lib/puppet-clone-army/.lock").exists());
+        assert!(progress.reports().is_empty());
         let keyrings = layout.fs("/usr/share/keyrings");
         fs::create_dir_all(&keyrings).unwrap();
         fs::write(keyrings.join("debian-archive-keyring.gpg"), "").unwrap();
         // A mirror debootstrap cannot use, so the build fails quickly (or debootstrap is absent).
         req.mirror = Some("file:/nonexistent-mirror".into());
-        let error = create(&ctx, &req).unwrap_err();
+        let error = create(&ctx, &req, &progress).unwrap_err();
         assert_eq!(error.kind(), "base-build-failed");
+        // One debootstrap, then the finishing step it never got to.
+        assert_eq!(progress.reports(), ["step 1/2 debootstrap"]);
         assert!(!layout.fs(layout.staging_dir("b1")).exists());
         assert!(!layout.fs(layout.base_dir("b1")).exists());
         assert!(systemd.calls().is_empty());

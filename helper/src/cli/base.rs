@@ -5,24 +5,28 @@ use clap::{Args, Subcommand};
 use super::answer::{json, listing, on_host, Answer};
 use super::args::ListArgs;
 use super::examples;
+use super::progress::showing;
 use crate::base::{self, Os, PuppetSource};
 use crate::protocol::error::Result;
 
 /// Runs a `base` verb.
 pub fn run(verb: BaseVerb) -> Result<Answer> {
     on_host(|ctx| match verb {
-        BaseVerb::Create(args) => json(base::create(
-            ctx,
-            &base::BaseRequest {
-                name: args.name,
-                os: args.os,
-                release: args.release,
-                mirror: args.mirror,
-                puppet_source: args.puppet_source,
-                server: args.server,
-                pe_ca_cert: args.pe_ca_cert,
-            },
-        )),
+        BaseVerb::Create(args) => json(showing(&format!("base {}", args.name), |progress| {
+            base::create(
+                ctx,
+                &base::BaseRequest {
+                    name: args.name,
+                    os: args.os,
+                    release: args.release,
+                    mirror: args.mirror,
+                    puppet_source: args.puppet_source,
+                    server: args.server,
+                    pe_ca_cert: args.pe_ca_cert,
+                },
+                progress,
+            )
+        })),
         BaseVerb::List(args) => listing(base::list(ctx), args.format, base::list_table),
         BaseVerb::Remove { name } => json(base::remove(ctx, &name)),
     })

@@ -10,12 +10,16 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 use super::answer::{answer, print_bytes};
-use super::{base, clone, docs, exec, host, ramp, record, report, ssl, twin, usage, Cli, Command};
+use super::{
+    base, clone, docs, exec, host, progress, ramp, record, report, ssl, twin, usage, Cli, Command,
+};
 use crate::protocol::answers::{self, Envelope};
+use crate::protocol::warnings;
 use crate::schema;
 
 /// Parses the command line, runs the verb and prints its answer; the process's exit code.
 pub fn run() -> i32 {
+    warnings::say_through(progress::say);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

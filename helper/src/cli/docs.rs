@@ -61,7 +61,9 @@ outside a flag's set) runs no verb: one line on stderr says why, nothing goes to
 .SH OUTPUT
 Every verb answers with one JSON document on stdout (the protocol: \fIdocs/PROTOCOL.md\fR in the
 clone_army module, where the Puppet Server or \fBpuppet module install\fR put it), also on
-failure; progress and warnings go to stderr. \fBclone list\fR, \fBbase list\fR, \fBexec\fR,
+failure; warnings and progress go to stderr, where \fBbase create\fR, \fBclone start\fR and
+\fBclone create\-many\fR show a status line only when it is a terminal (nothing otherwise).
+\fBclone list\fR, \fBbase list\fR, \fBexec\fR,
 \fBreport\fR and \fBramp report\fR take \fB\-\-format auto|json|table\fR (\fBreport\fR also
 \fBprometheus\fR, for monitoring): \fBauto\fR, the default, is a table when stdout is a terminal
 and the JSON document otherwise; scripts that parse the answer pass \fB\-\-format json\fR.

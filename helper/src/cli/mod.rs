@@ -1,7 +1,8 @@
 //! The command line, as docs/PROTOCOL.md documents it ([`Cli`]), one file per verb group with
 //! its arguments and its `run` ([`base`], [`clone`], [`exec`], [`host`], [`ssl`],
 //! [`report`], [`record`], [`ramp`], [`twin`]), their dispatch ([`dispatch`]), what a verb answers
-//! ([`answer`]) and in which `--format` ([`mod@format`]), what a refused command line gets
+//! ([`answer`]) and in which `--format` ([`mod@format`]), where a long verb's progress goes
+//! ([`progress`]: a status line on a terminal, nothing otherwise), what a refused command line gets
 //! ([`usage`]), the examples `--help` shows ([`examples`]), and the man page and shell
 //! completions made from it ([`docs`]).
 
@@ -15,6 +16,7 @@ pub mod examples;
 pub mod exec;
 pub mod format;
 pub mod host;
+pub mod progress;
 pub mod ramp;
 pub mod record;
 pub mod report;
@@ -42,7 +44,8 @@ use twin::TwinVerb;
     about = "Runs a fleet of puppet-agent clones as systemd-nspawn containers over OverlayFS.",
     long_about = "Runs a fleet of puppet-agent clones as systemd-nspawn containers over OverlayFS.\n\
                   Answers with one JSON document on stdout (see the module's docs/PROTOCOL.md), or a table for people\n\
-                  where a verb has one and stdout is a terminal; progress goes to stderr.",
+                  where a verb has one and stdout is a terminal. Warnings and progress go to stderr; base create,\n\
+                  clone start and clone create-many show theirs as a status line only when stderr is a terminal.",
     after_help = examples::PROGRAM
 )]
 pub struct Cli {

@@ -17,6 +17,7 @@ use crate::sys::faults;
 use crate::sys::fsutil::{create_dir_all, ensure_symlink, read_optional, write_atomic};
 use crate::sys::names::{validate_base_name, validate_hostname, validate_name};
 use crate::sys::paths::SERVICE_TEMPLATE;
+use crate::sys::progress::{Progress, Quiet};
 use crate::systemd::units::{self, parse_clone_mount};
 use crate::systemd::wait_for_state;
 
@@ -49,7 +50,7 @@ pub struct CloneRequest {
 /// `clone create`.
 pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneCreated> {
     let checked = check(ctx, request)?;
-    let mut created = make(ctx, &[checked])?
+    let mut created = make(ctx, &[checked], &Quiet)?
         .pop()
         .ok_or_else(|| Error::Internal(format!("clone {:?} vanished", request.name)))?;
     if request.start {
@@ -65,7 +66,11 @@ pub fn create(ctx: &Context, request: &CloneRequest) -> Result<CloneCreated> {
 /// and every name against the clones there are, before anything is written; none may
 /// `--start` (`clone start` the clones after, in waves). The answers are in the order
 /// asked.
-pub fn create_many(ctx: &Context, requests: &[CloneRequest]) -> Result<ClonesCreated> {
+pub fn create_many(
+    ctx: &Context,
+    requests: &[CloneRequest],
+    progress: &dyn Progress,
+) -> Result<ClonesCreated> {
     if let Some(i) = requests.iter().position(|r| r.start) {
         return Err(Error::InvalidArgument {
             field: "start",
@@ -90,12 +95,13 @@ pub fn create_many(ctx: &Context, requests: &[CloneRequest]) -> Result<ClonesCre
     if checked.is_empty() {
         return Ok(ClonesCreated { clones: Vec::new() });
     }
-    make(ctx, &checked).map(|clones| ClonesCreated { clones })
+    make(ctx, &checked, progress).map(|clones| ClonesCreated { clones })
 }
 
 /// The checked clones made under one lock, with one daemon-reload; their answers in
-/// order.
-fn make(ctx: &Context, checked: &[Checked]) -> Result<Vec<CloneCreated>> {
+/// order. `progress` counts the clones whose files are written (the reload follows the
+/// last).
+fn make(ctx: &Context, checked: &[Checked], progress: &dyn Progress) -> Result<Vec<CloneCreated>> {
     let _lock = ctx.lock()?;
     // A fleet of sharpie-clone_army 0.2.1 holds these clones' units and dirs: it goes first.
     super::migrate::old_fleet::replace(ctx)?;
@@ -108,8 +114,10 @@ fn make(ctx: &Context, checked: &[Checked]) -> Result<Vec<CloneCreated>> {
     let host_limits = crate::host::limits::ensure(&ctx.layout);
     let bus_limits = crate::host::bus::ensure(&ctx.layout, ctx.systemd);
     let mut written = Vec::with_capacity(checked.len());
+    progress.count(0, checked.len());
     for (one, base) in checked.iter().zip(&bases) {
         written.push(write_clone(ctx, one, base)?);
+        progress.count(written.len(), checked.len());
     }
     let units_changed =
         write_units_and_reload(ctx, &checked.iter().zip(&written).collect::<Vec<_>>())?;

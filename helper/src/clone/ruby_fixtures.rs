@@ -51,7 +51,7 @@ fn ruby_fixtures_are_current() {
     for made in [names(&["clone3"]), names(&["clone1", "clone2", "clone3"])] {
         let g = Fixture::new();
         let requests: Vec<_> = made.iter().map(|name| request(name)).collect();
-        let created = create_many(&g.ctx(), &requests).unwrap();
+        let created = create_many(&g.ctx(), &requests, &crate::sys::progress::Quiet).unwrap();
         answers.push((
             format!("clone_create_many_{}", made.join("_")),
             answer(created, g.root()),
@@ -74,7 +74,10 @@ fn ruby_fixtures_are_current() {
     ] {
         answers.push((
             file.to_owned(),
-            answer(start(&f.ctx(), &started, 0).unwrap(), &root),
+            answer(
+                start(&f.ctx(), &started, 0, &crate::sys::progress::Quiet).unwrap(),
+                &root,
+            ),
         ));
     }
     f.mount(&[]);

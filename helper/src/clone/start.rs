@@ -18,6 +18,7 @@ pub use crate::protocol::answers::ClonesStarted;
 use crate::protocol::error::{Error, Result};
 use crate::sys::clock::{Clock, SystemClock};
 use crate::sys::names::validate_name;
+use crate::sys::progress::Progress;
 use crate::systemd::{JournalTail, SystemdError, STATE_POLL_INTERVAL};
 
 /// About how far apart the waves of a ramp-up are.
@@ -50,8 +51,14 @@ pub fn plan_waves(clones: &[String], ramp_up_seconds: u64) -> Vec<(Duration, Vec
         .collect()
 }
 
-pub fn start(ctx: &Context, clones: &[String], ramp_up_seconds: u64) -> Result<ClonesStarted> {
-    start_paced(ctx, clones, ramp_up_seconds, &SystemClock::new())
+/// `clone start`, reporting how many of the clones are active as they come up.
+pub fn start(
+    ctx: &Context,
+    clones: &[String],
+    ramp_up_seconds: u64,
+    progress: &dyn Progress,
+) -> Result<ClonesStarted> {
+    start_paced(ctx, clones, ramp_up_seconds, &SystemClock::new(), progress)
 }
 
 pub fn start_paced(
@@ -59,6 +66,7 @@ pub fn start_paced(
     clones: &[String],
     ramp_up_seconds: u64,
     clock: &dyn Clock,
+    progress: &dyn Progress,
 ) -> Result<ClonesStarted> {
     if ramp_up_seconds > MAX_RAMP_UP_SECONDS {
         return Err(Error::InvalidArgument {
@@ -85,17 +93,18 @@ pub fn start_paced(
     let bus_limits = crate::host::bus::ensure(&ctx.layout, ctx.systemd);
     let waves = plan_waves(&unique, ramp_up_seconds);
     let mut failures: Vec<(String, Error)> = Vec::new();
+    let mut started = Started {
+        active: 0,
+        of: unique.len(),
+        progress,
+    };
+    started.add(0);
     for (at, wave) in &waves {
         let now = clock.elapsed();
         if *at > now {
             clock.sleep(*at - now);
         }
-        eprintln!(
-            "clone-army: starting {} clone(s): {}",
-            wave.len(),
-            wave.join(" ")
-        );
-        failures.extend(start_wave(ctx, wave, clock)?);
+        failures.extend(start_wave(ctx, wave, clock, &mut started)?);
     }
     if !failures.is_empty() {
         return Err(Error::ClonesFailed {
@@ -132,9 +141,28 @@ fn is_bus_failure(error: &SystemdError) -> bool {
     )
 }
 
+/// How many of the clones asked are active so far, reported as each comes up.
+struct Started<'p> {
+    active: usize,
+    of: usize,
+    progress: &'p dyn Progress,
+}
+
+impl Started<'_> {
+    fn add(&mut self, clones: usize) {
+        self.active += clones;
+        self.progress.count(self.active, self.of);
+    }
+}
+
 /// Queues every start of the wave, then waits for all of them together. Returns the
 /// clones that failed; an unreachable bus fails the whole verb.
-fn start_wave(ctx: &Context, wave: &[String], clock: &dyn Clock) -> Result<Vec<(String, Error)>> {
+fn start_wave(
+    ctx: &Context,
+    wave: &[String],
+    clock: &dyn Clock,
+    started: &mut Started,
+) -> Result<Vec<(String, Error)>> {
     let mut failures = Vec::new();
     let mut pending: Vec<(String, String)> = Vec::new();
     for clone in wave {
@@ -150,10 +178,14 @@ fn start_wave(ctx: &Context, wave: &[String], clock: &dyn Clock) -> Result<Vec<(
     let mut last: BTreeMap<String, String> = BTreeMap::new();
     loop {
         let states = ctx.systemd.unit_states(&pattern)?;
+        let mut active = 0;
         pending.retain(|(clone, unit)| {
             let state = states.get(unit).map_or("inactive", String::as_str);
             match state {
-                "active" => false,
+                "active" => {
+                    active += 1;
+                    false
+                }
                 "failed" => {
                     let lines = ctx.systemd.recent_log(unit);
                     failures.push((
@@ -175,6 +207,9 @@ fn start_wave(ctx: &Context, wave: &[String], clock: &dyn Clock) -> Result<Vec<(
                 }
             }
         });
+        if active > 0 {
+            started.add(active);
+        }
         if pending.is_empty() {
             break;
         }
@@ -204,6 +239,7 @@ fn start_wave(ctx: &Context, wave: &[String], clock: &dyn Clock) -> Result<Vec<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::progress::{Quiet, Recorded};
     use crate::sys::test_clock::clock;
 
     fn names(n: usize) -> Vec<String> {
@@ -254,7 +290,8 @@ mod tests {
         let f = fixture_with(&["c1", "c2", "c3", "c4", "c5"]);
         let before = f.systemd.calls().len();
         let pace = clock(None);
-        let started = start_paced(&f.ctx(), &names(5), 10, &pace).unwrap();
+        let progress = Recorded::default();
+        let started = start_paced(&f.ctx(), &names(5), 10, &pace, &progress).unwrap();
         let calls: Vec<String> = f.systemd.calls()[before..]
             .iter()
             .filter(|c| !c.starts_with("reset_failed_unit"))
@@ -282,6 +319,8 @@ mod tests {
         assert_eq!(started.waves[1], ["c4", "c5"]);
         assert_eq!(started.ramp_up_seconds, 10);
         assert_eq!(started.clones.len(), 5);
+        // Shown from the start, then as each wave comes up.
+        assert_eq!(progress.reports(), ["count 0/5", "count 3/5", "count 5/5"]);
     }
 
     #[test]
@@ -289,13 +328,14 @@ mod tests {
         let f = fixture_with(&["c1", "c2"]);
         let before = f.systemd.calls().len();
         let pace = clock(None);
-        let error = start_paced(&f.ctx(), &names(2), MAX_RAMP_UP_SECONDS + 1, &pace).unwrap_err();
+        let error =
+            start_paced(&f.ctx(), &names(2), MAX_RAMP_UP_SECONDS + 1, &pace, &Quiet).unwrap_err();
         assert_eq!(error.field(), Some("ramp-up"));
         assert!(error.to_string().contains("allowed: 0 to 86400"), "{error}");
         assert_eq!(f.systemd.calls().len(), before);
         assert!(pace.sleeps().is_empty());
         // The bound itself is a ramp like any other.
-        start_paced(&f.ctx(), &names(2), MAX_RAMP_UP_SECONDS, &pace).unwrap();
+        start_paced(&f.ctx(), &names(2), MAX_RAMP_UP_SECONDS, &pace, &Quiet).unwrap();
     }
 
     #[test]
@@ -303,7 +343,8 @@ mod tests {
         let f = fixture_with(&["c1", "c2", "c3"]);
         f.systemd.fail_starts_of("puppet-clone-army@c2.service");
         let pace = clock(None);
-        let error = start_paced(&f.ctx(), &names(3), 0, &pace).unwrap_err();
+        let progress = Recorded::default();
+        let error = start_paced(&f.ctx(), &names(3), 0, &pace, &progress).unwrap_err();
         assert_eq!(error.kind(), "systemd");
         assert_eq!(error.exit_code(), 1);
         let message = error.to_string();
@@ -315,7 +356,8 @@ mod tests {
         assert_eq!(causes.len(), 1, "{causes:?}");
         assert!(causes[0].starts_with("c2: unit puppet-clone-army@c2.service failed"));
         assert!(causes[0].contains("exit-code"), "{}", causes[0]);
-        // c3 was started all the same.
+        // c3 was started all the same; the count is of the clones that are active.
+        assert_eq!(progress.reports(), ["count 0/3", "count 2/3"]);
         assert_eq!(
             f.systemd.active_state_of("puppet-clone-army@c3.service"),
             "active"
@@ -365,7 +407,7 @@ mod tests {
         ctx.systemd = &stuck;
         ctx.wait_timeout = Duration::from_secs(120);
         let pace = clock(None);
-        let error = start_paced(&ctx, &names(2), 0, &pace).unwrap_err();
+        let error = start_paced(&ctx, &names(2), 0, &pace, &Quiet).unwrap_err();
         assert!(error.to_string().contains("c1"), "{error}");
         assert!(error.causes()[0].contains("did not become active within 120 s"));
         // One deadline, polled: about 120 s of simulated time, not per clone.
@@ -378,7 +420,7 @@ mod tests {
         let f = fixture_with(&["c1"]);
         f.systemd.make_unreachable();
         let pace = clock(None);
-        let error = start_paced(&f.ctx(), &names(1), 0, &pace).unwrap_err();
+        let error = start_paced(&f.ctx(), &names(1), 0, &pace, &Quiet).unwrap_err();
         assert_eq!(error.kind(), "systemd");
         assert!(error.to_string().contains("/nonexistent"), "{error}");
     }

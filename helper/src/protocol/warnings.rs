@@ -2,14 +2,29 @@
 //! carried in the answer's `warnings`, so that a caller that does not show stderr (the
 //! Puppet providers drop it) still tells its user.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 static WARNINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// How a warning is said, once the command line has set it ([`say_through`]); a line of
+/// its own on stderr until then.
+static SAY: OnceLock<fn(&str)> = OnceLock::new();
+
+/// Has every warning from now on said through `say`: the command line's, which prints it
+/// above the status line of a long verb while one is on the terminal (a line of stderr's
+/// own would be written into the middle of it).
+pub fn say_through(say: fn(&str)) {
+    let _ = SAY.set(say);
+}
 
 /// Says `message` on stderr now and keeps it for the answer.
 pub fn warn(message: impl Into<String>) {
     let message = message.into();
-    eprintln!("clone-army: warning: {message}");
+    let line = format!("clone-army: warning: {message}");
+    match SAY.get() {
+        Some(say) => say(&line),
+        None => eprintln!("{line}"),
+    }
     WARNINGS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -145,7 +145,8 @@ impl Fleet for HostFleet<'_> {
     }
 
     fn start(&mut self, names: &[String], spread: u64) -> Result<Vec<String>> {
-        match crate::clone::start(self.ctx, names, spread) {
+        // The ramp says each step's outcome itself; a step's starts are not shown apart.
+        match crate::clone::start(self.ctx, names, spread, &crate::sys::progress::Quiet) {
             Ok(_) => Ok(Vec::new()),
             // The step goes on with the clones that started; the baseline names the others.
             Err(Error::ClonesFailed { failed, .. }) => Ok(failed),

@@ -1,7 +1,8 @@
 //! Low-level host plumbing with no knowledge of clones or bases: file writes that never
 //! follow a link ([`fsutil`], [`confined`], [`output_file`]), mounts, the lock, the on-disk layout
 //! ([`paths`]), names, escaping for terminals and the tables people read ([`table`]), fault injection points, leftovers of
-//! killed runs, time and the [`clock`], and whether a host directory is root's alone all the way up
+//! killed runs, time and the [`clock`], how far long work has come ([`progress`], shown or not as
+//! the command line decides), and whether a host directory is root's alone all the way up
 //! ([`trusted`]).
 
 pub mod clock;
@@ -15,6 +16,7 @@ pub mod mounts;
 pub mod names;
 pub mod output_file;
 pub mod paths;
+pub mod progress;
 pub mod reload;
 pub mod table;
 pub mod temp_names;

@@ -1,5 +1,5 @@
 //! The command lines every installer is made of: a command inside the staging root, a
-//! verified download on the host, paths into the root.
+//! verified download on the host, paths into the root; and what a person is shown of one.
 
 use std::path::Path;
 
@@ -16,6 +16,35 @@ pub(super) fn path_arg(path: &Path) -> String {
 /// `<staging>/<relative>` as a host path, for commands that run on the host.
 pub(super) fn inside(staging: &Path, relative: &str) -> String {
     path_arg(&staging.join(relative.trim_start_matches('/')))
+}
+
+/// The installers whose first plain word (letters alone) is the subcommand that says
+/// what a step does: `apt-get update`, `dnf install`, `zypper refresh`.
+const WITH_SUBCOMMANDS: &[&str] = &["apt-get", "dnf", "zypper"];
+
+/// A command as a build's step is named for people: its program (for a command inside
+/// the staging root, [`in_root`], the one it runs there), with the subcommand of those
+/// that have one ([`WITH_SUBCOMMANDS`]).
+pub fn step_name(argv: &[String]) -> String {
+    let command = match argv.iter().position(|a| a == "--") {
+        Some(end) if argv.first().is_some_and(|p| p == "systemd-nspawn") => &argv[end + 1..],
+        _ => argv,
+    };
+    let Some((program, args)) = command.split_first() else {
+        return String::new();
+    };
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let subcommand = WITH_SUBCOMMANDS
+        .contains(&program)
+        .then(|| {
+            args.iter()
+                .find(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_lowercase()))
+        })
+        .flatten();
+    match subcommand {
+        Some(word) => format!("{program} {word}"),
+        None => program.to_owned(),
+    }
 }
 
 /// A command run inside the staging root (not booted). `--register=no --keep-unit`: no

@@ -144,6 +144,42 @@ mod tests {
         }
     }
 
+    /// What a person sees of each step on a build's status line: the program (inside the
+    /// root, the one run there), with the package tools' subcommand.
+    #[test]
+    fn steps_are_named_by_what_they_run() {
+        use PuppetSource::*;
+        let names = |spec: &BuildSpec| -> Vec<String> {
+            commands(spec)
+                .iter()
+                .map(|a| command::step_name(a))
+                .collect()
+        };
+        let debian = "http://deb.debian.org/debian";
+        assert_eq!(
+            names(&spec(Os::Debian, "bookworm", debian, Puppet)),
+            [
+                "debootstrap",
+                "curl",
+                "dpkg",
+                "apt-get update",
+                "apt-get install",
+                "apt-get clean",
+                "rm"
+            ]
+        );
+        assert_eq!(
+            names(&spec(Os::Rhel, "9", "", Pe)),
+            ["dnf install", "curl", "install", "bash", "rm", "dnf clean"]
+        );
+        let leap = "http://download.opensuse.org/distribution/leap/15.6/repo/oss/";
+        assert_eq!(
+            names(&spec(Os::Opensuse, "15.6", leap, Openvox))[..4],
+            ["sh", "zypper addrepo", "zypper refresh", "zypper install"]
+        );
+        assert_eq!(command::step_name(&[]), "");
+    }
+
     #[test]
     fn debian_distro_is_one_debootstrap_call() {
         let all = commands(&spec(

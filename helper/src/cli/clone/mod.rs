@@ -13,6 +13,7 @@ pub use args::{CloneConfigureArgs, CloneCreateArgs, ShapeArgs};
 use crate::cli::answer::{json, listing, on_host, Answer};
 use crate::cli::args::ListArgs;
 use crate::cli::examples;
+use crate::cli::progress::showing;
 use crate::clone;
 use crate::protocol::error::Result;
 
@@ -20,11 +21,15 @@ use crate::protocol::error::Result;
 pub fn run(verb: CloneVerb) -> Result<Answer> {
     on_host(|ctx| match verb {
         CloneVerb::Create(args) => json(clone::create(ctx, &args.into_request())),
-        CloneVerb::CreateMany { file } => json(
-            create_many::requests(&file).and_then(|requests| clone::create_many(ctx, &requests)),
-        ),
+        CloneVerb::CreateMany { file } => json(create_many::requests(&file).and_then(|requests| {
+            showing("creating clones", |progress| {
+                clone::create_many(ctx, &requests, progress)
+            })
+        })),
         CloneVerb::List(args) => listing(clone::list(ctx), args.format, clone::list_table),
-        CloneVerb::Start { ramp_up, names } => json(clone::start(ctx, &names, ramp_up)),
+        CloneVerb::Start { ramp_up, names } => json(showing("starting clones", |progress| {
+            clone::start(ctx, &names, ramp_up, progress)
+        })),
         CloneVerb::Stop { names } => json(clone::stop(ctx, &names)),
         CloneVerb::Remove { names, forget_ssl } => {
             json(clone::remove_with(ctx, &names, forget_ssl))

@@ -1,6 +1,7 @@
 //! `clone create`: what it writes, what it refuses before touching anything.
 
 use super::*;
+use crate::sys::progress::{Quiet, Recorded};
 
 #[test]
 fn create_writes_everything_and_reloads_once() {
@@ -280,7 +281,12 @@ fn create_many_makes_each_clone_as_create_does_with_one_reload() {
     }
     let batch = Fixture::new();
     let requests: Vec<_> = ["clone1", "clone2", "clone3"].map(shaped).into();
-    let created = create_many(&batch.ctx(), &requests).unwrap();
+    let progress = Recorded::default();
+    let created = create_many(&batch.ctx(), &requests, &progress).unwrap();
+    assert_eq!(
+        progress.reports(),
+        ["count 0/3", "count 1/3", "count 2/3", "count 3/3"]
+    );
 
     let names: Vec<_> = created
         .clones
@@ -295,7 +301,7 @@ fn create_many_makes_each_clone_as_create_does_with_one_reload() {
     assert_eq!(everything(batch.root()), everything(one_by_one.root()));
 
     // The same batch again changes nothing, and reloads nothing.
-    let again = create_many(&batch.ctx(), &requests).unwrap();
+    let again = create_many(&batch.ctx(), &requests, &Quiet).unwrap();
     assert!(again.clones.iter().all(|c| !c.changed));
     assert_eq!(batch.reloads(), 1);
 }
@@ -323,10 +329,12 @@ fn create_many_refuses_a_bad_batch_before_writing_anything() {
         (shaped("clone1"), "name"),
     ] {
         let batch = [shaped("clone1"), shaped("clone2"), third];
-        let e = create_many(&f.ctx(), &batch).unwrap_err();
+        let progress = Recorded::default();
+        let e = create_many(&f.ctx(), &batch, &progress).unwrap_err();
         assert_eq!(e.field(), Some(field), "{e}");
         assert_eq!(everything(f.root()), before, "{e}");
         assert!(f.actions().is_empty(), "{e}");
+        assert!(progress.reports().is_empty(), "{e}");
     }
 }
 
@@ -341,7 +349,7 @@ fn create_many_refuses_a_name_another_base_has_before_writing_anything() {
     )
     .unwrap();
     let before = everything(f.root());
-    let e = create_many(&f.ctx(), &[shaped("clone1"), shaped("clone2")]).unwrap_err();
+    let e = create_many(&f.ctx(), &[shaped("clone1"), shaped("clone2")], &Quiet).unwrap_err();
     assert!(e.to_string().contains("debian-11"), "{e}");
     assert_eq!(everything(f.root()), before);
 }

@@ -1,6 +1,7 @@
 //! `clone start` and `clone stop`: waiting, failing units, systemd giving up, the lock.
 
 use super::*;
+use crate::sys::progress::Quiet;
 
 #[test]
 fn a_failing_start_is_a_systemd_error_naming_the_unit() {
@@ -35,7 +36,7 @@ fn start_and_stop() {
     f.create("c1", false);
     f.create("c2", false);
     let names = vec!["c1".to_owned(), "c2".to_owned()];
-    let started = start(&f.ctx(), &names, 0).unwrap().clones;
+    let started = start(&f.ctx(), &names, 0, &Quiet).unwrap().clones;
     assert_eq!(
         started.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
         ["c1", "c2"]
@@ -51,7 +52,7 @@ fn start_and_stop() {
         f.systemd.active_state_of("puppet-clone-army@c1.service"),
         "inactive"
     );
-    let error = start(&f.ctx(), &["c1".to_owned(), "c3".to_owned()], 0).unwrap_err();
+    let error = start(&f.ctx(), &["c1".to_owned(), "c3".to_owned()], 0, &Quiet).unwrap_err();
     assert_eq!(error.kind(), "not-found");
     let error = stop(&f.ctx(), &["C1".to_owned()]).unwrap_err();
     assert_eq!(error.kind(), "invalid-name");
@@ -68,7 +69,7 @@ fn start_recovers_a_clone_systemd_gave_up_on() {
     f.systemd.limit_starts_of(unit);
     let before = f.actions().len();
 
-    let started = start(&f.ctx(), &["c1".to_owned(), "c2".to_owned()], 0)
+    let started = start(&f.ctx(), &["c1".to_owned(), "c2".to_owned()], 0, &Quiet)
         .unwrap()
         .clones;
     assert!(started.iter().all(|c| c.state == CloneState::Running));
@@ -96,9 +97,12 @@ fn start_and_stop_never_run_beside_a_change() {
     {
         let _change = ctx.lock().unwrap();
         let names = ["c1".to_owned()];
-        assert_eq!(start(&ctx, &names, 0).err().unwrap().kind(), "lock-timeout");
+        assert_eq!(
+            start(&ctx, &names, 0, &Quiet).err().unwrap().kind(),
+            "lock-timeout"
+        );
         assert_eq!(stop(&ctx, &names).err().unwrap().kind(), "lock-timeout");
     }
     let _other_start = ctx.lock_shared().unwrap();
-    assert!(start(&ctx, &["c1".to_owned()], 0).is_ok());
+    assert!(start(&ctx, &["c1".to_owned()], 0, &Quiet).is_ok());
 }
