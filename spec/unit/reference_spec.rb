@@ -62,18 +62,24 @@ describe 'REFERENCE.md' do
     File.read(file)[%r{^class (\S+) \(?}, 1]
   })
 
+  # Every parameter of the class or plan `name` (`kind`) in `source` has its
+  # entry in the reference's part `part_name`, with an `Example:` line using it.
+  define_method(:expect_documented) do |source, kind, name, part_name|
+    params = source[%r{^#{kind} #{name} \((.*?)^\) \{}m, 1].to_s.scan(%r{^\s+\S.*?\$(\w+)\s*(?:=|,)}).flatten
+    expect(params).not_to be_empty
+    text = section.call(part.call(part_name), anchor_of.call(name))
+    missing = params.reject { |param| entry.call(text, %(<a name="#{param}"></a>)) }
+    expect(missing).to eq([])
+    without_example = params.reject do |param|
+      entry.call(text, %(<a name="#{param}"></a>)).match?(%r{^Example:.*\b#{param}\s*=>}m)
+    end
+    expect(without_example).to eq([])
+  end
+
   classes.reject(&:last).map(&:first).each do |name|
     it "documents every parameter of class #{name}, each with an example" do
       source = File.read(File.join(root, 'manifests', "#{name == 'clone_army' ? 'init' : name.split('::').last}.pp"))
-      params = source[%r{^class #{name} \((.*?)^\) \{}m, 1].to_s.scan(%r{^\s+\S.*?\$(\w+)\s*(?:=|,)}).flatten
-      expect(params).not_to be_empty
-      text = section.call(part.call('Classes'), anchor_of.call(name))
-      missing = params.reject { |param| entry.call(text, %(<a name="#{param}"></a>)) }
-      expect(missing).to eq([])
-      without_example = params.reject do |param|
-        entry.call(text, %(<a name="#{param}"></a>)).match?(%r{^Example:.*\b#{param}\s*=>}m)
-      end
-      expect(without_example).to eq([])
+      expect_documented(source, 'class', name, 'Classes')
     end
   end
 
@@ -128,15 +134,7 @@ describe 'REFERENCE.md' do
     source = File.read(file)
     name = source[%r{^plan (\S+) \(}, 1]
     it "documents every parameter of plan #{name}, each with an example" do
-      params = source[%r{^plan #{name} \((.*?)^\) \{}m, 1].to_s.scan(%r{^\s+\S.*?\$(\w+)\s*(?:=|,)}).flatten
-      expect(params).not_to be_empty
-      text = section.call(part.call('Plans'), anchor_of.call(name))
-      missing = params.reject { |param| entry.call(text, %(<a name="#{param}"></a>)) }
-      expect(missing).to eq([])
-      without_example = params.reject do |param|
-        entry.call(text, %(<a name="#{param}"></a>)).match?(%r{^Example:.*\b#{param}\s*=>}m)
-      end
-      expect(without_example).to eq([])
+      expect_documented(source, 'plan', name, 'Plans')
     end
   end
 
