@@ -32,6 +32,8 @@ SANDBOX_PACKAGES=(
   debootstrap debian-archive-keyring ca-certificates
   # tools the harness and people use inside
   iproute2 procps curl jq less
+  # the code deployer a Puppet Server host runs, for the module deployed from git
+  r10k git
 )
 # Whether the sandbox's Puppet Server stores facts, catalogs and reports in
 # PuppetDB (sandbox.sh server sets it up): on the Puppet 8 suite, as the

@@ -5,9 +5,11 @@ require 'tmpdir'
 require_relative 'spec_helper_acceptance'
 require_relative 'server_classification'
 
-# Deployed from git, the way r10k, Code Manager or Bolt's git modules deploy
-# it: a `git archive HEAD` of the checkout (which has no files/clone-army: the
-# helper is built, not tracked) in the Puppet Server's production environment,
+# Deployed from git by r10k, as a control repository's Puppetfile deploys it:
+# a bare clone of the checkout (which has no files/clone-army: the helper is
+# built, not tracked), named with its HEAD commit in a Puppetfile that the
+# sandbox's own r10k (Debian's package) installs into a module directory of
+# its own. That tree goes into the Puppet Server's production environment,
 # whose modules/ comes before the checkout that the sandbox binds on Debian's
 # basemodulepath. site.pp classifies the sandbox host and its own agent runs
 # against the sandbox's Puppet Server:
@@ -18,17 +20,38 @@ require_relative 'server_classification'
 #      sha256 that `make dist` writes), Puppet fetches and verifies the helper
 #      (a wrong checksum installs nothing), and the fleet goes on checking in.
 #
+# r10k installs into a directory of its own because `r10k puppetfile install`
+# removes whatever its module directory holds that the Puppetfile does not
+# name; the environment's modules/ may hold other specs' modules.
+#
 # Place in the suite: after fleet_lifecycle_spec.rb, whose fleet (two clones
 # on the suite's base) it reuses with the fleet's own settings, so nothing is
 # built or restarted; alone (no fleet yet), it creates one clone, building the
-# base. site.pp, the helper and the environment are put back afterwards, and
-# the HTTP server stopped by its PID, on failure too.
-RSpec.describe 'class clone_army deployed from git with helper_source' do
+# base. site.pp, the helper and the environment are put back afterwards, the
+# r10k directories removed and the HTTP server stopped by its PID, on failure
+# too.
+RSpec.describe 'class clone_army deployed from git by r10k, with helper_source' do
   environment = SandboxHarness::ENVIRONMENT
   site_pp = "#{environment}/manifests/site.pp"
   site_pp_saved = "#{site_pp}.clone-army-git-deploy"
   # The first run may build a base (debootstrap) when there is no fleet to reuse.
   agent_timeout = 1200
+  # r10k's module directory and cache in the sandbox, removed afterwards.
+  r10k_dir = '/var/tmp/clone-army-r10k'
+
+  # Installs the Puppetfile's modules into r10k_dir/modules with r10k, its
+  # cache under r10k_dir too (args: r10k_dir, the Puppetfile); prints the
+  # deployed module's files and its commit.
+  r10k_install = <<~'SH'
+    dir=$1 puppetfile=$2
+    rm -rf "$dir"
+    mkdir -p "$dir/modules"
+    HOME=$dir r10k puppetfile install --puppetfile "$puppetfile" --moduledir "$dir/modules"
+    echo "--- files"
+    cd "$dir/modules/clone_army" && find . -path ./.git -prune -o -type f -print
+    echo "--- commit"
+    git -C "$dir/modules/clone_army" rev-parse HEAD
+  SH
 
   # Moves site.pp aside (args: environment, site.pp, its saved name); says
   # `made-environment` when the environment had to be made.
@@ -69,13 +92,25 @@ RSpec.describe 'class clone_army deployed from git with helper_source' do
     dist = SandboxHarness.dist!
     @checksum = dist[:helper_sha256]
 
-    # The checkout as git deploys it, and the helper as a release hands it out.
-    archive = File.join(@work, 'clone_army.tar')
-    ok = system('git', '-C', SandboxHarness::MODULE_DIR, 'archive', '--format=tar', '--prefix=clone_army/', '-o', archive,
-                'HEAD')
-    raise 'git archive HEAD failed' unless ok
+    # The checkout as a git server holds it, and the Puppetfile that names it.
+    repository = File.join(@work, 'clone_army.git')
+    ok = system('git', 'clone', '--quiet', '--bare', '--no-hardlinks', SandboxHarness::MODULE_DIR, repository)
+    raise "git clone --bare #{SandboxHarness::MODULE_DIR} failed" unless ok
 
-    @archived = IO.popen(['tar', '-tf', archive], &:read).lines.map(&:strip)
+    @commit = IO.popen(['git', '-C', SandboxHarness::MODULE_DIR, 'rev-parse', 'HEAD'], &:read).strip
+    puppetfile = File.join(@work, 'Puppetfile')
+    File.write(puppetfile, <<~PUPPETFILE)
+      # Written by spec/acceptance/git_deploy_spec.rb.
+      mod 'clone_army',
+        git: '#{inside(repository)}',
+        commit: '#{@commit}'
+    PUPPETFILE
+    @r10k = on_sandbox('sh', '-ec', r10k_install, 'sh', r10k_dir, inside(puppetfile), timeout: 600)
+    raise "r10k puppetfile install failed:\n#{@r10k}" unless @r10k.exitstatus.zero?
+
+    sections = @r10k.stdout.split(%r{^--- (files|commit)\n}).drop(1).each_slice(2).to_h
+    @deployed = sections.fetch('files', '').lines.map { |line| line.strip.delete_prefix('./') }
+    @deployed_commit = sections.fetch('commit', '').strip
     www = File.join(@work, 'www')
     FileUtils.mkdir_p(www)
     FileUtils.cp(dist[:helper], File.join(www, 'clone-army'))
@@ -92,7 +127,7 @@ RSpec.describe 'class clone_army deployed from git with helper_source' do
     @made_env = on_sandbox!('sh', '-ec', set_aside, 'sh', environment, site_pp, site_pp_saved,
                             timeout: 60).stdout.include?('made-environment')
     install = on_sandbox!('sh', '-ec', ServerClassification::INSTALL_MODULE, 'sh', SandboxHarness::ENVIRONMENT_MODULE,
-                          'tar', '-xf', inside(archive), '-C', "#{environment}/modules", timeout: 120)
+                          'cp', '-a', "#{r10k_dir}/modules/clone_army", "#{environment}/modules/", timeout: 120)
     @made_modules = install.stdout.include?('made-modules')
 
     # 1. Neither a helper in the module nor helper_source.
@@ -115,6 +150,7 @@ RSpec.describe 'class clone_army deployed from git with helper_source' do
 
   after(:all) do
     @http&.stop
+    on_sandbox('rm', '-rf', r10k_dir, timeout: 120)
     on_sandbox('sh', '-c', ServerClassification::REMOVE_MODULE, 'sh', SandboxHarness::ENVIRONMENT_MODULE,
                @made_modules ? 'made-modules' : '', timeout: 120)
     on_sandbox('sh', '-c', ServerClassification::PUT_BACK, 'sh', site_pp, site_pp_saved, '', SandboxHarness::HELPER,
@@ -122,9 +158,10 @@ RSpec.describe 'class clone_army deployed from git with helper_source' do
     FileUtils.rm_rf(@work) if @work
   end
 
-  it 'deploys a copy without the helper binary' do
-    expect(@archived).to include('clone_army/manifests/install.pp', 'clone_army/metadata.json')
-    expect(@archived).not_to include('clone_army/files/clone-army')
+  it 'deploys the commit the Puppetfile names with r10k, without the helper binary' do
+    expect(@deployed_commit).to eq(@commit), @r10k.to_s
+    expect(@deployed).to include('manifests/install.pp', 'metadata.json', 'lib/puppet/type/clone_army_clone.rb')
+    expect(@deployed).not_to include('files/clone-army')
   end
 
   it 'fails the catalog at once without helper_source, saying what to do' do
