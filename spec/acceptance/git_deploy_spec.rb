@@ -116,7 +116,9 @@ RSpec.describe 'class clone_army deployed from git by r10k, with helper_source' 
     FileUtils.cp(dist[:helper], File.join(www, 'clone-army'))
     @http = LoopbackHttp.new(www, SandboxHarness::SERVER_ADDR, log: File.join(@work, 'http.log')).start
 
-    listed = clone_list
+    # Alone, no earlier spec has installed the helper: no fleet to reuse.
+    helper_there = on_sandbox('test', '-x', SandboxHarness::HELPER, timeout: 30).exitstatus.zero?
+    listed = helper_there ? clone_list : []
     params = if listed.empty?
                { server: SandboxHarness::SERVER, num_clones: 1, runinterval: SandboxHarness::RUNINTERVAL }
              else
