@@ -308,7 +308,6 @@ pub fn schema() -> Schema {
                 max: crate::ramp::MAX_REPEAT as u64,
                 default: Some(crate::ramp::DEFAULT_REPEAT as u64),
             },
-            max_hold_intervals: crate::ramp::schedule::DEFAULT_MAX_HOLD_INTERVALS,
         },
         error_kinds: ErrorKind::ALL,
         problem_kinds: ProblemKind::ALL,

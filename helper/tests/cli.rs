@@ -12,6 +12,7 @@ use serde::Deserialize;
 use clone_army::protocol::answers::{
     BaseList, CloneList, Envelope, ErrorBody, Report, RunStatus, TextfileWritten,
 };
+use clone_army::protocol::ramp::RampLongest;
 
 use common::run_in as run;
 
@@ -171,6 +172,83 @@ fn ramp_report_shows_a_baseline_and_lays_two_side_by_side() {
     let error = failure(&output);
     assert_eq!(error.field.as_deref(), Some("baseline"));
     assert!(error.message.contains("keeps no run times"), "{error:?}");
+}
+
+/// The figures of the ramp task's `ramp run` in `spec/tasks/ramp_spec.rb` (its files
+/// aside, which no answer depends on): 25 clones a step at interval 1800 s.
+const RAMP_TASK_ARGS: &[&str] = &[
+    "--output",
+    "/var/log/puppet-clone-army/stock.json",
+    "--timeline",
+    "/var/log/puppet-clone-army/stock.jsonl",
+    "--interval",
+    "1800",
+    "--step",
+    "25",
+    "--max-p95",
+    "30",
+];
+
+/// `text` is what `spec/fixtures/helper/generated/<name>.json` holds, the answer the Ruby
+/// specs read (rewritten with CLONE_ARMY_WRITE_FIXTURES=1, as `clone::ruby_fixtures`'s).
+fn ruby_fixture_is(name: &str, text: &[u8]) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../spec/fixtures/helper/generated")
+        .join(format!("{name}.json"));
+    if std::env::var_os("CLONE_ARMY_WRITE_FIXTURES").is_some() {
+        std::fs::write(&path, text).unwrap();
+    }
+    assert_eq!(
+        std::fs::read(&path).ok().as_deref(),
+        Some(text),
+        "{} is not what the helper answers now; rewrite it with \
+         CLONE_ARMY_WRITE_FIXTURES=1 cargo test --test cli ramp_longest",
+        path.display()
+    );
+}
+
+/// `ramp longest` answers from its arguments alone, as any user, and starts, reads and
+/// writes nothing: the ramp task's time limit for a `ramp run` with them.
+#[test]
+fn ramp_longest_answers_from_the_arguments_alone_as_any_user() {
+    let root = tempfile::tempdir().unwrap();
+    let longest = |extra: &[&str]| {
+        let mut args = vec!["ramp", "longest"];
+        args.extend(RAMP_TASK_ARGS);
+        args.extend(extra);
+        run(root.path(), &args)
+    };
+
+    let output = longest(&["--max-clones", "100"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let answer: Envelope<RampLongest> = envelope(&output);
+    // 4 coarse steps of 1800 + 7200 s, 5 levels of bisection settling 1800 s more, each of
+    // the 9 late by up to an ordinary call's 900 s, and 900 s more.
+    assert_eq!(
+        answer.result,
+        Some(RampLongest {
+            steps: Some(9),
+            seconds: Some(4 * 9000 + 5 * 10_800 + 10 * 900)
+        })
+    );
+    ruby_fixture_is("ramp_longest", &output.stdout);
+
+    // Without --max-clones the steps are as many as the stopped clones on the host.
+    let output = longest(&[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let answer: Envelope<RampLongest> = envelope(&output);
+    assert_eq!(answer.result, Some(RampLongest::default()));
+    ruby_fixture_is("ramp_longest_unbounded", &output.stdout);
+
+    // Refused as `ramp run` refuses it, naming the flag.
+    let output = longest(&["--max-clones", "100", "--hold", "60"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let error = failure(&output);
+    assert_eq!(error.kind, "invalid-argument");
+    assert_eq!(error.field.as_deref(), Some("hold"));
+    ruby_fixture_is("ramp_longest_refused", &output.stdout);
+
+    assert!(entries(root.path()).is_empty());
 }
 
 #[test]

@@ -177,40 +177,98 @@ describe 'clone_army::ramp' do
     end
   end
 
+  # The helper says how long the ramp of an argv can take (`ramp longest`):
+  # the task asks it for the argv it runs, within an ordinary call's limit.
+  # The answers are the helper's own for these figures (helper/tests/cli.rs
+  # writes them).
   describe 'its time limit' do
     limits = PuppetX::CloneArmy::CallLimits
+    runner = PuppetX::CloneArmy::Runner
+    call_seconds = PuppetX::CloneArmy::Schema.fetch('waits', 'call_seconds')
+    bounded = { 'step' => 25, 'max_clones' => 100, 'interval' => 1800, 'max_p95' => 30, 'baseline' => 'stock.json' }
 
-    it 'is the longest its schedule takes when max_clones bounds it' do
-      args = ['ramp', 'run', '--output', 'b', '--interval', '1800', '--step', '25', '--max-clones', '100']
-      # 4 coarse steps of 25 and ceil(log2 25) = 5 levels of bisection; each step
-      # settles 1800 + 1800 and holds at most 4 x 1800: 6 intervals, 10800 s;
-      # each late by one call's 900 s, and 900 s for the answer.
-      expect(limits.seconds(args)).to eq((9 * (10_800 + 900)) + 900)
-      expect(task.time_limit(args)).to eq(limits.seconds(args))
-      # Three windows of 3600 (the max hold is then 4 x 1800 still): 1800 + 1800 + 21600.
-      expect(limits.seconds(args + ['--hold', '3600', '--repeat', '3'])).to eq((9 * (25_200 + 900)) + 900)
-      # One clone a step: no bisection.
-      expect(limits.seconds(['ramp', 'run', '--interval', '60', '--step', '1', '--max-clones', '2', '--max-hold', '60']))
-        .to eq((2 * (180 + 900)) + 900)
+    # The answer of `ramp longest` in spec/fixtures/helper/generated/<name>.json.
+    def longest_answer(name, exitstatus = 0)
+      PuppetX::CloneArmy::Runner::Result.new(helper_fixture("generated/#{name}.json"), '', exitstatus, nil)
     end
 
-    it 'is none without max_clones, without an interval or with a start time' do
-      expect(limits.seconds(['ramp', 'run', '--interval', '1800', '--step', '25'])).to be_nil
-      expect(limits.seconds(['ramp', 'run', '--step', '25', '--max-clones', '100'])).to be_nil
-      expect(limits.seconds(['ramp', 'run', '--interval', '1800', '--step', '25', '--max-clones', '100', '--start-at', '0'])).to be_nil
-    end
-
-    it 'is what the task runs the helper under' do
-      argv = [helper, *ramp_args.argv({ 'step' => 25, 'max_clones' => 100, 'max_p95' => 30 }, now)]
-      stub_const("#{task}::TEST_HELPER_ENV", 'CLONE_ARMY_RAMP_SPEC_HELPER')
-      ENV['CLONE_ARMY_RAMP_SPEC_HELPER'] = '/bin/true'
+    # Expects the helper to be asked the longest of `args` once, answering `name`.
+    def expect_longest(args, name, exitstatus = 0)
       expect(PuppetX::CloneArmy::Runner).to receive(:run)
-        .with(['/bin/true', *argv.drop(1)], timeout: limits.seconds(argv.drop(1)))
-        .and_return(PuppetX::CloneArmy::Runner::Result.new(answered, '', 0, nil))
-      allow(Time).to receive(:now).and_return(now)
-      expect(run_ramp('step' => 25, 'max_clones' => 100, 'max_p95' => 30).last).to eq(0)
-    ensure
-      ENV.delete('CLONE_ARMY_RAMP_SPEC_HELPER')
+        .with([helper, 'ramp', 'longest', *args.drop(2)], timeout: PuppetX::CloneArmy::Schema.fetch('waits', 'call_seconds'))
+        .once.ordered.and_return(longest_answer(name, exitstatus))
+    end
+
+    it 'is the longest the helper says a ramp run of the same argv can take' do
+      args = ramp_args.argv(bounded, now)
+      expect_longest(args, 'ramp_longest')
+      # 4 coarse steps, 5 levels of bisection, each late by a call: the helper's sum.
+      expect(limits.seconds(args, helper: helper)).to eq(99_000)
+    end
+
+    it 'is none when the helper says the steps are not bounded (no max_clones)' do
+      args = ramp_args.argv(bounded.reject { |key, _| key == 'max_clones' }, now)
+      expect_longest(args, 'ramp_longest_unbounded')
+      expect(limits.seconds(args, helper: helper)).to be_nil
+    end
+
+    it 'asks no helper for another verb\'s limit, and needs one for a ramp\'s' do
+      expect(runner).not_to receive(:run)
+      expect(limits.seconds(['clone', 'list'])).to eq(call_seconds)
+      expect { limits.seconds(['ramp', 'run', '--step', '5']) }.to raise_error(ArgumentError, %r{name the helper})
+    end
+
+    it 'refuses an answer that is not a number of seconds, and a refusal, as the ramp would meet them' do
+      args = ramp_args.argv(bounded, now)
+      [['"soon"', '"soon"'], ['0', '0'], ['1.5', '1.5'], [nil, 'null']].each do |seconds, shown|
+        result = seconds ? "{\"seconds\":#{seconds},\"steps\":9}" : '{}'
+        answer = "{\"protocol\":2,\"ok\":true,\"result\":#{result}}"
+        expect(runner).to receive(:run).and_return(runner::Result.new(answer, '', 0, nil))
+        said = %r{"seconds" is #{Regexp.escape(shown)}, neither}
+        expect { limits.seconds(args, helper: helper) }.to raise_error(PuppetX::CloneArmy::Answer::Refused, said) { |e|
+          expect(e.kind).to eq('malformed-output')
+        }
+      end
+      expect_longest(args, 'ramp_longest_refused', 2)
+      expect { limits.seconds(args, helper: helper) }.to raise_error(PuppetX::CloneArmy::Answer::Refused, %r{hold "60" is invalid}) { |e|
+        expect([e.kind, e.field]).to eq(['invalid-argument', 'hold'])
+      }
+    end
+
+    context 'with the task running a helper' do
+      before(:each) do
+        stub_const("#{task}::TEST_HELPER_ENV", 'CLONE_ARMY_RAMP_SPEC_HELPER')
+        ENV['CLONE_ARMY_RAMP_SPEC_HELPER'] = '/bin/true'
+        allow(Time).to receive(:now).and_return(now)
+      end
+
+      after(:each) { ENV.delete('CLONE_ARMY_RAMP_SPEC_HELPER') }
+
+      let(:helper) { '/bin/true' }
+
+      it 'runs the ramp under the longest the helper answered' do
+        args = ramp_args.argv(bounded, now)
+        expect_longest(args, 'ramp_longest')
+        expect(runner).to receive(:run).with([helper, *args], timeout: 99_000).once.ordered
+                                       .and_return(runner::Result.new(answered, '', 0, nil))
+        expect(run_ramp(bounded).last).to eq(0)
+      end
+
+      it 'answers the helper\'s refusal of the ramp\'s arguments without running it' do
+        params = bounded.merge('hold' => 60)
+        expect_longest(ramp_args.argv(params, now), 'ramp_longest_refused', 2)
+        result, status = run_ramp(params)
+        expect(status).to eq(2)
+        expect(result['_error']).to include('kind' => 'clone_army/invalid-argument', 'details' => a_hash_including('field' => 'hold'))
+        expect(result['_error']['msg']).to include('a step holds at least the run interval (1800 s)')
+      end
+
+      it 'answers a helper that does not say in time as a helper-timeout, without running the ramp' do
+        expect(runner).to receive(:run).once.and_raise(runner::Timeout.new([helper], call_seconds))
+        result, status = run_ramp(bounded)
+        expect(status).to eq(1)
+        expect(result['_error']).to include('kind' => 'clone_army/helper-timeout', 'details' => { 'seconds' => call_seconds })
+      end
     end
   end
 

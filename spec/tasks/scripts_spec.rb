@@ -19,7 +19,8 @@ describe 'the Bolt tasks' do
   end
 
   # A stand-in for clone-army: appends its argv (as JSON) to argv.log and
-  # answers like the helper; FAKE_FAIL=1 makes it fail.
+  # answers like the helper (`ramp longest`: no limit); FAKE_FAIL=1 makes it
+  # fail.
   let(:helper) do
     path = File.join(@dir, 'clone-army')
     File.write(path, <<~RUBY)
@@ -31,7 +32,8 @@ describe 'the Bolt tasks' do
         exit 1
       end
       clones = [{ 'name' => 'clone1', 'state' => 'running' }, { 'name' => 'clone2', 'state' => 'stopped' }]
-      puts JSON.generate('protocol' => 2, 'ok' => true, 'result' => { 'clones' => clones, 'argv' => ARGV })
+      result = ARGV.take(2) == ['ramp', 'longest'] ? { 'seconds' => nil, 'steps' => nil } : { 'clones' => clones, 'argv' => ARGV }
+      puts JSON.generate('protocol' => 2, 'ok' => true, 'result' => result)
     RUBY
     File.chmod(0o755, path)
     path
@@ -156,8 +158,10 @@ describe 'the Bolt tasks' do
       stdout, _, status = run_script(File.join(root, 'tasks/ramp.rb'), { 'step' => 5, 'max_p95' => 30, 'baseline' => 'stock.json' },
                                      'CLONE_ARMY_TASK_RECORD_DIR_FILE' => File.join(@dir, 'record_dir'))
       expect(status).to eq(0)
-      expect(argv_log).to eq([['ramp', 'run', '--output', "#{@dir}/log/stock.json", '--timeline', "#{@dir}/log/stock.jsonl",
-                               '--interval', '1800', '--step', '5', '--max-p95', '30']])
+      # Its time limit first, asked with the same arguments.
+      args = ['--output', "#{@dir}/log/stock.json", '--timeline', "#{@dir}/log/stock.jsonl",
+              '--interval', '1800', '--step', '5', '--max-p95', '30']
+      expect(argv_log).to eq([['ramp', 'longest', *args], ['ramp', 'run', *args]])
       expect(JSON.parse(stdout)['result']).to include('timeline' => "#{@dir}/log/stock.jsonl")
     end
 

@@ -469,7 +469,7 @@ describe PuppetX::CloneArmy::Task do
     end
 
     it 'is stopped at the call\'s limit and answers a helper-timeout _error' do
-      expect(PuppetX::CloneArmy::CallLimits).to receive(:seconds).with(['clone', 'list', '--format', 'json']).and_return(1)
+      expect(PuppetX::CloneArmy::CallLimits).to receive(:seconds).with(['clone', 'list', '--format', 'json'], helper: @hung).and_return(1)
       started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       result, status = run_task(:fleet, 'action' => 'status')
       expect(Process.clock_gettime(Process::CLOCK_MONOTONIC) - started).to be < 10

@@ -54,6 +54,11 @@ Examples:
   clone-army ramp run --output /var/tmp/ramp.json --step 20 --max-error-rate 1 --timeline /var/tmp/ramp.jsonl
   clone-army ramp report /var/tmp/ramp.json";
 
+pub const RAMP_LONGEST: &str = "\
+Examples:
+  clone-army ramp longest --output /var/tmp/ramp.json --step 25 --max-clones 500 --interval 1800 --max-p95 30
+  clone-army ramp longest --output /var/tmp/ramp.json --step 10 --max-clones 40 --repeat 3 --max-p95 60";
+
 pub const TWIN_IMPORT: &str = "\
 Examples:
   clone-army twin list --facts-dir /root/nodes     # what each node's twin would take

@@ -89,7 +89,8 @@ pub enum Command {
     #[command(after_help = examples::RECORD)]
     Record(RecordArgs),
     /// A stepped load: start stopped clones a step at a time until the runs cross a bound,
-    /// and keep every step's figures in a baseline file; or report such a file.
+    /// and keep every step's figures in a baseline file; say how long one can take; or
+    /// report such a file.
     Ramp {
         #[command(subcommand)]
         verb: RampVerb,

@@ -9,13 +9,18 @@ use super::args::{ListFormat, ViewArgs};
 use super::examples;
 use super::format::{self, Chosen};
 use crate::protocol::error::Result;
+use crate::schema::CALL_LIMIT_SECONDS;
 use crate::sys::clock::SystemClock;
 use crate::{ramp, record};
 
-/// Runs a `ramp` verb; `ramp report` reads only the baselines it is given, so it needs no
-/// root.
+/// Runs a `ramp` verb; `ramp report` reads only the baselines it is given and `ramp
+/// longest` only its arguments, so they need no root.
 pub fn run(verb: RampVerb) -> Result<Answer> {
     match verb {
+        RampVerb::Longest(args) => json(
+            args.into_request()
+                .and_then(|request| ramp::longest::longest(&request, CALL_LIMIT_SECONDS)),
+        ),
         RampVerb::Report(args) => listing(
             ramp::report(&args.baseline, args.against.as_deref()),
             args.format,
@@ -52,6 +57,12 @@ pub enum RampVerb {
     /// the baseline (each step's figures and the verdict).
     #[command(after_help = examples::RAMP_RUN)]
     Run(RampArgs),
+    /// The most steps and the longest, in seconds, a `ramp run` with the same arguments
+    /// can take (each step at its longest hold, every level bisection may try, each step
+    /// late by one ordinary call's limit), as its callers' time limit; null without
+    /// --max-clones or with --start-at. Starts nothing and reads nothing on the host.
+    #[command(after_help = examples::RAMP_LONGEST)]
+    Longest(RampArgs),
     /// A baseline `ramp run` wrote, as the curve and its verdict; several, of load hosts
     /// that stepped together (--start-at), merged into one; with --against, side by side
     /// with another (two server versions, two tunings).

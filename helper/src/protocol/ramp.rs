@@ -175,6 +175,15 @@ pub struct Ramped {
     pub baseline: Baseline,
 }
 
+/// What `ramp longest` answers: the most steps a `ramp run` with the same arguments
+/// takes and the longest it can take, seconds; both `None` when its steps are not
+/// bounded (no `--max-clones`, or steps keyed to `--start-at`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RampLongest {
+    pub steps: Option<u64>,
+    pub seconds: Option<u64>,
+}
+
 /// The limits a step is held to; a bound left out is not checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bounds {

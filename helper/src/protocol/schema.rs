@@ -132,18 +132,17 @@ pub struct FactRules {
     pub max_string_length: usize,
 }
 
-/// The memory bound, `max(0, floor((total memory - reserve) / cost of the run mode))`,
-/// and the figures of the CPU bound, `floor(share × cores × runinterval / CPU-s per
-/// run)`, which the Puppet side (`PuppetX::CloneArmy::Capacity`) combines.
-/// What `ramp run` holds its schedule to, for the callers that bound a ramp's length (the
-/// ramp task's time limit): the windows a step may repeat (`--repeat`), and the run
-/// intervals a window holds at most when `--max-hold` is not given.
+/// What `ramp run` takes that the ramp task checks before it runs the helper: the windows
+/// a step may repeat (`--repeat`). The longest a ramp can take is the helper's to say
+/// (`ramp longest`).
 #[derive(Debug, Serialize)]
 pub struct RampRules {
     pub repeat: Range,
-    pub max_hold_intervals: u64,
 }
 
+/// The memory bound, `max(0, floor((total memory - reserve) / cost of the run mode))`,
+/// and the figures of the CPU bound, `floor(share × cores × runinterval / CPU-s per
+/// run)`, which the Puppet side (`PuppetX::CloneArmy::Capacity`) combines.
 #[derive(Debug, Serialize)]
 pub struct Capacity {
     pub reserve_bytes: u64,

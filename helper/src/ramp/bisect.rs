@@ -82,6 +82,20 @@ pub fn next_level(good: usize, bad: usize, resolution: Resolution) -> Option<usi
     (width > resolution.clones_at(bad)).then(|| good + width / 2)
 }
 
+/// The most levels bisection tries in a bracket `width` clones wide: each try halves the
+/// bracket ([`next_level`]), and at worst leaves its wider half, down to the narrowest
+/// bracket `resolution` asks for at any level (a share of the level is never less than
+/// one clone).
+pub fn most_levels(width: usize, resolution: Resolution) -> u64 {
+    let narrowest = Resolution::Clones(resolution.clones_at(0));
+    let (mut good, bad, mut levels) = (0, width, 0);
+    while let Some(level) = next_level(good, bad, narrowest) {
+        good = level;
+        levels += 1;
+    }
+    levels
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +123,19 @@ mod tests {
         assert_eq!(next_level(20, 30, DEFAULT_RESOLUTION), Some(25));
         assert_eq!(next_level(27, 30, DEFAULT_RESOLUTION), None);
         assert_eq!(next_level(30, 20, one), None);
+    }
+
+    #[test]
+    fn bisection_tries_at_most_the_levels_that_halve_a_step_to_the_resolution() {
+        let one = Resolution::Clones(1);
+        // 25 clones: 13, 7, 4, 2, 1 wide after each try.
+        assert_eq!(most_levels(25, one), 5);
+        assert_eq!(most_levels(8, one), 3);
+        assert_eq!(most_levels(1, one), 0);
+        assert_eq!(most_levels(0, one), 0);
+        assert_eq!(most_levels(25, Resolution::Clones(5)), 3);
+        // A share of the level: at worst one clone, at a level near the floor.
+        assert_eq!(most_levels(25, DEFAULT_RESOLUTION), 5);
+        assert_eq!(most_levels(usize::MAX, one), 64);
     }
 }

@@ -36,6 +36,7 @@ pub mod baseline;
 pub mod bisect;
 pub mod host_cpus;
 pub mod limit;
+pub mod longest;
 pub mod merge;
 pub mod run_times;
 pub mod schedule;
@@ -551,7 +552,8 @@ impl<F: Fleet, C: Clock> Run<'_, F, C> {
         let request = self.request;
         let number = self.baseline.steps.len() as u32 + 1;
         let interval = request.report.interval;
-        let settle = settle_after(self.baseline.steps.last(), request.settle, interval);
+        let past_bounds = self.baseline.steps.last().is_some_and(|s| !s.within_bounds);
+        let settle = settle_after(past_bounds, request.settle, interval);
         let rule = schedule::HoldRule {
             settle,
             hold: request.hold,
@@ -634,14 +636,15 @@ impl<F: Fleet, C: Clock> Run<'_, F, C> {
 }
 
 /// Seconds a step settles before its window: the settle asked, and one run interval
-/// more after a step past the bounds. The level tried next inherits that step's backlog
-/// (runs stretched to their interval's end, where the timer stops them, and the queues
-/// behind them); a run lasts at most one interval, so one more lets the backlog end
-/// before the window opens, and the step period stays whole intervals.
-pub fn settle_after(previous: Option<&StepResult>, settle: u64, interval: u64) -> u64 {
-    match previous {
-        Some(step) if !step.within_bounds => settle.saturating_add(interval),
-        _ => settle,
+/// more after a step past the bounds (`past_bounds`). The level tried next inherits that
+/// step's backlog (runs stretched to their interval's end, where the timer stops them,
+/// and the queues behind them); a run lasts at most one interval, so one more lets the
+/// backlog end before the window opens, and the step period stays whole intervals.
+pub fn settle_after(past_bounds: bool, settle: u64, interval: u64) -> u64 {
+    if past_bounds {
+        settle.saturating_add(interval)
+    } else {
+        settle
     }
 }
 

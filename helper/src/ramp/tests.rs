@@ -1619,3 +1619,98 @@ fn the_ramp_table_shows_the_servers_view_of_each_step() {
     // Steps the server was not watched in have no row.
     assert!(!server.lines().any(|l| l.starts_with("1 ")), "{text}");
 }
+
+/// The longest a ramp can take ([`longest::longest`]) holds the ramp's own schedule on a
+/// clock where only the clones' starts take time: a ramp whose coarse steps stay within
+/// the bounds up to the last, whose every level bisection tries is past them (so each
+/// settles an interval more) and whose every window holds its longest, with a step of a
+/// power of two clones, takes exactly that long and that many steps.
+#[test]
+fn the_longest_ramp_takes_exactly_its_longest() {
+    let dir = tempfile::tempdir().unwrap();
+    let never = AtomicBool::new(false);
+    let clock = clock(None);
+    let mut fleet = fleet_of(30, 0);
+    let mut req = request(dir.path().join("ramp.json"));
+    req.step = 8;
+    req.max_clones = Some(24);
+    req.resolution = bisect::Resolution::Clones(1);
+    // 0.5 s a clone: 16 clones make 8 s, 17 make 8.5.
+    req.bounds.p95_seconds = Some(8.2);
+    let done = ramp(&mut fleet, &req, &clock, &never).unwrap();
+    let tried: Vec<(usize, bool)> = done
+        .baseline
+        .steps
+        .iter()
+        .map(|s| (s.clones, s.within_bounds))
+        .collect();
+    assert_eq!(
+        tried,
+        [
+            (8, true),
+            (16, true),
+            (24, false),
+            (20, false),
+            (18, false),
+            (17, false)
+        ]
+    );
+    assert!(done.baseline.steps.iter().all(|s| s.hold == req.max_hold));
+    let bound = longest::longest(&req, 0).unwrap();
+    assert_eq!(bound.steps, Some(6));
+    // Three steps of 240 s, three of 360 (settling an interval more).
+    assert_eq!(bound.seconds, Some(clock.now() - 1000));
+    assert_eq!(bound.seconds, Some(3 * 240 + 3 * 360));
+}
+
+/// No ramp takes longer or more steps than its longest: whatever its steps, bounds,
+/// resolution, settle, holds and repeats, wherever its knee lies, and with clones whose
+/// start takes up to the lateness the bound allows a step.
+#[test]
+fn no_ramp_takes_longer_than_its_longest() {
+    let dir = tempfile::tempdir().unwrap();
+    let never = AtomicBool::new(false);
+    // (settle, max hold, repeat, resolution, clones on the host, start takes).
+    let shapes = [
+        (INTERVAL, INTERVAL, 1, bisect::Resolution::Clones(1), 30, 0),
+        (90, 4 * INTERVAL, 2, bisect::DEFAULT_RESOLUTION, 30, 6),
+        (0, 2 * INTERVAL, 1, bisect::Resolution::Clones(3), 20, 300),
+    ];
+    let mut ramps = 0;
+    for (settle, max_hold, repeat, resolution, clones, late) in shapes {
+        for step in [3, 7, 8, 10] {
+            // Knees at 4, 12 and 18 clones, and none.
+            for p95 in [2.2, 6.2, 9.2, 1000.0] {
+                let clock = clock(None);
+                let mut fleet = fleet_of(clones, 0);
+                fleet.boot = Some((&clock, late));
+                let mut req = request(dir.path().join(format!("{ramps}.json")));
+                req.step = step;
+                req.max_clones = Some(24);
+                req.settle = settle;
+                req.max_hold = max_hold;
+                req.repeat = repeat;
+                req.resolution = resolution;
+                req.bounds.p95_seconds = Some(p95);
+                let done = ramp(&mut fleet, &req, &clock, &never).unwrap();
+                let bound = longest::longest(&req, late).unwrap();
+                let case = format!(
+                    "settle {settle}, max hold {max_hold}, {repeat} windows, {resolution}, \
+                     step {step}, bound {p95}, start {late} s"
+                );
+                assert!(
+                    clock.now() - 1000 <= bound.seconds.unwrap(),
+                    "{case}: {} s, longest {bound:?}",
+                    clock.now() - 1000
+                );
+                assert!(
+                    done.baseline.steps.len() as u64 <= bound.steps.unwrap(),
+                    "{case}: {} steps, longest {bound:?}",
+                    done.baseline.steps.len()
+                );
+                ramps += 1;
+            }
+        }
+    }
+    assert_eq!(ramps, 48);
+}

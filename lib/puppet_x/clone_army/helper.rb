@@ -260,9 +260,10 @@ module PuppetX
         parse(result.stdout, result.exitstatus, argv, result.stderr)
       end
 
-      # The helper's time limit for the call with `args` (CallLimits).
-      def self.timeout_for(args, **options)
-        CallLimits.seconds(args, **options)
+      # The time limit for the call with `args` to the helper at `helper`
+      # (CallLimits).
+      def self.timeout_for(args, helper: nil, **options)
+        CallLimits.seconds(args, helper: helper, **options)
       end
 
       # Reads one answer of the helper; public so the specs can feed it
@@ -278,10 +279,12 @@ module PuppetX
       private
 
       def execute(argv, args)
-        timeout = self.class.timeout_for(args)
+        timeout = self.class.timeout_for(args, helper: path)
         result = Runner.run(argv, timeout: timeout)
         result.stderr.each_line { |line| Puppet.debug("clone_army: #{line.chomp}") }
         result
+      rescue Answer::Refused => e
+        raise HelperError.from(e)
       rescue Runner::Timeout => e
         raise HelperError.new("#{describe(argv)} failed: #{e.message}; #{Runner::Timeout::WHAT_TO_CHECK} and apply again",
                               kind: 'helper-timeout', argv: argv)

@@ -73,8 +73,10 @@ module PuppetX
       #                    [--settle S] [--hold S] [--repeat N] [--max-clones N] [--resolution R]
       #                    [--label TEXT] [bounds] [views]
       # The interval is always given (the clones' default runinterval when left
-      # out), so that the ramp's schedule, and with it its time limit
-      # (CallLimits.ramp_seconds), is all in the argv.
+      # out), so that the ramp steps in whole intervals of the clones' runs
+      # whatever the helper's own default, and the longest it can take, which
+      # the helper reads from the same argv (CallLimits.ramp_seconds), is of
+      # that interval.
       def argv(params, now = Time.now)
         unknown = params.keys.reject { |key| PARAMS.include?(key) }.min
         raise TaskIO::ParameterError.new(unknown, "clone_army::ramp takes no #{unknown}; it takes #{PARAMS.join(', ')}") if unknown

@@ -181,19 +181,20 @@ module PuppetX
                                    kind: 'helper-missing')
         end
 
-        result = Runner.run(argv, timeout: time_limit(argv.drop(1)))
+        result = Runner.run(argv, timeout: time_limit(argv.drop(1), helper: argv.first))
         $stderr.write(result.stderr)
         raise HelperKilled, result.termsig if result.exitstatus.nil?
 
         [result.stdout, result.exitstatus]
       end
 
-      # The call's limit (CallLimits), as for the providers; none for `exec`,
-      # whose length is the caller's (each clone's `timeout`, in waves of
-      # `concurrency` over clones the task does not count), and whose
-      # commands the helper itself stops at their timeout.
-      def time_limit(args)
-        args.first == 'exec' ? nil : CallLimits.seconds(args)
+      # The call's limit (CallLimits), as for the providers, a `ramp run`'s
+      # as the helper at `helper` answers it; none for `exec`, whose length
+      # is the caller's (each clone's `timeout`, in waves of `concurrency`
+      # over clones the task does not count), and whose commands the helper
+      # itself stops at their timeout.
+      def time_limit(args, helper: nil)
+        args.first == 'exec' ? nil : CallLimits.seconds(args, helper: helper)
       end
 
       # The helper's answer, for Bolt: its JSON document as it is, with
@@ -212,7 +213,7 @@ module PuppetX
       def refused(error, stdout)
         exitstatus = error.exitstatus
         bolt_error = if error.helper_failure?
-                       helper_error(error.document, exitstatus)
+                       TaskIO.helper_error(error.document, exitstatus)
                      else
                        { 'kind' => "clone_army/#{error.kind}", 'msg' => error.message,
                          'details' => { 'stdout' => stdout.to_s[0, 2000], 'exitstatus' => exitstatus } }
@@ -288,6 +289,10 @@ module PuppetX
           e.answer
         rescue Runner::Timeout => e
           timed_out(e)
+        rescue Answer::Refused => e
+          # The helper refused a call's time limit (CallLimits): the ramp's
+          # arguments, as the ramp would.
+          refused(e, e.document ? JSON.generate(e.document) : '')
         end
       end
 
@@ -351,15 +356,6 @@ module PuppetX
         raise ParameterError.new(key, "#{key} must be #{what}; got #{value.inspect}") unless good
 
         value
-      end
-
-      def helper_error(document, exitstatus)
-        error = document['error'].is_a?(Hash) ? document['error'] : {}
-        {
-          'kind' => "clone_army/#{error['kind'] || 'failed'}",
-          'msg' => error['message'] || "clone-army failed (exit status #{exitstatus})",
-          'details' => { 'field' => error['field'], 'causes' => error['causes'] || [], 'exitstatus' => exitstatus }.compact,
-        }
       end
     end
   end

@@ -6,8 +6,9 @@ module PuppetX
   module CloneArmy
     # What every Bolt task of this module does with its input and output:
     # parameters as a JSON object on stdin, one JSON document (or a task's
-    # own text) on stdout, and a parameter that does not fit as Bolt's
-    # `_error` with kind `clone_army/<kind>` and the field it names.
+    # own text) on stdout, and a parameter that does not fit, or the helper's
+    # error, as Bolt's `_error` with kind `clone_army/<kind>` and the field it
+    # names.
     module TaskIO
       # A parameter that does not fit, or a tool the task needs that is not
       # there.
@@ -35,6 +36,17 @@ module PuppetX
         end
         output.puts(result.is_a?(String) ? result : JSON.generate(result))
         exitstatus
+      end
+
+      # Bolt's `_error` for the helper's error `document` (docs/PROTOCOL.md):
+      # its kind as `clone_army/<kind>`, its message, field and causes.
+      def helper_error(document, exitstatus)
+        error = document['error'].is_a?(Hash) ? document['error'] : {}
+        {
+          'kind' => "clone_army/#{error['kind'] || 'failed'}",
+          'msg' => error['message'] || "clone-army failed (exit status #{exitstatus})",
+          'details' => { 'field' => error['field'], 'causes' => error['causes'] || [], 'exitstatus' => exitstatus }.compact,
+        }
       end
 
       # The parameters, without Bolt's own (`_noop`, `_task`, ...) and nulls.

@@ -299,6 +299,17 @@ describe PuppetX::CloneArmy::Helper do
       }
     end
 
+    it 'asks the helper for a ramp run\'s limit, and fails with its refusal of the ramp\'s arguments before running it' do
+      args = ['ramp', 'run', '--output', '/tmp/b.json', '--interval', '1800', '--step', '25', '--max-clones', '100', '--hold', '60']
+      expect(PuppetX::CloneArmy::Runner).to receive(:run)
+        .with([helper_path, 'ramp', 'longest', *args.drop(2)], timeout: 900).once
+        .and_return(helper_output('generated/ramp_longest_refused.json', 2))
+      expect { helper.run(*args) }.to raise_error(PuppetX::CloneArmy::HelperError) { |error|
+        expect([error.kind, error.field]).to eq(['invalid-argument', 'hold'])
+        expect(error.message).to include('a step holds at least the run interval (1800 s)')
+      }
+    end
+
     it 'shortens every limit, ramps included, when the schema\'s call limit is lower (as the acceptance test lowers it)' do
       waits = PuppetX::CloneArmy::Schema.fetch('waits').merge('call_seconds' => 20)
       expect(described_class.timeout_for(['clone', 'list'], waits: waits)).to eq(20)
