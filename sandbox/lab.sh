@@ -424,18 +424,6 @@ cmd_ramp() {
   for var in "${!counts[@]}"; do
     [[ ${counts[$var]} =~ ^[1-9][0-9]{0,5}$ ]] || die "$var must be a whole number from 1 to 999999, not '${counts[$var]}'"
   done
-  # The longest the ramp may take: each step at its longest (settle and the longest
-  # hold, rounded up to whole intervals, as the steps start whole intervals apart),
-  # for the coarse steps and for bisection's tries (each halves a bracket at most a
-  # step wide, down to one clone at the worst; a try after a level past the bounds
-  # settles one interval more), and 600 s to start, stop and sample.
-  local period=$(((LAB_RUNINTERVAL + max_hold + LAB_RUNINTERVAL - 1) / LAB_RUNINTERVAL * LAB_RUNINTERVAL))
-  local coarse=$(((total + step - 1) / step)) tries=0 width=$step
-  while ((width > 1)); do
-    width=$(((width + 1) / 2))
-    tries=$((tries + 1))
-  done
-  local timeout=$((period * (coarse + tries) + LAB_RUNINTERVAL * tries + 600))
   # The clones' CPUs are the load host's own when the lab pins them.
   local cpus=()
   [ -z "${CLONE_CPUS:-}" ] || cpus=(--load-host-cpus "$CLONE_CPUS")
@@ -467,16 +455,22 @@ cmd_ramp() {
     # shellcheck disable=SC2086 # clone names, one word each
     EXEC_TIMEOUT=600 inside clone-army clone stop $running >/dev/null || die "clone stop of the running clones failed"
   fi
-  log "ramp: +$step clones a step up to $total, each step $((2 * LAB_RUNINTERVAL)) to $period s (a hold of up to $max_hold s for a p95), then bisecting to $resolution; at most $((timeout / 60)) min${CLONE_CPUS:+; load host CPUs: $CLONE_CPUS}"
-  EXEC_TIMEOUT=$timeout inside clone-army ramp run \
-    --output "$RAMP_BASELINE" --timeline "$RAMP_TIMELINE" --label "lab ${LAB_ROLE:-default}" \
-    --step "$step" --max-clones "$total" --interval "$LAB_RUNINTERVAL" \
-    --max-hold "$max_hold" --resolution "$resolution" "${cpus[@]}" \
-    --max-p95 "${RAMP_MAX_P95:-30}" --max-error-rate "${RAMP_MAX_ERROR_RATE:-1}" \
-    --max-jruby-wait "${RAMP_MAX_JRUBY_WAIT:-1000}" --min-throughput "${RAMP_MIN_THROUGHPUT:-80}" \
-    --max-borrow-timeouts 0 --max-queue-limit-hits 0 --access-log "$SERVER_ACCESS_LOG" \
-    --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert "$SERVER_CA_CERT" >/dev/null ||
-    die "ramp run failed"
+  local ramp=(
+    --output "$RAMP_BASELINE" --timeline "$RAMP_TIMELINE" --label "lab ${LAB_ROLE:-default}"
+    --step "$step" --max-clones "$total" --interval "$LAB_RUNINTERVAL"
+    --max-hold "$max_hold" --resolution "$resolution" "${cpus[@]}"
+    --max-p95 "${RAMP_MAX_P95:-30}" --max-error-rate "${RAMP_MAX_ERROR_RATE:-1}"
+    --max-jruby-wait "${RAMP_MAX_JRUBY_WAIT:-1000}" --min-throughput "${RAMP_MIN_THROUGHPUT:-80}"
+    --max-borrow-timeouts 0 --max-queue-limit-hits 0 --access-log "$SERVER_ACCESS_LOG"
+    --server "https://$SERVER_NAME:8140" "${puppetdb[@]}" --ca-cert "$SERVER_CA_CERT"
+  )
+  # The longest this ramp may take, as the helper reckons it from the same flags
+  # (every step at its longest hold, every level bisection may try), is its time limit.
+  local longest timeout
+  longest=$(EXEC_TIMEOUT=60 inside clone-army ramp longest "${ramp[@]}") || die "ramp longest refused the ramp's flags"
+  timeout=$(jq -er '.result.seconds' <<<"$longest") || die "ramp longest gave no length: $longest"
+  log "ramp: +$step clones a step up to $total, a hold of up to $max_hold s a step for a p95, then bisecting to $resolution; at most $(jq -r '.result.steps' <<<"$longest") steps in $((timeout / 60)) min${CLONE_CPUS:+; load host CPUs: $CLONE_CPUS}"
+  EXEC_TIMEOUT=$timeout inside clone-army ramp run "${ramp[@]}" >/dev/null || die "ramp run failed"
   EXEC_TIMEOUT=60 inside clone-army ramp report "$RAMP_BASELINE" --format table
   EXEC_TIMEOUT=120 inside clone-army report --from "$RAMP_TIMELINE" --format html --output "$RAMP_PAGE" >/dev/null ||
     die "the ramp's page could not be written"
