@@ -22,7 +22,7 @@ endif
 # about puppet-strings' own code, not puppet-strings' warnings about ours.
 REFERENCE_GENERATE := RUBYOPT=-W0 puppet strings generate --format markdown --out
 
-.PHONY: all deps build static-check lint reference unit acceptance dist test lab lab-down bench bench-checkin bench-derive bench-across bench-pages clean
+.PHONY: all deps build static-check lint reference notices unit acceptance dist test lab lab-down bench bench-checkin bench-derive bench-across bench-pages clean
 
 all: build
 
@@ -41,6 +41,7 @@ lint: deps
 	metadata-json-lint --strict-dependencies --strict-license metadata.json
 	rubocop lib spec tasks bench sandbox Rakefile Gemfile
 	shellcheck scripts/*.sh sandbox/*.sh bench/*.sh .ci/run
+	bash scripts/check-notices.sh
 	mkdir -p target
 	$(REFERENCE_GENERATE) target/REFERENCE.md >/dev/null
 	@diff -u REFERENCE.md target/REFERENCE.md || { echo "REFERENCE.md is not what the doc comments generate: run make reference and commit it" >&2; exit 1; }
@@ -48,6 +49,19 @@ lint: deps
 # REFERENCE.md anew from the doc comments (see REFERENCE_GENERATE).
 reference:
 	$(REFERENCE_GENERATE) REFERENCE.md
+
+# THIRD-PARTY-NOTICES.md anew: the crates the helper links, their licences and the texts,
+# by cargo-about (helper/about.toml, helper/about.hbs) at the version written here, which
+# it installs when another or none is there. `make lint` holds the committed file to the
+# crates (scripts/check-notices.sh, which needs cargo only). Since 0.9 the crate builds its
+# command only with the feature `cli`; without it `cargo install` installs nothing.
+CARGO_ABOUT_VERSION := 0.9.3
+notices:
+	cargo about --version 2>/dev/null | grep -qx 'cargo-about $(CARGO_ABOUT_VERSION)' || \
+	  cargo install --locked cargo-about --version $(CARGO_ABOUT_VERSION) --features cli
+	cargo about generate --locked --fail --target $(TARGET) --manifest-path helper/Cargo.toml \
+	  --output-file THIRD-PARTY-NOTICES.md helper/about.hbs
+	bash scripts/check-notices.sh
 
 # As root (CI is): the tests that need root are ignored by a plain `cargo test`, with
 # the reason, and run here.

@@ -3,13 +3,17 @@
 #   <metadata name>-<version>.tar.gz    the module as `puppet module install` and the
 #                                       Forge take it, files/clone-army (the static
 #                                       helper) included; what .pdkignore names is left out
-#   clone-army-<version>-<arch>-linux.tar.gz   the helper alone (with LICENSE)
+#   clone-army-<version>-<arch>-linux.tar.gz   the helper alone (with LICENSE and
+#                                       THIRD-PARTY-NOTICES.md, the licences of the crates
+#                                       it carries)
 #   clone-army-<version>-<arch>-linux   the bare helper, what class clone_army's helper_source
 #                                       points at for a module deployed from git (its sha256
 #                                       is helper_checksum)
 #   *.sha256                            their checksums (sha256sum format)
 # Then checks the module tarball: one top directory, metadata at its version, the helper
-# executable and static, nothing .pdkignore leaves out; and installs it with
+# executable and static beside the notices of the crates it carries, nothing .pdkignore
+# leaves out; that the helper tarball holds the helper, LICENSE and the notices; and
+# installs the module tarball with
 # `puppet module install` into a temporary directory, whose helper must run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,7 +65,9 @@ pack "$stage" "$module_tarball" "$top"
 
 helper_dir=clone-army-$version-$arch-linux
 mkdir -p "$stage/$helper_dir"
-cp -p "$helper" LICENSE "$stage/$helper_dir/"
+# The helper's licence and the notices of the crates it links travel with it.
+helper_files=("$helper" LICENSE THIRD-PARTY-NOTICES.md)
+cp -p "${helper_files[@]}" "$stage/$helper_dir/"
 helper_tarball=$out/$helper_dir.tar.gz
 pack "$stage" "$helper_tarball" "$helper_dir"
 
@@ -76,7 +82,7 @@ install -m 0755 "$helper" "$bare_helper"
 listing=$(tar -tzf "$module_tarball")
 fail() { echo "dist: $module_tarball: $*" >&2; exit 1; }
 [ "$(printf '%s\n' "$listing" | cut -d/ -f1 | sort -u)" = "$top" ] || fail "not one top directory $top"
-for required in metadata.json README.md REFERENCE.md CHANGELOG.md LICENSE manifests/init.pp \
+for required in metadata.json README.md REFERENCE.md CHANGELOG.md LICENSE THIRD-PARTY-NOTICES.md manifests/init.pp \
   lib/puppet_x/clone_army/schema.json templates/record.service.epp plans/load_test.pp files/clone-army; do
   grep -qx "$top/$required" <<<"$listing" || fail "lacks $required"
 done
@@ -103,6 +109,12 @@ grep -Eq 'static(-pie)? linked' <<<"$(file -L "$check/$top/files/clone-army")" |
 [ "$(ruby -rjson -e "print JSON.parse(File.read('$check/$top/metadata.json'))['version']")" = "$version" ] ||
   fail "metadata.json is not at $version"
 rm -rf "$check"
+helper_listing=$(tar -tzf "$helper_tarball" | sort)
+helper_names=("${helper_files[@]##*/}")
+[ "$helper_listing" = "$(printf '%s\n' "$helper_dir/" "${helper_names[@]/#/$helper_dir/}" | sort)" ] || {
+  echo "dist: $helper_tarball: holds $(tr '\n' ' ' <<<"$helper_listing")but should hold $helper_dir/ with ${helper_names[*]}" >&2
+  exit 1
+}
 (cd "$out" && sha256sum -c --quiet "$top.tar.gz.sha256" "$helper_dir.tar.gz.sha256" "$helper_dir.sha256")
 cmp -s "$bare_helper" "$helper" || fail "$bare_helper is not $helper"
 
